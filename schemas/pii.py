@@ -1,0 +1,50 @@
+"""Scrub personal data from question text before anything is stored: typed placeholders replace it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# Order matters: emails before ids, ids before phone numbers, phone numbers before bare digit runs.
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("email", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
+    ("url", re.compile(r"https?://\S+|www\.\S+", re.IGNORECASE)),
+    ("id", re.compile(r"\b[A-Za-z]{2,5}[-_#]?\d{4,}\b")),
+    ("id", re.compile(r"\b(?:employee|staff|personnel|badge)\s*(?:id|number|no\.?|#)?\s*:?\s*#?\d{4,}\b",
+                      re.IGNORECASE)),
+    ("phone", re.compile(r"(?<![\w-])\+?\(?\d(?:[\d\s().-]*\d){8,}(?![\w-])")),
+    ("id", re.compile(r"\b\d{6,}\b")),
+    ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){3,7}\b")),
+]
+_CUE_NAME = re.compile(
+    r"\b(?P<cue>(?:my|our)\s+(?:manager|colleague|boss|lead|partner|wife|husband)|i am|i'm|name is|"
+    r"called|from|with|ask)\s+(?P<name>[A-Z][a-z\u00c0-\u024f]+(?:[ -][A-Z][a-z\u00c0-\u024f]+)+)"
+)
+
+
+class Scrubber:
+    """Replaces emails, URLs, phone numbers, long ids and listed names with {email}, {phone}, {id}, {name}.
+
+    `keep` holds words that look like names but are lexicon values (offices, sources) and stay.
+    """
+
+    def __init__(self, names: Iterable[str] = (), keep: Iterable[str] = ()) -> None:
+        listed = sorted({n.strip() for n in names if n.strip()}, key=len, reverse=True)
+        self._names = (
+            re.compile(r"\b(?:" + "|".join(re.escape(n) for n in listed) + r")\b", re.IGNORECASE)
+            if listed else None
+        )
+        self._keep = {k.casefold() for k in keep}
+
+    def __call__(self, text: str) -> str:
+        for kind, pattern in _PATTERNS:
+            text = pattern.sub("{" + kind + "}", text)
+        if self._names is not None:
+            text = self._names.sub("{name}", text)
+        return _CUE_NAME.sub(self._cue_name, text)
+
+    def _cue_name(self, m: re.Match[str]) -> str:
+        name = m.group("name")
+        if any(part.casefold() in self._keep for part in re.split(r"[ -]", name)):
+            return m.group(0)
+        return f"{m.group('cue')} {{name}}"

@@ -1,0 +1,344 @@
+"""Plans: steps with filters and slots, their JSON schema, validation (Move 3), the constraint check
+(Move 5) and slot filling (Move 2).
+
+A template holds constraint slots (`{office_1}`: the first office of the question in slot order) and
+step-answer slots (`{s1}`: filled from s1's evidence by code, never by a writer). A plan is a template
+whose constraint slots are filled.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from graphlib import CycleError, TopologicalSorter
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from schemas.constraint import Constraint
+
+DEFAULT_FACETS: tuple[str, ...] = ("office", "year")
+MAX_QUERY_CHARS = 300
+
+STEP_SLOT = re.compile(r"\{(s\d+)\}")
+CONSTRAINT_SLOT = re.compile(r"\{([a-z_]+)_(\d+)\}")
+STEP_ID = re.compile(r"s\d+")
+
+INSTRUCTION_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"\bignore\s+(?:(?:all|any|the|previous|prior|above|earlier)\s+)+instructions\b",
+        r"\bsystem\s+prompt\b",
+        r"\byou\s+are\s+now\b",
+        r"\bdisregard\b",
+        r"\bpassword",
+        r"\bhttps?://|\bwww\.",
+    )
+)
+
+
+class Extract(BaseModel):
+    """How code extracts a step's answer for later steps: the `facet` value named in its top chunks."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    facet: str
+    top: int = Field(default=3, ge=1)
+
+
+class Step(BaseModel):
+    """One search: a query (may hold slots), the steps it waits for, exact filters, optional extraction."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    query: str
+    depends_on: list[str] = Field(default_factory=list)
+    filters: dict[str, str] = Field(default_factory=dict)
+    extract: Extract | None = None
+
+    @field_validator("filters", mode="before")
+    @classmethod
+    def _drop_null_filters(cls, value: Any) -> Any:
+        """Schema output lists every facet, null when unfiltered; a null filter is no filter."""
+        if isinstance(value, Mapping):
+            return {k: v for k, v in value.items() if v is not None}
+        return value
+
+
+class Plan(BaseModel):
+    """A DAG of steps; `keep_original` also searches the original question as a part (Move 6)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    steps: list[Step]
+    keep_original: bool = False
+
+
+class PlanError(ValueError):
+    """A plan rejected before it costs anything; `reason` is a stable code for counting failures."""
+
+    def __init__(self, reason: str, message: str = "") -> None:
+        super().__init__(f"{reason}: {message}" if message else reason)
+        self.reason = reason
+
+
+# --- JSON schema (structured outputs) ---------------------------------------------------------------
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _closed(properties: dict[str, Any]) -> dict[str, Any]:
+    """An object with every property required and no others."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def plan_json_schema(facets: Sequence[str] = DEFAULT_FACETS) -> dict[str, Any]:
+    """JSON schema of a Plan for structured outputs: closed objects, all required, nullable if optional.
+
+    Filters become one nullable string per facet (structured outputs reject open maps); `Step` drops
+    the nulls on load. The step cap and everything else semantic is `validate_plan`'s job.
+    """
+    step_id = {"type": "string", "pattern": r"^s[0-9]+$"}
+    extract = _closed({"facet": {"type": "string", "enum": list(facets)}, "top": {"type": "integer"}})
+    step = _closed(
+        {
+            "id": step_id,
+            "query": {"type": "string"},
+            "depends_on": {"type": "array", "items": step_id},
+            "filters": _closed({f: _nullable({"type": "string"}) for f in facets}),
+            "extract": _nullable(extract),
+        }
+    )
+    return _closed({"steps": {"type": "array", "items": step}, "keep_original": {"type": "boolean"}})
+
+
+PLAN_SCHEMA: dict[str, Any] = plan_json_schema()
+
+
+# --- validation (Move 3) ----------------------------------------------------------------------------
+
+
+def step_slots(text: str) -> set[str]:
+    """Step ids used as `{sN}` slots in a text."""
+    return set(STEP_SLOT.findall(text))
+
+
+def constraint_slots(text: str) -> set[str]:
+    """Constraint slot names (`office_1`) in a text."""
+    return {f"{facet}_{pos}" for facet, pos in CONSTRAINT_SLOT.findall(text)}
+
+
+def _check_size_and_ids(plan: Plan, max_steps: int) -> list[str]:
+    if not plan.steps:
+        raise PlanError("empty", "a plan needs at least one step")
+    if len(plan.steps) > max_steps:
+        raise PlanError("too_many_steps", f"{len(plan.steps)} steps; allowed 1-{max_steps}")
+    ids = [s.id for s in plan.steps]
+    for sid in ids:
+        if not STEP_ID.fullmatch(sid):
+            raise PlanError("bad_id", f"step id {sid!r} is not s<number>")
+    if len(set(ids)) != len(ids):
+        raise PlanError("duplicate_id", f"duplicate step ids in {ids}")
+    return ids
+
+
+def _check_query(step: Step) -> None:
+    if not step.query.strip():
+        raise PlanError("empty", f"{step.id}: empty query")
+    if len(step.query) > MAX_QUERY_CHARS:
+        raise PlanError("instruction_text", f"{step.id}: query over {MAX_QUERY_CHARS} characters")
+    for pattern in INSTRUCTION_PATTERNS:
+        if pattern.search(step.query):
+            raise PlanError("instruction_text", f"{step.id}: query matches {pattern.pattern!r}")
+
+
+def _check_graph(plan: Plan, ids: list[str]) -> list[str]:
+    """Known dependencies, slots only from listed dependencies, no cycles; returns an execution order."""
+    known = set(ids)
+    for step in plan.steps:
+        unknown = set(step.depends_on) - known
+        if unknown:
+            raise PlanError("unknown_dependency", f"{step.id} depends on unknown steps {sorted(unknown)}")
+        used = step_slots(step.query + " " + " ".join(step.filters.values()))
+        if not used <= set(step.depends_on):
+            missing = sorted(used - set(step.depends_on))
+            raise PlanError("slot_not_in_depends_on", f"{step.id} uses {missing} without waiting for it")
+    try:
+        return list(TopologicalSorter({s.id: set(s.depends_on) for s in plan.steps}).static_order())
+    except CycleError as e:
+        raise PlanError("cycle", f"steps in a cycle: {e.args[1]}") from e
+
+
+def _is_known_value(value: str, known: Collection[str]) -> bool:
+    """An empty value set means an open facet (any literal value, e.g. years)."""
+    return not known or value.casefold() in {v.casefold() for v in known}
+
+
+def _check_filter(
+    step: Step, facet: str, value: str, facets: Mapping[str, Collection[str]], slot_names: set[str] | None
+) -> None:
+    if facet not in facets:
+        raise PlanError("unknown_facet", f"{step.id}: filter on unknown facet {facet!r}")
+    if STEP_SLOT.fullmatch(value):
+        return
+    slot = CONSTRAINT_SLOT.fullmatch(value)
+    if slot:
+        name = f"{slot.group(1)}_{slot.group(2)}"
+        if slot.group(1) != facet or (slot_names is not None and name not in slot_names):
+            raise PlanError("unknown_filter_value", f"{step.id}: {facet}={value} is not a slot of the shape")
+        return
+    if not _is_known_value(value, facets[facet]):
+        raise PlanError("unknown_filter_value", f"{step.id}: unknown {facet} {value!r}")
+
+
+def _check_slots_and_extracts(
+    plan: Plan, facets: Mapping[str, Collection[str]], slot_names: set[str] | None
+) -> None:
+    """Constraint slots known; a step whose answer fills a slot extracts it (the facet its user filters)."""
+    by_id = {s.id: s for s in plan.steps}
+    for step in plan.steps:
+        if step.extract is not None and step.extract.facet not in facets:
+            raise PlanError("unknown_facet", f"{step.id}: extracts unknown facet {step.extract.facet!r}")
+        unknown = constraint_slots(step.query) - slot_names if slot_names is not None else set()
+        if unknown:
+            raise PlanError("unknown_slot", f"{step.id}: unknown slots {sorted(unknown)}")
+        for sid in step_slots(step.query) | step_slots(" ".join(step.filters.values())):
+            if by_id[sid].extract is None:
+                raise PlanError("missing_extract", f"{step.id} uses {{{sid}}} but {sid} extracts no answer")
+        for facet, value in step.filters.items():
+            used = STEP_SLOT.fullmatch(value)
+            extract = by_id[used.group(1)].extract if used else None
+            if extract is not None and extract.facet != facet:
+                raise PlanError("extract_facet_mismatch", f"{step.id}: {facet}={value} but it extracts "
+                                f"{extract.facet}")
+
+
+def validate_plan(
+    plan: Plan,
+    *,
+    max_steps: int,
+    facets: Mapping[str, Collection[str]],
+    slot_names: set[str] | None = None,
+) -> list[str]:
+    """Reject a malformed plan or template before it costs anything; return a topological order.
+
+    `facets` maps facet -> known values (an empty set: any value). `slot_names` (e.g. {"office_1"}) are
+    the constraint slots a template may use; None accepts any. Raises PlanError with a `reason`.
+    """
+    ids = _check_size_and_ids(plan, max_steps)
+    order = _check_graph(plan, ids)
+    for step in plan.steps:
+        _check_query(step)
+        for facet, value in step.filters.items():
+            _check_filter(step, facet, value, facets, slot_names)
+    _check_slots_and_extracts(plan, facets, slot_names)
+    return order
+
+
+# --- constraint check (Move 5) ----------------------------------------------------------------------
+
+Key = tuple[str, str]
+
+
+def _norm(key: Key) -> Key:
+    return (key[0], key[1].casefold())
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Move 5 on one filled plan: constraints dropped, invented, and years that only sit in query text."""
+
+    dropped: set[Key]
+    invented: set[Key]
+    year_only_in_text: set[Key]
+
+    @property
+    def ok(self) -> bool:
+        return not self.dropped and not self.invented
+
+    def complaint(self) -> str:
+        """One line for a re-plan prompt or a log, e.g. "dropped year=2026; invented office=Amsterdam"."""
+        parts = [
+            f"{label} " + ", ".join(f"{f}={v}" for f, v in sorted(keys))
+            for label, keys in (
+                ("dropped", self.dropped),
+                ("invented", self.invented),
+                ("year only in text", self.year_only_in_text),
+            )
+            if keys
+        ]
+        return "; ".join(parts) or "ok"
+
+
+def _step_constraints(
+    step: Step, extract_constraints: Callable[[str], list[Constraint]]
+) -> tuple[set[Key], set[Key]]:
+    """(in_text, in_filters) of one step; `{sN}` slots are exempt, their value is filled later."""
+    in_text = {c.key for c in extract_constraints(STEP_SLOT.sub(" ", step.query))}
+    in_filters = {(f, v) for f, v in step.filters.items() if not STEP_SLOT.fullmatch(v)}
+    return in_text, in_filters
+
+
+def check_plan(
+    plan: Plan, constraints: Iterable[Constraint], extract_constraints: Callable[[str], list[Constraint]]
+) -> CheckResult:
+    """Check a filled plan against its question's constraints: none dropped, none invented.
+
+    Text and filters both cover a constraint (qualifiers live in text); values compare case-insensitively.
+    """
+    need = {_norm(c.key): c.key for c in constraints}
+    covered: set[Key] = set()
+    invented: set[Key] = set()
+    year_only_in_text: set[Key] = set()
+    for step in plan.steps:
+        in_text, in_filters = _step_constraints(step, extract_constraints)
+        filtered = {_norm(k) for k in in_filters}
+        for key in in_text | in_filters:
+            covered.add(_norm(key))
+            if _norm(key) not in need:
+                invented.add(key)
+        year_only_in_text |= {k for k in in_text if k[0] == "year" and _norm(k) not in filtered}
+    dropped = {orig for norm, orig in need.items() if norm not in covered}
+    return CheckResult(dropped=dropped, invented=invented, year_only_in_text=year_only_in_text)
+
+
+# --- slot filling (Move 2) --------------------------------------------------------------------------
+
+
+def _fill(text: str, pattern: re.Pattern[str], lookup: Callable[[re.Match[str]], str | None]) -> str:
+    def replace(m: re.Match[str]) -> str:
+        value = lookup(m)
+        if value is None:
+            raise PlanError("missing_slot", f"no value for {m.group(0)}")
+        return value
+
+    return pattern.sub(replace, text)
+
+
+def fill_slots(template: Plan, values: Mapping[str, str]) -> Plan:
+    """Fill constraint slots (`{office_1}` -> values["office_1"]) in queries and filters; `{sN}` stay."""
+
+    def fill(text: str) -> str:
+        return _fill(text, CONSTRAINT_SLOT, lambda m: values.get(f"{m.group(1)}_{m.group(2)}"))
+
+    steps = [
+        s.model_copy(
+            update={"query": fill(s.query), "filters": {f: fill(v) for f, v in s.filters.items()}}, deep=True
+        )
+        for s in template.steps
+    ]
+    return template.model_copy(update={"steps": steps})
+
+
+def fill_step_slot(text: str, answers: Mapping[str, str]) -> str:
+    """Fill `{sN}` slots with the answers extracted from earlier steps."""
+    return _fill(text, STEP_SLOT, lambda m: answers.get(m.group(1)))

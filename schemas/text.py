@@ -1,0 +1,26 @@
+"""Text normalisation shared by extraction, skeletons and keys (offline and online alike)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
+_NON_WORD = re.compile(r"[^\w{}]+")
+
+
+def fold(text: str) -> str:
+    """NFKC, accents stripped, case folded, control characters removed, whitespace collapsed.
+
+    Character offsets in the result are what constraint spans refer to.
+    """
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+    text = _CONTROL.sub(" ", text).casefold()
+    return _SPACE.sub(" ", text).strip()
+
+
+def words(text: str) -> str:
+    """Folded text with punctuation removed: the form skeletons are compared in."""
+    return _SPACE.sub(" ", _NON_WORD.sub(" ", fold(text))).strip()

@@ -1,0 +1,158 @@
+"""Read a corpus (JSONL or a folder of Markdown with YAML front matter) and chunk long documents."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from schemas.config import Chunking
+
+
+class CorpusError(ValueError):
+    """Bad corpus input. The message names the file, the line and the fix; nothing is written."""
+
+
+@dataclass
+class Document:
+    id: str
+    text: str
+    metadata: dict[str, Any]
+    source: str  # file:line, for error messages
+
+
+@dataclass
+class Chunk:
+    id: str
+    doc_id: str
+    position: int
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def content_hash(self) -> str:
+        body = json.dumps([self.text, self.metadata], sort_keys=True, default=str)
+        return hashlib.sha256(body.encode()).hexdigest()[:32]
+
+
+_SCALAR = (str, int, float, bool, type(None))
+
+
+def _check_record(rec: Any, where: str) -> Document:
+    if not isinstance(rec, dict):
+        raise CorpusError(f"{where}: expected a JSON object with id, text, metadata; got {type(rec).__name__}")
+    for key in ("id", "text"):
+        if key not in rec:
+            raise CorpusError(f"{where}: missing field '{key}'; every record needs id and text")
+    doc_id, text = rec["id"], rec["text"]
+    if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool) or str(doc_id).strip() == "":
+        raise CorpusError(f"{where}: field 'id' must be a non-empty string, got {doc_id!r}")
+    if not isinstance(text, str) or not text.strip():
+        raise CorpusError(f"{where}: field 'text' must be a non-empty string (document {doc_id!r})")
+    meta = rec.get("metadata") or {}
+    if not isinstance(meta, dict):
+        raise CorpusError(f"{where}: field 'metadata' must be an object of facet -> value, got "
+                          f"{type(meta).__name__}")
+    for key, value in meta.items():
+        if not isinstance(value, _SCALAR):
+            raise CorpusError(f"{where}: metadata '{key}' of document {doc_id!r} must be a string, number "
+                              f"or null, got {type(value).__name__}")
+    return Document(str(doc_id), text, dict(meta), where)
+
+
+def _read_jsonl(path: Path) -> Iterator[Document]:
+    with path.open("rb") as fh:
+        for n, raw in enumerate(fh, start=1):
+            where = f"{path}:{n}"
+            try:
+                line = raw.decode("utf-8").strip()
+            except UnicodeDecodeError:
+                raise CorpusError(f"{where}: not UTF-8 text; re-encode the file as UTF-8") from None
+            if not line:
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CorpusError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                                  "each line must be one JSON object") from None
+            yield _check_record(rec, where)
+
+
+def _read_markdown(path: Path) -> Document:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CorpusError(f"{path}:1: not UTF-8 text; re-encode the file as UTF-8") from None
+    meta: dict[str, Any] = {}
+    body = raw
+    if raw.startswith("---"):
+        end = raw.find("\n---", 3)
+        if end < 0:
+            raise CorpusError(f"{path}:1: front matter opened with '---' is never closed; add a '---' line")
+        try:
+            meta = yaml.safe_load(raw[3:end]) or {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = mark.line + 2 if mark is not None else 1
+            raise CorpusError(f"{path}:{line}: front matter is not valid YAML; fix the syntax") from None
+        body = raw[end + 4:].lstrip("\n")
+    if not isinstance(meta, dict):
+        raise CorpusError(f"{path}:1: front matter must be a mapping of field: value")
+    rec = {"id": meta.pop("id", path.stem), "text": body, "metadata": meta}
+    return _check_record(rec, f"{path}:1")
+
+
+def read_corpus(path: str | Path) -> list[Document]:
+    """All documents of a corpus; raises CorpusError on the first bad record, before anything is written."""
+    p = Path(path)
+    if p.is_dir():
+        files = sorted(p.rglob("*.md"))
+        if not files:
+            raise CorpusError(f"{p}: no Markdown (*.md) files in this folder")
+        docs = [_read_markdown(f) for f in files]
+    elif p.is_file():
+        docs = list(_read_jsonl(p))
+    else:
+        raise CorpusError(f"{p}: corpus not found; pass --corpus with a JSONL file or a Markdown folder")
+    seen: dict[str, str] = {}
+    for d in docs:
+        if d.id in seen:
+            raise CorpusError(f"{d.source}: duplicate document id {d.id!r} (first at {seen[d.id]}); "
+                              "ids must be unique")
+        seen[d.id] = d.source
+    if not docs:
+        raise CorpusError(f"{p}: the corpus is empty")
+    return docs
+
+
+def chunk_document(doc: Document, chunking: Chunking) -> list[Chunk]:
+    """Split on paragraph and sentence ends into pieces of about `size` characters, overlapping by `overlap`.
+
+    A document that fits in one chunk keeps its id as the chunk id; pieces get `<id>#<n>`.
+    """
+    text = " ".join(doc.text.split())
+    if len(text) <= chunking.size:
+        return [Chunk(doc.id, doc.id, 0, text, doc.metadata)]
+    pieces: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(start + chunking.size, len(text))
+        if end < len(text):
+            cut = max(text.rfind(". ", start, end), text.rfind("? ", start, end), text.rfind("! ", start, end))
+            if cut > start + chunking.size // 2:
+                end = cut + 1
+            else:
+                space = text.rfind(" ", start, end)
+                end = space if space > start else end
+        pieces.append(text[start:end].strip())
+        if end >= len(text):
+            break
+        nxt = max(end - chunking.overlap, start + 1)
+        space = text.find(" ", nxt)
+        start = space + 1 if 0 <= space < end else nxt
+    return [Chunk(f"{doc.id}#{i}", doc.id, i, p, doc.metadata) for i, p in enumerate(pieces) if p]

@@ -1,0 +1,140 @@
+"""Enrich chunks: facet values, effective dates and version markers (supersedes / superseded_by / is_current)."""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from schemas.config import Config
+from schemas.extract import Lexicon
+from tasks.corpus import Chunk, CorpusError, Document
+
+_MONTHS = {name.casefold(): i for i, name in enumerate(calendar.month_name) if name}
+_MONTH = "|".join(_MONTHS)
+_EFFECTIVE = re.compile(
+    rf"\beffective(?:\s+(?:from|on|as of))?\s+(?:"
+    rf"(?P<d1>\d{{1,2}})\s+(?P<m1>{_MONTH})\s+(?P<y1>\d{{4}})"
+    rf"|(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}}),?\s+(?P<y2>\d{{4}})"
+    rf"|(?P<iso>\d{{4}}-\d{{2}}-\d{{2}}))",
+    re.IGNORECASE,
+)
+_YEAR_IN_ID = re.compile(r"[-_.]?(?:19|20)\d\d(?=$|[-_.#])")
+
+
+@dataclass
+class EnrichedChunk:
+    chunk: Chunk
+    facets: dict[str, Any]
+    effective_from: date | None
+    policy: str
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    is_current: bool = True
+
+
+def parse_effective(text: str) -> date | None:
+    """The first "effective 1 January 2026" (or "effective January 1, 2026", "effective 2026-01-01") in a text."""
+    m = _EFFECTIVE.search(text)
+    if not m:
+        return None
+    try:
+        if m.group("iso"):
+            return date.fromisoformat(m.group("iso"))
+        day, month, year = (m.group("d1"), m.group("m1"), m.group("y1")) if m.group("d1") else (
+            m.group("d2"), m.group("m2"), m.group("y2"))
+        return date(int(year), _MONTHS[month.casefold()], int(day))
+    except ValueError:
+        return None
+
+
+def check_facet_types(docs: Sequence[Document], config: Config) -> None:
+    """A facet value of the wrong type fails with the file, the line and the fix."""
+    for d in docs:
+        for f in config.facets:
+            v = d.metadata.get(f.name)
+            if v is None:
+                continue
+            if f.kind == "year" and not (isinstance(v, int) and not isinstance(v, bool)
+                                         or isinstance(v, str) and v.strip().isdigit()):
+                raise CorpusError(f"{d.source}: metadata '{f.name}' of document {d.id!r} must be a year such "
+                                  f"as 2026, got {v!r}")
+            if f.kind in ("category", "date") and not isinstance(v, str):
+                raise CorpusError(f"{d.source}: metadata '{f.name}' of document {d.id!r} must be a string, "
+                                  f"got {type(v).__name__} {v!r}")
+        eff = d.metadata.get("effective_from")
+        if eff is not None:
+            try:
+                date.fromisoformat(str(eff))
+            except ValueError:
+                raise CorpusError(f"{d.source}: metadata 'effective_from' of document {d.id!r} must be an ISO "
+                                  f"date (YYYY-MM-DD), got {eff!r}") from None
+
+
+def _facet_values(chunk: Chunk, doc_text: str, lexicon: Lexicon, config: Config,
+                  effective: date | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in config.facets:
+        if f.name in chunk.metadata:
+            v = chunk.metadata[f.name]
+            out[f.name] = None if v is None else (int(v) if f.kind == "year" else str(v))
+        elif f.kind == "category":
+            named = {c.value for c in lexicon.extract(doc_text) if c.facet == f.name}
+            out[f.name] = named.pop() if len(named) == 1 else None  # one value named: that's it
+        elif f.kind == "year":
+            out[f.name] = effective.year if effective else None
+        else:
+            out[f.name] = None
+    return out
+
+
+def enrich(chunks: Sequence[Chunk], docs: Sequence[Document], config: Config, lexicon: Lexicon,
+           run_date: date) -> list[EnrichedChunk]:
+    """Facets from metadata (or from the text by the lexicon), effective dates and version links.
+
+    Versions: documents with an effective date and the same policy key (metadata "policy", else the id
+    without its year) and the same category facets are versions of one policy. The version in force on
+    `run_date` is current; older ones are superseded, future ones not yet current.
+    """
+    doc_by_id = {d.id: d for d in docs}
+    effective_of: dict[str, date | None] = {}
+    for d in docs:
+        eff = d.metadata.get("effective_from")
+        effective_of[d.id] = date.fromisoformat(str(eff)) if eff else parse_effective(d.text)
+    out: list[EnrichedChunk] = []
+    for c in chunks:
+        d = doc_by_id[c.doc_id]
+        eff = effective_of[d.id]
+        policy = str(d.metadata.get("policy") or _YEAR_IN_ID.sub("", d.id))
+        out.append(EnrichedChunk(c, _facet_values(c, d.text, lexicon, config, eff), eff, policy))
+    _link_versions(out, config, run_date)
+    return out
+
+
+def _link_versions(chunks: list[EnrichedChunk], config: Config, run_date: date) -> None:
+    categories = [f.name for f in config.facets if f.kind == "category"]
+    versions: dict[tuple[Any, ...], dict[str, date]] = defaultdict(dict)
+    for e in chunks:
+        if e.effective_from is not None:
+            key = (e.policy, *(e.facets.get(n) for n in categories))
+            versions[key][e.chunk.doc_id] = e.effective_from
+    links: dict[str, tuple[str | None, str | None, bool]] = {}
+    for docs in versions.values():
+        if len(docs) < 2:
+            continue
+        ordered = sorted(docs, key=lambda i: (docs[i], i))
+        in_force = [i for i in ordered if docs[i] <= run_date]
+        current = in_force[-1] if in_force else None
+        for n, doc_id in enumerate(ordered):
+            prev = ordered[n - 1] if n > 0 else None
+            nxt = ordered[n + 1] if n + 1 < len(ordered) else None
+            links[doc_id] = (prev, nxt, doc_id == current)
+    for e in chunks:
+        if e.chunk.doc_id in links:
+            e.supersedes, e.superseded_by, e.is_current = links[e.chunk.doc_id]
+        elif e.effective_from is not None and e.effective_from > run_date:
+            e.is_current = False  # a single version that is not in force yet
