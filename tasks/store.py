@@ -1,0 +1,189 @@
+"""The LanceDB chunk table: incremental writes (merge on chunk id and content hash), indexes, tags, search."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from schemas.arrow import chunk_schema
+from schemas.config import Config
+from tasks.embed import Embedder
+from tasks.enrich import EnrichedChunk
+
+
+@dataclass
+class IndexResult:
+    chunks: int
+    embedded: int
+    updated: int
+    deleted: int
+    version: int
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def row_hash(e: EnrichedChunk) -> str:
+    body = [e.chunk.content_hash, e.facets, e.effective_from, e.policy, e.supersedes, e.superseded_by,
+            e.is_current]
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def _rows(chunks: Sequence[EnrichedChunk], vectors: dict[str, np.ndarray], config: Config) -> list[dict[str, Any]]:
+    rows = []
+    for e in chunks:
+        c = e.chunk
+        row: dict[str, Any] = {
+            "id": c.id, "doc_id": c.doc_id, "position": c.position, "text": c.text,
+            "content_hash": c.content_hash, "row_hash": row_hash(e),
+            "effective_from": e.effective_from, "policy": e.policy, "supersedes": e.supersedes,
+            "superseded_by": e.superseded_by, "is_current": e.is_current,
+            "metadata": json.dumps(c.metadata, sort_keys=True, default=str),
+            "vector": vectors[c.id].tolist(),
+        }
+        row.update({f.name: e.facets.get(f.name) for f in config.facets})
+        rows.append(row)
+    return rows
+
+
+def open_table(uri: str, name: str) -> Any | None:
+    db = lancedb.connect(uri)
+    return db.open_table(name) if name in db.list_tables().tables else None
+
+
+def existing_state(table: Any | None) -> dict[str, tuple[str, str, np.ndarray]]:
+    """id -> (content hash, row hash, vector) of the table's latest version."""
+    if table is None:
+        return {}
+    t = table.to_arrow().select(["id", "content_hash", "row_hash", "vector"])
+    vecs = t.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    dim = t.schema.field("vector").type.list_size
+    vecs = vecs.reshape(-1, dim) if len(t) else np.zeros((0, dim), dtype=np.float32)
+    return {i: (ch, rh, vecs[n]) for n, (i, ch, rh) in enumerate(zip(
+        t.column("id").to_pylist(), t.column("content_hash").to_pylist(), t.column("row_hash").to_pylist(),
+        strict=True))}
+
+
+def write_index(chunks: Sequence[EnrichedChunk], config: Config, uri: str, embedder: Embedder,
+                quiet: bool = False) -> IndexResult:
+    """Merge the enriched chunks into the table: embed only new or changed text, delete what is gone."""
+    db = lancedb.connect(uri)
+    table = open_table(uri, config.table)
+    old = existing_state(table)
+    new_ids = {e.chunk.id for e in chunks}
+    to_embed = [e for e in chunks if e.chunk.id not in old or old[e.chunk.id][0] != e.chunk.content_hash]
+    embed_ids = {e.chunk.id for e in to_embed}
+    vectors = {i: old[i][2] for i in new_ids - embed_ids}
+    fresh = embedder.encode([e.chunk.text for e in to_embed], label="embedding chunks", quiet=quiet)
+    vectors.update({e.chunk.id: fresh[n] for n, e in enumerate(to_embed)})
+    changed = [e for e in chunks if e.chunk.id not in old or old[e.chunk.id][1] != row_hash(e)]
+    gone = sorted(set(old) - new_ids)
+    schema = chunk_schema(config, embedder.dim)
+    if table is None:
+        table = db.create_table(config.table, data=pa.Table.from_pylist(_rows(chunks, vectors, config), schema))
+        _create_indexes(table, config)
+    else:
+        if changed:
+            data = pa.Table.from_pylist(_rows(changed, vectors, config), schema)
+            table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data)
+        if gone:
+            table.delete("id IN (" + ", ".join(_quote(i) for i in gone) + ")")
+        if changed or gone:
+            _create_indexes(table, config)
+    return IndexResult(len(chunks), len(to_embed), sum(e.chunk.id in old for e in changed), len(gone),
+                       int(table.version))
+
+
+def _create_indexes(table: Any, config: Config) -> None:
+    for f in config.facets:
+        table.create_scalar_index(f.name, replace=True, index_type="BITMAP" if f.kind != "year" else "BTREE")
+    table.create_scalar_index("is_current", replace=True, index_type="BITMAP")
+    table.create_fts_index("text", replace=True)
+
+
+def tag_version(uri: str, name: str, tag: str, version: int) -> None:
+    table = open_table(uri, name)
+    if table is None:
+        return
+    tags = table.tags.list()
+    if tag in tags:
+        table.tags.update(tag, version)
+    else:
+        table.tags.create(tag, version)
+
+
+@dataclass
+class Hit:
+    id: str
+    score: float
+    text: str
+    facets: dict[str, Any]
+    effective_from: date | None
+    supersedes: str | None
+    superseded_by: str | None
+    is_current: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "score": round(self.score, 4), "text": self.text, "facets": self.facets,
+                "effective_from": self.effective_from.isoformat() if self.effective_from else None,
+                "supersedes": self.supersedes, "superseded_by": self.superseded_by,
+                "is_current": self.is_current}
+
+
+def filter_sql(filters: dict[str, str], config: Config, all_versions: bool) -> str | None:
+    """Exact facet prefilters. A year or date filter names the version wanted, so it lifts version pruning."""
+    clauses = []
+    for facet, value in filters.items():
+        kind = config.facet(facet).kind
+        if kind == "year":
+            clauses.append(f"{facet} = {int(value)}")
+        elif kind == "date":
+            clauses.append(f"{facet} LIKE {_quote(value + '%')}")
+        else:
+            clauses.append(f"{facet} = {_quote(value)}")
+    if not all_versions and not any(config.facet(f).kind != "category" for f in filters):
+        clauses.append("is_current")
+    return " AND ".join(clauses) or None
+
+
+class Index:
+    """A read handle on one version of the chunk table (the published one, by tag or number)."""
+
+    def __init__(self, uri: str, config: Config, version: int | str | None = None,
+                 embedder: Embedder | None = None) -> None:
+        table = open_table(uri, config.table)
+        if table is None:
+            raise FileNotFoundError(f"{uri}: no table '{config.table}'; run 'planbake index' first")
+        if version is not None:
+            table.checkout(version)
+        self.table, self.config = table, config
+        self.embedder = embedder or Embedder(config.model_path, config.embed_batch_size)
+
+    def search(self, query: str | np.ndarray, k: int = 5, filters: dict[str, str] | None = None,
+               all_versions: bool = False) -> list[Hit]:
+        vec = self.embedder.encode_one(query) if isinstance(query, str) else query
+        q = self.table.search(vec, vector_column_name="vector").distance_type("cosine").limit(k)
+        where = filter_sql(filters or {}, self.config, all_versions)
+        if where:
+            q = q.where(where, prefilter=True)
+        rows = q.to_arrow().to_pylist()
+        return [Hit(r["id"], 1.0 - float(r["_distance"]), r["text"],
+                    {f.name: r[f.name] for f in self.config.facets}, r["effective_from"], r["supersedes"],
+                    r["superseded_by"], bool(r["is_current"])) for r in rows]
+
+    def facet_values(self) -> dict[str, list[str]]:
+        cats = [f.name for f in self.config.facets if f.kind == "category"]
+        t = self.table.to_arrow().select(cats) if cats else None
+        return {c: sorted({v for v in t.column(c).to_pylist() if v}) for c in cats} if t is not None else {}
+
+    def to_arrow(self) -> pa.Table:
+        return self.table.to_arrow()
