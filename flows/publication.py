@@ -6,7 +6,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tasks.publish import STAGE_FILES, carry_over, discard, new_run_id, previous_publication, publish, stage_dir
+from tasks.publish import (
+    STAGE_FILES,
+    carry_over,
+    discard,
+    new_run_id,
+    previous_publication,
+    publish,
+    stage_dir,
+)
 from tasks.store import tag_version
 
 

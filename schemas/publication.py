@@ -20,7 +20,7 @@ def current_run(out: str | Path) -> Path:
     try:
         run_id = (root / POINTER).read_text(encoding="utf-8").strip()
     except FileNotFoundError:
-        raise NoPublication(f"{root}: nothing published yet; run 'planbake nightly' (or 'planbake index')")
+        raise NoPublication(f"{root}: nothing published yet; run 'planbake nightly' (or 'planbake index')") from None
     return root / "runs" / run_id
 
 

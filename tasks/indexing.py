@@ -58,5 +58,5 @@ def export_parquet(uri: str, config: Config, version: int, path: Path) -> int:
     return len(data)
 
 
-build_index_task = task(build_index, name="build-index")
-export_parquet_task = task(export_parquet, name="export-parquet")
+build_index_task = task(name="build-index")(build_index)
+export_parquet_task = task(name="export-parquet")(export_parquet)

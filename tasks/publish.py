@@ -49,7 +49,7 @@ def previous_publication(out: str | Path) -> tuple[Path | None, dict[str, Any]]:
 
 def carry_over(prev: Path | None, staging: Path, stages: list[str]) -> list[str]:
     """Copy the files of stages this run did not redo from the live publication, so every run is whole."""
-    copied = []
+    copied: list[str] = []
     if prev is None:
         return copied
     for stage in stages:

@@ -1,0 +1,29 @@
+# Two commands do all the set-up on a fresh machine: `make demo` and `make test`.
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test lint typecheck unit clean
+
+$(STAMP): pyproject.toml scripts/setup.sh
+	./scripts/setup.sh
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)  ## run the nightly pipeline on the embedded demo data
+	$(BIN)/planbake nightly
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test: lint typecheck unit  ## ruff, mypy and the test suite
+
+clean:
+	rm -rf data/out .pytest_cache .mypy_cache .ruff_cache

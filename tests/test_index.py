@@ -1,0 +1,167 @@
+"""The index stage: reference ranking, filters, version markers, incremental merges, bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from schemas.config import load_config
+from tasks.corpus import CorpusError
+from tasks.indexing import build_index, index_uri
+from tasks.store import Index
+from tests.conftest import DEMO_CONFIG
+
+RUN_DATE = date(2026, 11, 30)
+QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."
+REFERENCE = [
+    ("leave-berlin-return", 0.712),
+    ("leave-berlin", 0.67),
+    ("leave-lisbon", 0.635),
+    ("leave-berlin-faq", 0.617),
+    ("leave-amsterdam", 0.569),
+]
+
+
+@pytest.fixture(scope="module")
+def seed_index(tmp_path_factory: pytest.TempPathFactory, seed_corpus: Path) -> Index:
+    out = tmp_path_factory.mktemp("seed")
+    config = load_config(DEMO_CONFIG)
+    outcome = build_index(seed_corpus, config, out, RUN_DATE, quiet=True)
+    assert outcome.result.chunks == 17 and outcome.result.embedded == 17
+    return Index(outcome.uri, config, outcome.result.version)
+
+
+def test_reference_ranking_and_scores(seed_index: Index) -> None:
+    hits = seed_index.search(QUESTION, k=5)
+    assert [h.id for h in hits] == [r[0] for r in REFERENCE]
+    for hit, (_, score) in zip(hits, REFERENCE, strict=True):
+        assert hit.score == pytest.approx(score, abs=0.0015)
+
+
+def test_office_filter_puts_amsterdam_first(seed_index: Index) -> None:
+    hits = seed_index.search(
+        "parental leave for the second parent, Amsterdam office", k=3, filters={"office": "Amsterdam"}
+    )
+    assert hits[0].id == "leave-amsterdam"
+    assert {h.facets["office"] for h in hits} == {"Amsterdam"}
+
+
+def test_version_markers(seed_index: Index) -> None:
+    rows = {r["id"]: r for r in seed_index.to_arrow().to_pylist()}
+    assert rows["remote-2025"]["superseded_by"] == "remote-2026"
+    assert rows["remote-2025"]["is_current"] is False
+    assert rows["remote-2026"]["supersedes"] == "remote-2025"
+    assert rows["remote-2026"]["is_current"] is True
+    assert rows["remote-2026"]["effective_from"] == date(2026, 1, 1)
+    # events without an effective date are not versions of one another
+    assert rows["offsite-2025"]["is_current"] and rows["offsite-2026"]["is_current"]
+    # current versions only by default; a year filter names the version wanted
+    assert "remote-2025" not in [h.id for h in seed_index.search("remote work allowance", k=17)]
+    assert [h.id for h in seed_index.search("remote work allowance", k=1, filters={"year": "2025"})] == [
+        "remote-2025"
+    ]
+
+
+def _write(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_incremental_merge(tmp_path: Path, seed_corpus: Path) -> None:
+    config = load_config(DEMO_CONFIG)
+    records = [json.loads(line) for line in seed_corpus.read_text().splitlines()]
+    long_doc = {
+        "id": "guide",
+        "text": " ".join(f"Relocation step {i}: book the movers early." for i in range(60)),
+        "metadata": {"office": "Lisbon", "year": None},
+    }
+    corpus = _write(tmp_path / "c.jsonl", [*records, long_doc])
+    first = build_index(corpus, config, tmp_path, RUN_DATE, quiet=True).result
+    guide_chunks = first.chunks - 17
+    assert guide_chunks > 1
+
+    again = build_index(corpus, config, tmp_path, RUN_DATE, quiet=True).result
+    assert (again.embedded, again.updated, again.deleted) == (0, 0, 0)
+    assert again.version == first.version  # nothing changed: no new table version
+
+    records[1]["text"] += " Ask HR for the form."
+    _write(corpus, [*records, long_doc])
+    changed = build_index(corpus, config, tmp_path, RUN_DATE, quiet=True).result
+    assert (changed.embedded, changed.deleted) == (1, 0)
+
+    _write(corpus, records)
+    removed = build_index(corpus, config, tmp_path, RUN_DATE, quiet=True).result
+    assert (removed.embedded, removed.deleted, removed.chunks) == (0, guide_chunks, 17)
+    ids = Index(index_uri(config, tmp_path), config).to_arrow().column("id").to_pylist()
+    assert len(ids) == len(set(ids)) == 17
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ('{"id": "x", "text": "ok", "metadata": {}', "not valid JSON"),
+        ('{"id": "x", "metadata": {}}', "missing field 'text'"),
+        ('{"id": "x", "text": "ok", "metadata": {"office": 42}}', "must be a string"),
+        ('{"id": "x", "text": "ok", "metadata": {"year": "soon"}}', "must be a year"),
+    ],
+)
+def test_malformed_corpus_names_file_and_line(tmp_path: Path, line: str, problem: str) -> None:
+    config = load_config(DEMO_CONFIG)
+    corpus = tmp_path / "bad.jsonl"
+    corpus.write_text('{"id": "a", "text": "fine", "metadata": {}}\n' + line + "\n", encoding="utf-8")
+    with pytest.raises(CorpusError) as err:
+        build_index(corpus, config, tmp_path, RUN_DATE, quiet=True)
+    assert f"{corpus}:2" in str(err.value) and problem in str(err.value)
+    assert not (tmp_path / "lancedb").exists()  # nothing written
+
+
+def test_markdown_folder_with_front_matter(tmp_path: Path) -> None:
+    config = load_config(DEMO_CONFIG)
+    folder = tmp_path / "md"
+    folder.mkdir()
+    (folder / "vacation-warsaw.md").write_text(
+        "---\noffice: Warsaw\nyear: null\n---\n# Vacation, Warsaw\n\nVacation, Warsaw office: 26 days per year.\n"
+    )
+    (folder / "relocation.md").write_text(
+        "Relocation to the Toronto office: the company pays two months of rent.\n"
+    )
+    out = build_index(folder, config, tmp_path, RUN_DATE, quiet=True)
+    rows = {r["id"]: r for r in Index(out.uri, config).to_arrow().to_pylist()}
+    assert rows["vacation-warsaw"]["office"] == "Warsaw"
+    assert rows["relocation"]["office"] == "Toronto"  # no metadata: one office named in the text
+    (folder / "bad.md").write_text("---\noffice: [unclosed\n---\ntext\n")
+    with pytest.raises(CorpusError, match=r"bad\.md:\d+: front matter is not valid YAML"):
+        build_index(folder, config, tmp_path, RUN_DATE, quiet=True)
+
+
+def test_failed_index_run_leaves_publication(
+    tmp_path: Path, seed_corpus: Path, prefect_harness: None
+) -> None:
+    from flows.index import index_flow
+    from schemas.publication import current_manifest
+
+    shutil.copy(seed_corpus, tmp_path / "corpus.jsonl")
+    first = index_flow(
+        corpus=str(tmp_path / "corpus.jsonl"),
+        config=str(DEMO_CONFIG),
+        out=str(tmp_path / "out"),
+        run_date=RUN_DATE,
+        quiet=True,
+    )
+    before = current_manifest(tmp_path / "out")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text((tmp_path / "corpus.jsonl").read_text() + '{"id": "oops", "metadata": {}}\n')
+    with pytest.raises(CorpusError, match="bad.jsonl:18"):
+        index_flow(
+            corpus=str(bad), config=str(DEMO_CONFIG), out=str(tmp_path / "out"), run_date=RUN_DATE, quiet=True
+        )
+    assert current_manifest(tmp_path / "out") == before
+    assert first["run_id"] == before["run_id"]
+    idx = before["index"]
+    hits = Index(idx["uri"], load_config(DEMO_CONFIG), idx["version"]).search(QUESTION, k=1)
+    assert hits[0].id == "leave-berlin-return"
+    assert not list((tmp_path / "out" / "runs" / ".staging").iterdir())
