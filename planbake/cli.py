@@ -65,6 +65,7 @@ def _errors(fn: F) -> F:
 
 def _quiet_libraries() -> None:
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
     for name in ("sentence_transformers", "transformers", "httpx"):
         logging.getLogger(name).setLevel(logging.WARNING)
     try:
@@ -151,3 +152,226 @@ def search(
 
 def main() -> None:
     app()
+
+
+def _date(value: str | None) -> date | None:
+    return date.fromisoformat(value) if value else None
+
+
+@app.command()
+@_errors
+def nightly(
+    corpus: Annotated[str | None, typer.Option("--corpus", help="Corpus (default: the config's).")] = None,
+    logs: Annotated[str | None, typer.Option("--logs", help="Logs (default: the config's).")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="First log date (YYYY-MM-DD).")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Last log date (YYYY-MM-DD).")] = None,
+    config: ConfigOpt = None,
+    out: OutOpt = Path("data/out"),
+    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher.")] = 0.0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run index -> mine -> plan and publish atomically.
+
+    Example: planbake nightly --out data/out
+    """
+    _quiet_libraries()
+    load_config(config)
+    from flows.nightly import nightly_flow
+
+    res = nightly_flow(corpus=corpus, logs=logs, config=config, out=str(out), since=_date(since),
+                       until=_date(until), wait_s=wait, quiet=as_json)
+    _emit(as_json, res, lambda: _summary(res))
+
+
+def _summary(res: dict[str, Any]) -> None:
+    idx, mine_, plan_ = res.get("index", {}), res.get("mine", {}), res.get("plan", {})
+    if idx:
+        out_console.print(f"index: {idx['chunks']} chunks, {idx['embedded']} embedded, {idx['deleted']} deleted, "
+                          f"table version {idx['version']}")
+    if mine_:
+        out_console.print(f"mine: {mine_['rows']} rows ({mine_['quarantined']} quarantined), "
+                          f"{mine_['recurring']} recurring shapes of {mine_['shapes']}: {mine_['by_type']}")
+    if plan_:
+        out_console.print(f"plan: {plan_['templates']} templates ({plan_['rejected']} rejected), routes "
+                          f"{plan_['routes']}, {plan_['cache_entries']} cache entries")
+    out_console.print(f"published: {res['publication']}")
+
+
+@app.command()
+@_errors
+def mine(
+    logs: Annotated[str | None, typer.Option("--logs", help="Logs (default: the config's).")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="First log date (YYYY-MM-DD).")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Last log date (YYYY-MM-DD).")] = None,
+    config: ConfigOpt = None,
+    out: OutOpt = Path("data/out"),
+    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher.")] = 0.0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Mine the query logs into recurring, classified shapes against the published index.
+
+    Example: planbake mine --logs data/demo/logs --since 2026-11-23
+    """
+    _quiet_libraries()
+    load_config(config)
+    from flows.nightly import mine_flow
+
+    res = mine_flow(logs=logs, config=config, out=str(out), since=_date(since), until=_date(until), wait_s=wait,
+                    quiet=as_json)
+    _emit(as_json, res, lambda: _summary(res))
+
+
+@app.command()
+@_errors
+def plan(
+    writer: Annotated[str, typer.Option("--writer", help="rules | vllm | openai")] = "rules",
+    config: ConfigOpt = None,
+    out: OutOpt = Path("data/out"),
+    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher.")] = 0.0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write, validate and evaluate template plans for the published shapes; publish the cache.
+
+    Example: planbake plan --writer rules
+    """
+    _quiet_libraries()
+    if writer != "rules":
+        raise ValueError(f"--writer {writer}: only the rules writer is available in this build")
+    load_config(config)
+    from flows.nightly import plan_flow
+
+    res = plan_flow(config=config, out=str(out), wait_s=wait, quiet=as_json)
+    _emit(as_json, res, lambda: _summary(res))
+
+
+@app.command()
+@_errors
+def lookup(
+    question: Annotated[str, typer.Argument(help="The user's question.")],
+    now: Annotated[str | None, typer.Option("--now", help="Date that resolves 'this year'.")] = None,
+    out: OutOpt = Path("data/out"),
+    as_json: JsonOpt = False,
+) -> None:
+    """Look a question up in the published plan cache (no model, no index).
+
+    Example: planbake lookup "Compare parental leave for the second parent in Berlin and Amsterdam"
+    """
+    from schemas.cache import PlanCache
+
+    res = PlanCache.open(out).lookup(question, _date(now))
+    doc = res.to_json()
+
+    def human() -> None:
+        out_console.print(f"{'hit' if res.hit else 'miss'}: route {res.route}; shape {res.shape_id} "
+                          f"({res.shape_type}); key {res.key}", markup=False)
+        out_console.print(f"skeleton: {res.skeleton}\nconstraints: {res.constraints}", markup=False)
+        if res.reason:
+            out_console.print(f"reason: {res.reason}", markup=False)
+        if res.plan:
+            out_console.print(json.dumps(res.plan, indent=2), markup=False)
+
+    _emit(as_json, doc, human)
+
+
+@app.command()
+@_errors
+def retrieve(
+    question: Annotated[str, typer.Argument(help="The user's question.")],
+    budget: Annotated[int | None, typer.Option("--budget", help="Chunks in the context.")] = None,
+    now: Annotated[str | None, typer.Option("--now", help="Date that resolves 'this year'.")] = None,
+    config: ConfigOpt = None,
+    out: OutOpt = Path("data/out"),
+    as_json: JsonOpt = False,
+) -> None:
+    """Look the question up, run its plan against the published index, print the context by part.
+
+    Example: planbake retrieve "What per diem do I get at the 2026 engineering offsite?"
+    """
+    _quiet_libraries()
+    from schemas.cache import PlanCache
+    from schemas.plan import Plan
+    from tasks.executor import retrieve as run_retrieve
+    from tasks.store import Index
+
+    cache = PlanCache.open(out)
+    cfg = cache.lexicon.config
+    res = cache.lookup(question, _date(now))
+    idx = cache.manifest["index"]
+    index = Index(idx["uri"], cfg, idx["version"])
+    plan_ = Plan.model_validate(res.plan) if res.plan else None
+    keep = bool(res.plan and res.plan.get("keep_original"))
+    got = run_retrieve(question, plan_, index, cache.lexicon, budget or cfg.planning.budget,
+                       cfg.planning.per_step_k, keep_original=keep)
+    hits = got.hits_by_id()
+    parts = []
+    for p in got.parts:
+        parts.append({**p.to_json(), "context": [c for c in got.context if c in {h.id for h in p.hits}]})
+    doc = {"lookup": res.to_json(), "context": [hits[c].to_json() for c in got.context], "parts": parts,
+           "searches": got.searches}
+
+    def human() -> None:
+        out_console.print(f"Question: {question}\nroute: {res.route} ({'hit' if res.hit else 'miss'})",
+                          markup=False)
+        for p in parts:
+            filled = f" answer={p['answer']}" if p["answer"] else ""
+            out_console.print(f"Part {p['id']}: {p['query']} {p['filters']}{filled}", markup=False)
+            if p["error"]:
+                out_console.print(f"  not covered: {p['error']}", markup=False)
+            for cid in p["context"]:
+                out_console.print(f"  [{cid}] {hits[cid].text[:100]}", markup=False)
+
+    _emit(as_json, doc, human)
+
+
+@app.command(name="eval")
+@_errors
+def eval_(
+    corpus: Annotated[str, typer.Option("--corpus", help="Corpus JSONL of the labeled set.")],
+    questions: Annotated[str, typer.Option("--questions", help="Labeled questions JSONL.")],
+    budget: Annotated[int | None, typer.Option("--budget", help="Chunks in the context.")] = None,
+    config: ConfigOpt = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Where to build (default: a temporary folder).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Build the index and plans for a labeled set (its questions as the log) and compare four systems.
+
+    Example: planbake eval --corpus corpus.jsonl --questions questions.jsonl --budget 4
+    """
+    import tempfile
+
+    _quiet_libraries()
+    cfg = load_config(config)
+    from flows.run import run_stages
+    from schemas.cache import PlanCache
+    from tasks.evaluate import SYSTEMS, evaluate, questions_as_log, read_labeled
+    from tasks.store import Index
+
+    labeled = read_labeled(questions)
+    cfg.mining.min_count = cfg.mining.min_users = 1
+    if budget:
+        cfg.planning.budget = budget
+    with tempfile.TemporaryDirectory(prefix="planbake-eval-") as tmp:
+        root = out or Path(tmp)
+        log = questions_as_log(labeled, Path(tmp) / "questions-log.jsonl", date.today().isoformat() + "T12:00:00")
+        from prefect import flow
+
+        flow(name="eval", log_prints=True)(run_stages)(["index", "mine", "plan"], corpus=corpus, logs=str(log),
+                                                        config=cfg, out=str(root), quiet=True)
+        cache = PlanCache.open(root)
+        idx = cache.manifest["index"]
+        result = evaluate(labeled, cache, Index(idx["uri"], cfg, idx["version"]), cfg.planning.budget,
+                          cfg.planning.per_step_k)
+
+    def human() -> None:
+        table = Table("system", "shape", "n", "part coverage", "all parts", "searches/q", "split vs label",
+                      "missed splits")
+        for r in result["rows"]:
+            table.add_row(r["system"], r["shape"], str(r["n"]), f"{r['part_coverage']:.2f}",
+                          f"{r['all_parts_count']}/{r['n']}", f"{r['searches_per_question']:.1f}",
+                          str(r["split_against_label"]), str(r["missed_splits"]))
+        out_console.print(table)
+        for system in SYSTEMS:
+            incomplete = [q["id"] for q in result["questions"] if q[system]["coverage"] < 1]
+            out_console.print(f"{system}: incomplete {incomplete}", markup=False)
+
+    _emit(as_json, result, human)

@@ -86,10 +86,28 @@ class Bill(_Strict):
     plan_per_step: int = 40
 
 
+class Classify(_Strict):
+    """Indicator words per shape type; rules are applied in the order of this model's fields."""
+
+    verification: list[str] = Field(default_factory=lambda: ["is it true", "is it correct", "true that",
+                                                             "confirm", "am i right", "really"])
+    aggregation: list[str] = Field(default_factory=lambda: ["which office", "most", "least", "highest",
+                                                            "lowest", "all offices", "every office", "rank"])
+    temporal: list[str] = Field(default_factory=lambda: ["change", "changed", "differ", "different",
+                                                         "compared to", "between", "since"])
+    comparison: list[str] = Field(default_factory=lambda: ["compare", "vs", "versus", "difference", "or",
+                                                           "and", "more", "less", "than"])
+    bridge: list[str] = Field(default_factory=lambda: ["offsite", "kickoff", "hosts", "hosted", "held"])
+
+
 class Config(_Strict):
     facets: list[Facet]
     qualifiers: dict[str, list[str]] = Field(default_factory=dict)
     synonyms: dict[str, list[str]] = Field(default_factory=dict)
+    fillers: list[str] = Field(default_factory=lambda: ["hi", "hey", "hello", "please", "pls", "thanks",
+                                                        "thank you", "quick question", "question"])
+    pii_names: list[str] = Field(default_factory=list)
+    classify: Classify = Field(default_factory=lambda: Classify())
     chunking: Chunking = Field(default_factory=lambda: Chunking())
     mining: Mining = Field(default_factory=lambda: Mining())
     planning: Planning = Field(default_factory=lambda: Planning())

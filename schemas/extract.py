@@ -74,6 +74,9 @@ class Lexicon:
         self._pattern = (
             re.compile(r"(?<!\w)(" + "|".join(re.escape(s) for s in forms) + r")(?!\w)") if forms else None
         )
+        fillers = sorted({words(f) for f in config.fillers if words(f)}, key=len, reverse=True)
+        self._fillers = (re.compile(r"(?<!\S)(?:" + "|".join(re.escape(f) for f in fillers) + r")(?!\S)")
+                         if fillers else None)
         self.year_facet = next((f.name for f in config.facets if f.kind == "year"), None)
         self.date_facet = next((f.name for f in config.facets if f.kind == "date"), None)
 
@@ -87,7 +90,8 @@ class Lexicon:
 
     def digest(self) -> str:
         """The lexicon hash recorded in the manifest: a cache is only valid with the same lexicon."""
-        body = {"lookup": sorted(self._lookup.items()), "kinds": sorted(self.kinds.items())}
+        body = {"lookup": sorted(self._lookup.items()), "kinds": sorted(self.kinds.items()),
+                "fillers": self._fillers.pattern if self._fillers else ""}
         return hashlib.sha256(json.dumps(body).encode()).hexdigest()[:16]
 
     def extract(self, question: str, now: date | datetime | None = None) -> list[Constraint]:
@@ -133,7 +137,10 @@ class Lexicon:
             parts.append(f" {c.value} " if c.facet == QUALIFIER else f" {{{c.facet}}} ")
             pos = c.end
         parts.append(text[pos:])
-        return Skeleton(words("".join(parts)), tuple(constraints))
+        skeleton = words("".join(parts))
+        if self._fillers is not None:
+            skeleton = " ".join(self._fillers.sub(" ", skeleton).split())
+        return Skeleton(skeleton, tuple(constraints))
 
 
 def cache_key(shape_id: str, skeleton: Skeleton) -> str:

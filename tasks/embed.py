@@ -36,6 +36,7 @@ class Embedder:
     def __init__(self, model_path: str = "", batch_size: int = 64) -> None:
         self.model = load_model(model_path)
         self.batch_size = batch_size
+        self._memo: dict[str, np.ndarray] = {}
         self.dim = int(self.model.get_embedding_dimension()
                        if hasattr(self.model, "get_embedding_dimension")
                        else self.model.get_sentence_embedding_dimension())
@@ -43,16 +44,26 @@ class Embedder:
     def encode(self, texts: Sequence[str], label: str = "embedding", quiet: bool = False) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        # Longest first, so each batch pads to similar lengths; the caller's order is restored at the end.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         out = []
         with progress(label, len(texts), quiet=quiet or len(texts) <= self.batch_size) as bar:
-            for i in range(0, len(texts), self.batch_size):
-                batch = list(texts[i:i + self.batch_size])
+            for i in range(0, len(order), self.batch_size):
+                batch = [texts[j] for j in order[i:i + self.batch_size]]
                 out.append(self.model.encode(batch, batch_size=self.batch_size, normalize_embeddings=True,
                                              convert_to_numpy=True, show_progress_bar=False))
                 bar.advance(len(batch))
-        return np.vstack(out).astype(np.float32)
+        vecs = np.empty((len(texts), self.dim), dtype=np.float32)
+        vecs[order] = np.vstack(out)
+        return vecs
 
     def encode_one(self, text: str) -> np.ndarray:
+        cached = self._memo.get(text)
+        if cached is not None:
+            return cached
         vec = self.model.encode([text], normalize_embeddings=True, convert_to_numpy=True,
                                 show_progress_bar=False)
-        return np.asarray(vec[0], dtype=np.float32)
+        out = np.asarray(vec[0], dtype=np.float32)
+        if len(self._memo) < 100_000:
+            self._memo[text] = out
+        return out

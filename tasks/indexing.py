@@ -9,6 +9,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 from prefect import task
+from prefect.cache_policies import NO_CACHE
 
 from schemas.config import Config
 from schemas.extract import Lexicon
@@ -58,5 +59,5 @@ def export_parquet(uri: str, config: Config, version: int, path: Path) -> int:
     return len(data)
 
 
-build_index_task = task(name="build-index")(build_index)
-export_parquet_task = task(name="export-parquet")(export_parquet)
+build_index_task = task(name="build-index", cache_policy=NO_CACHE)(build_index)
+export_parquet_task = task(name="export-parquet", cache_policy=NO_CACHE)(export_parquet)

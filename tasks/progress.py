@@ -16,6 +16,8 @@ class _Lines:
 
     def advance(self, n: int) -> None:
         self.done += n
+        if self.next_pct > 100:
+            return
         pct = 100 * self.done // max(self.total, 1)
         if pct >= self.next_pct or self.done >= self.total:
             print(f"{self.label}: {self.done}/{self.total} ({pct}%, {time.perf_counter() - self.t0:.1f}s)",

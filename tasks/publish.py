@@ -19,8 +19,8 @@ from schemas.publication import MANIFEST, POINTER, NoPublication, current_run, r
 
 STAGE_FILES = {
     "index": ["chunks.parquet"],
-    "mine": ["shapes.parquet", "questions.parquet", "quarantine.parquet", "traffic.parquet"],
-    "plan": ["templates.parquet", "cache.parquet"],
+    "mine": ["shapes.parquet", "questions.parquet", "quarantine.parquet"],
+    "plan": ["templates.parquet", "cache.parquet", "config.json", "lexicon.json"],
 }
 
 

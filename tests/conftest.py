@@ -31,3 +31,31 @@ def seed_corpus() -> Path:
     if not path.exists():
         pytest.skip(f"{path} not available")
     return path
+
+
+@pytest.fixture(scope="session")
+def demo_publication(tmp_path_factory: pytest.TempPathFactory, prefect_harness: None) -> Path:
+    """The nightly flow run once on the embedded demo data; tests read its publication (do not modify it)."""
+    from flows.nightly import nightly_flow
+
+    out = tmp_path_factory.mktemp("demo") / "out"
+    nightly_flow(config=str(DEMO_CONFIG), out=str(out), quiet=True)
+    return out
+
+
+@pytest.fixture(scope="session")
+def seed_eval(tmp_path_factory: pytest.TempPathFactory, prefect_harness: None) -> dict:
+    """`planbake eval` on the seed handbook at budget 4, as JSON."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from planbake.cli import app
+
+    out = tmp_path_factory.mktemp("seed-eval")
+    res = CliRunner().invoke(app, ["eval", "--corpus", str(SEED / "corpus.jsonl"), "--questions",
+                                   str(SEED / "questions.jsonl"), "--budget", "4", "--out", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    doc["out"] = str(out)
+    return doc

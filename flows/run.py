@@ -1,0 +1,40 @@
+"""Run any sequence of stages under the publish lock, and publish the result whole or not at all."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from prefect import get_run_logger
+
+from flows.publication import Run
+from flows.stages import index_stage, mine_stage, plan_stage, published_index
+from schemas.config import Config, load_config
+from tasks.publish import publish_lock
+
+
+def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None = None,
+               config: str | Config | None = None, out: str = "data/out", run_date: date | None = None,
+               since: date | None = None, until: date | None = None, wait_s: float = 0.0,
+               quiet: bool = False) -> dict[str, Any]:
+    logger = get_run_logger()
+    cfg = config if isinstance(config, Config) else load_config(config)
+    with publish_lock(out, wait_s):
+        run = Run(Path(out), "" if isinstance(config, Config) else str(config or ""))
+        try:
+            if "index" in stages:
+                index = index_stage(run, corpus or cfg.corpus, cfg, run_date or date.today(), quiet)
+                logger.info("index: %s", run.manifest["index"])
+            else:
+                index = published_index(run, cfg)
+            if "mine" in stages:
+                logger.info("mine: %s", mine_stage(run, logs or cfg.logs, cfg, index, since, until, quiet))
+            if "plan" in stages:
+                logger.info("plan: %s", plan_stage(run, cfg, index, quiet))
+            published = run.finish(cfg.table)
+        except BaseException:
+            run.abort()
+            raise
+    logger.info("published %s", published)
+    return {**run.manifest, "run_id": run.run_id, "publication": str(published)}

@@ -1,0 +1,55 @@
+"""The three stages as steps of a Run: each writes into the run's staging directory and the manifest."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from flows.publication import Run
+from schemas.config import Config
+from schemas.publication import NoPublication
+from tasks.indexing import build_index_task, export_parquet_task
+from tasks.mine_stage import mine_task
+from tasks.plan_stage import plan_task, write_lexicon
+from tasks.store import Index
+
+
+def index_stage(run: Run, corpus: str, config: Config, run_date: date, quiet: bool) -> Index:
+    outcome = build_index_task(corpus, config, run.out, run_date, quiet)
+    rows = export_parquet_task(outcome.uri, config, outcome.result.version, run.staging / "chunks.parquet")
+    run.record("index", {**outcome.to_json(), "corpus": str(corpus), "exported": rows, "table": config.table,
+                         "run_date": run_date.isoformat()})
+    return Index(outcome.uri, config, outcome.result.version)
+
+
+def published_index(run: Run, config: Config) -> Index:
+    """The index of the live publication, for a stage run alone."""
+    section = run.prev_manifest.get("index")
+    if not section:
+        raise NoPublication(f"{run.out}: no published index; run 'planbake index' or 'planbake nightly' first")
+    return Index(section["uri"], config, section["version"])
+
+
+def mine_stage(run: Run, logs: str, config: Config, index: Index, since: date | None, until: date | None,
+               quiet: bool) -> dict[str, Any]:
+    result, lexicon = mine_task(logs, config, index, run.staging, since=since, until=until, quiet=quiet)
+    section = {**result.to_json(), "logs": str(logs), "since": since, "until": until}
+    run.record("mine", section)
+    run.manifest["lexicon_hash"] = lexicon.digest()
+    return section
+
+
+def plan_stage(run: Run, config: Config, index: Index, quiet: bool) -> dict[str, Any]:
+    from schemas.extract import Lexicon
+
+    src = run.staging if (run.staging / "shapes.parquet").exists() else run.prev_dir
+    if src is None or not (src / "shapes.parquet").exists():
+        raise NoPublication(f"{run.out}: no mined shapes; run 'planbake mine' or 'planbake nightly' first")
+    lexicon = Lexicon(config, index.facet_values())
+    result = plan_task(src / "shapes.parquet", src / "questions.parquet", config, lexicon, index, run.staging,
+                       quiet)
+    write_lexicon(run.staging, config, index)
+    section = result.to_json()
+    run.record("plan", section)
+    run.manifest["lexicon_hash"] = lexicon.digest()
+    return section

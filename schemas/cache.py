@@ -1,0 +1,95 @@
+"""The plan cache reader: `PlanCache.open(path).lookup(question)`. Importable without Prefect or LanceDB."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from schemas.config import Config
+from schemas.extract import Lexicon, cache_key
+from schemas.pii import Scrubber
+from schemas.plan import Plan, PlanError, fill_slots
+from schemas.publication import POINTER, current_run, read_manifest
+
+MAX_QUESTION_CHARS = 4000
+
+
+@dataclass
+class LookupResult:
+    hit: bool
+    route: str  # one_search | split | split_original | online_planner
+    key: str | None = None
+    shape_id: str | None = None
+    shape_type: str | None = None
+    skeleton: str | None = None
+    constraints: list[tuple[str, str]] = field(default_factory=list)
+    plan: dict[str, Any] | None = None
+    source: str | None = None  # cache | template
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hit": self.hit, "route": self.route, "key": self.key, "shape": self.shape_id,
+                "shape_type": self.shape_type, "skeleton": self.skeleton,
+                "constraints": [{"facet": f, "value": v} for f, v in self.constraints], "plan": self.plan,
+                "source": self.source, "reason": self.reason}
+
+
+class PlanCache:
+    """A complete publication loaded in memory: skeleton -> shape, key -> plan, shape -> template."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.manifest = read_manifest(run_dir)
+        config = Config.model_validate_json((run_dir / "config.json").read_text(encoding="utf-8"))
+        values = json.loads((run_dir / "lexicon.json").read_text(encoding="utf-8"))
+        self.lexicon = Lexicon(config, values)
+        self.scrub = Scrubber(config.pii_names, keep=self.lexicon.name_words())
+        self.shape_of: dict[str, str] = {}
+        self.templates: dict[str, dict[str, Any]] = {}
+        for row in pq.read_table(run_dir / "templates.parquet").to_pylist():
+            self.templates[row["shape_id"]] = row
+            for sk in row["members"] or []:
+                self.shape_of.setdefault(sk, row["shape_id"])
+        self.entries = {r["key"]: r for r in pq.read_table(run_dir / "cache.parquet").to_pylist()}
+
+    @classmethod
+    def open(cls, path: str | Path) -> PlanCache:
+        """A run directory, or a publication root (the live run behind its pointer)."""
+        p = Path(path)
+        return cls(current_run(p) if (p / POINTER).exists() else p)
+
+    def lookup(self, question: str, now: date | datetime | None = None) -> LookupResult:
+        """Hit: a ready plan (or "one search") for this exact shape and these constraint values. Miss: why."""
+        if not isinstance(question, str) or not question.strip():
+            return LookupResult(False, "one_search", reason="empty question")
+        if len(question) > MAX_QUESTION_CHARS:
+            return LookupResult(False, "online_planner", reason=f"question longer than {MAX_QUESTION_CHARS} chars")
+        sk = self.lexicon.skeleton(self.scrub(question), now or date.today())
+        constraints = [(c.facet, c.value) for c in sk.constraints]
+        shape_id = self.shape_of.get(sk.text)
+        if shape_id is None:
+            return LookupResult(False, "online_planner", skeleton=sk.text, constraints=constraints,
+                                reason="no recurring shape has this skeleton")
+        tpl = self.templates[shape_id]
+        key = cache_key(shape_id, sk)
+        base = LookupResult(True, tpl["route"], key, shape_id, tpl["type"], sk.text, constraints)
+        if tpl["route"] == "one_search":
+            base.source, base.reason = "template", "one search answers this shape"
+            return base
+        entry = self.entries.get(key)
+        if entry is not None and entry["plan"]:
+            base.plan, base.source = json.loads(entry["plan"]), "cache"
+            return base
+        try:
+            plan = fill_slots(Plan.model_validate_json(tpl["template"]), sk.slots)
+        except PlanError as exc:
+            return LookupResult(False, "online_planner", key, shape_id, tpl["type"], sk.text, constraints,
+                                reason=f"template does not fit: {exc}")
+        base.plan, base.source = plan.model_dump(exclude_defaults=True), "template"
+        base.plan["keep_original"] = tpl["route"] == "split_original"
+        return base

@@ -1,0 +1,114 @@
+"""Run a plan against the index: each step as soon as its own dependencies are done; merge by part."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from schemas.extract import Lexicon
+from schemas.plan import Plan, fill_step_slot, validate_plan
+from tasks.store import Hit, Index
+
+
+class ExtractRefused(RuntimeError):
+    """The extractor found no value or several: it refuses to guess."""
+
+
+@dataclass
+class StepResult:
+    id: str
+    query: str
+    filters: dict[str, str]
+    hits: list[Hit] = field(default_factory=list)
+    answer: str | None = None
+    answer_facet: str | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "query": self.query, "filters": self.filters, "answer": self.answer,
+                "error": self.error, "hits": [h.id for h in self.hits]}
+
+
+def extract_value(hits: list[Hit], facet: str, top: int, lexicon: Lexicon) -> str:
+    """The one value of `facet` named in the top chunks (metadata first, then text); refuse on 0 or 2+."""
+    found: set[str] = set()
+    for h in hits[:top]:
+        meta = h.facets.get(facet)
+        if meta not in (None, ""):
+            found.add(str(meta))
+        else:
+            found |= {c.value for c in lexicon.extract(h.text) if c.facet == facet}
+    if len(found) != 1:
+        raise ExtractRefused(f"found {len(found)} {facet} values in the top {top} chunks: {sorted(found)}")
+    return found.pop()
+
+
+def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int = 32) -> list[StepResult]:
+    """Execute; a step whose input was refused is reported with an error and no hits (fail soft)."""
+    order = validate_plan(plan, max_steps=max_steps, facets={f: set() for f in index.config.facet_names})
+    steps = {s.id: s for s in plan.steps}
+    futures: dict[str, Future[StepResult]] = {}
+
+    def run(step_id: str) -> StepResult:
+        step = steps[step_id]
+        answers: dict[str, str] = {}
+        for dep in step.depends_on:
+            res = futures[dep].result()
+            if res.answer is None:
+                return StepResult(step.id, step.query, step.filters,
+                                  error=f"input {dep} has no value ({res.error or 'not extracted'})")
+            answers[dep] = res.answer
+        query = fill_step_slot(step.query, answers)
+        filters = {f: fill_step_slot(v, answers) for f, v in step.filters.items()}
+        result = StepResult(step.id, query, filters, index.search(query, k, filters))
+        if step.extract is not None:
+            result.answer_facet = step.extract.facet
+            try:
+                result.answer = extract_value(result.hits, step.extract.facet, step.extract.top, lexicon)
+            except ExtractRefused as exc:
+                result.error = str(exc)
+        return result
+
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(order)))) as pool:
+        for sid in order:  # dependencies first, so a step's inputs already have futures
+            futures[sid] = pool.submit(run, sid)
+        return [futures[s.id].result() for s in plan.steps]
+
+
+def round_robin(lists: list[list[str]], budget: int) -> list[str]:
+    """Rank 1 of every part, then rank 2, ... skipping duplicates, until the budget is spent."""
+    picked: list[str] = []
+    for rank in range(max((len(x) for x in lists), default=0)):
+        for hits in lists:
+            if rank < len(hits) and hits[rank] not in picked:
+                picked.append(hits[rank])
+                if len(picked) == budget:
+                    return picked
+    return picked
+
+
+MERGES: dict[str, Callable[[list[list[str]], int], list[str]]] = {"round_robin": round_robin}
+
+
+@dataclass
+class Retrieved:
+    context: list[str]
+    parts: list[StepResult]
+    searches: int
+
+    def hits_by_id(self) -> dict[str, Hit]:
+        return {h.id: h for p in self.parts for h in p.hits}
+
+
+def retrieve(question: str, plan: Plan | None, index: Index, lexicon: Lexicon, budget: int, k: int,
+             keep_original: bool) -> Retrieved:
+    """One search when there is no plan; else the plan's parts (plus the original question) merged by part."""
+    parts: list[StepResult] = []
+    if plan is None or keep_original:
+        parts.append(StepResult("original", question, {}, index.search(question, max(k, budget), all_versions=True)))
+    if plan is not None:
+        parts += run_plan(plan, index, lexicon, k)
+    context = round_robin([[h.id for h in p.hits] for p in parts], budget)
+    return Retrieved(context, parts, len(parts))

@@ -1,0 +1,143 @@
+"""Ingest query logs with DuckDB: JSONL, Parquet or CSV, optionally hive-partitioned; bad rows to quarantine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from schemas.pii import Scrubber
+
+
+class LogError(ValueError):
+    """Log input that cannot be read at all (no files, unknown format)."""
+
+
+@dataclass
+class Ingested:
+    con: duckdb.DuckDBPyConnection  # holds the `rows` (ts, user, query) and `quarantine` tables
+    files: int
+    rows: int
+    quarantined: int
+
+
+def _files(path: str | Path) -> tuple[str, str]:
+    """A glob DuckDB reads, and the format: jsonl, parquet or csv."""
+    p = Path(path)
+    if p.is_file():
+        files = [p]
+    elif p.is_dir():
+        files = sorted(f for f in p.rglob("*") if f.is_file() and not f.name.startswith("."))
+    else:
+        raise LogError(f"{p}: logs not found; pass --logs with a file or a folder of JSONL, Parquet or CSV files")
+    kinds = {_kind(f) for f in files} - {None}
+    if not kinds:
+        raise LogError(f"{p}: no .jsonl, .json, .parquet or .csv files (optionally .gz) here")
+    if len(kinds) > 1:
+        raise LogError(f"{p}: mixed log formats {sorted(k for k in kinds if k)}; keep one format per folder")
+    kind = kinds.pop() or ""
+    if p.is_file():
+        return str(p), kind
+    suffix = {"jsonl": "*.json*", "parquet": "*.parquet", "csv": "*.csv*"}[kind]
+    return str(p / "**" / suffix), kind
+
+
+def _kind(f: Path) -> str | None:
+    name = f.name.lower().removesuffix(".gz")
+    if name.endswith((".jsonl", ".json", ".ndjson")):
+        return "jsonl"
+    if name.endswith(".parquet"):
+        return "parquet"
+    if name.endswith(".csv"):
+        return "csv"
+    return None
+
+
+def _source_sql(glob: str, kind: str) -> str:
+    """A relation of (filename, ts VARCHAR, user VARCHAR, query VARCHAR, bad VARCHAR)."""
+    g = glob.replace("'", "''")
+    if kind == "jsonl":
+        return f"""
+            SELECT filename, line,
+                   CASE WHEN json_valid(line) AND json_type(line) = 'OBJECT' THEN NULL
+                        ELSE 'unparsable line' END AS bad,
+                   CASE WHEN json_valid(line) THEN line ->> 'ts' END AS ts,
+                   CASE WHEN json_valid(line) THEN line ->> 'user' END AS "user",
+                   CASE WHEN json_valid(line) THEN line ->> 'query' END AS query
+            FROM read_csv('{g}', columns={{'line': 'VARCHAR'}}, delim='\x1e', quote='', escape='', header=false,
+                          auto_detect=false, strict_mode=false, max_line_size=100000000, filename=true,
+                          store_rejects=true, ignore_errors=true, hive_partitioning=false)
+            WHERE trim(line) <> ''"""
+    reader = (f"read_parquet('{g}', filename=true, hive_partitioning=false)" if kind == "parquet" else
+              f"read_csv('{g}', all_varchar=true, header=true, filename=true, store_rejects=true, "
+              "ignore_errors=true, hive_partitioning=false)")
+    return f"""
+        SELECT filename, NULL AS line, NULL AS bad, CAST(ts AS VARCHAR) AS ts, CAST("user" AS VARCHAR) AS "user",
+               CAST(query AS VARCHAR) AS query FROM {reader}"""
+
+
+def ingest(path: str | Path, *, since: date | None = None, until: date | None = None,
+           max_query_chars: int = 2000, now: datetime | None = None, scrub: Scrubber | None = None,
+           threads: int | None = None) -> Ingested:
+    """Load valid rows into `rows` and everything else into `quarantine` with a reason, in one DuckDB session.
+
+    `since`/`until` (inclusive dates) restrict the window. Quarantined raw text is scrubbed and cut to 200
+    characters, so no personal data reaches an output through it.
+    """
+    glob, kind = _files(path)
+    con = duckdb.connect()
+    if threads:
+        con.execute(f"SET threads = {int(threads)}")
+    future = (now or datetime.now()) + timedelta(days=1)
+    try:
+        con.execute(f"CREATE TEMP VIEW src AS {_source_sql(glob, kind)}")
+        con.execute(f"""
+            CREATE TABLE staged AS
+            SELECT filename, line, try_cast(ts AS TIMESTAMP) AS t, ts, "user", query,
+                   coalesce(bad,
+                     CASE WHEN query IS NULL THEN 'missing query'
+                          WHEN regexp_full_match(query, '[[:space:] 　]*') THEN 'empty query'
+                          WHEN length(query) > {int(max_query_chars)} THEN 'query too long'
+                          WHEN "user" IS NULL OR trim("user") = '' THEN 'missing user'
+                          WHEN ts IS NULL THEN 'missing timestamp'
+                          WHEN try_cast(ts AS TIMESTAMP) IS NULL THEN 'bad timestamp'
+                          WHEN try_cast(ts AS TIMESTAMP) > TIMESTAMP '{future:%Y-%m-%d %H:%M:%S}'
+                               THEN 'timestamp in the future' END) AS reason
+            FROM src""")
+    except duckdb.Error as exc:
+        raise LogError(f"{path}: cannot read the logs ({str(exc).splitlines()[0]}); check the format") from None
+    window = []
+    if since:
+        window.append(f"t >= DATE '{since.isoformat()}'")
+    if until:
+        window.append(f"t < DATE '{(until + timedelta(days=1)).isoformat()}'")
+    where = " AND ".join(["reason IS NULL", *window])
+    con.execute(f'CREATE TABLE rows AS SELECT t AS ts, "user", query FROM staged WHERE {where}')
+    bad = con.execute("SELECT filename, reason, coalesce(query, line, '') FROM staged WHERE reason IS NOT NULL"
+                      ).fetchall()
+    rejects = _rejects(con)
+    scrub = scrub or Scrubber()
+    con.execute("CREATE TABLE quarantine (file VARCHAR, line BIGINT, reason VARCHAR, raw VARCHAR)")
+    records: list[tuple[Any, ...]] = [(f, None, r, scrub(str(raw))[:200]) for f, r, raw in bad]
+    records += rejects
+    if records:
+        con.executemany("INSERT INTO quarantine VALUES (?, ?, ?, ?)", records)
+    con.execute("DROP TABLE staged")
+    n_rows = con.sql("SELECT count(*) FROM rows").fetchall()[0][0]
+    files = con.sql(f"SELECT count(*) FROM glob('{glob.replace(chr(39), chr(39) * 2)}')").fetchall()[0][0]
+    return Ingested(con, int(files), int(n_rows), len(records))
+
+
+def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
+    """Lines DuckDB could not read at all (bad encoding, broken quoting), with their line numbers."""
+    try:
+        rows = con.execute("""
+            SELECT s.file_path, e.line, e.error_type FROM reject_errors e JOIN reject_scans s USING (scan_id, file_id)
+        """).fetchall()
+    except duckdb.Error:
+        return []
+    reason = {"INVALID ENCODING": "not UTF-8 text"}
+    return [(f, line, reason.get(str(t), f"unreadable line ({str(t).lower()})"), "") for f, line, t in rows]

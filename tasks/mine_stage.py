@@ -1,0 +1,54 @@
+"""The mining stage as one callable: ingest -> scrub -> extract -> merge -> shapes -> classify -> write."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from pathlib import Path
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from schemas.config import Config
+from schemas.extract import Lexicon
+from schemas.pii import Scrubber
+from tasks.embed import Embedder
+from tasks.logs import ingest
+from tasks.mining import (
+    MineResult,
+    build_shapes,
+    classify_shapes,
+    extract_distinct,
+    merge_skeletons,
+    summarize,
+    write_outputs,
+)
+from tasks.store import Index
+
+
+def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since: date | None = None,
+         until: date | None = None, now: datetime | None = None, quiet: bool = False) -> tuple[MineResult, Lexicon]:
+    """Mine the logs into `staging` (shapes.parquet, questions.parquet, quarantine.parquet)."""
+    lexicon = Lexicon(config, index.facet_values())
+    scrub = Scrubber(config.pii_names, keep=lexicon.name_words())
+    ing = ingest(logs, since=since, until=until, max_query_chars=config.mining.max_query_chars, now=now,
+                 scrub=scrub)
+    extract_distinct(ing, lexicon, scrub, quiet=quiet)
+    rep_of = merge_skeletons(ing, config, index.embedder, quiet=quiet)
+    shapes = build_shapes(ing, config, rep_of)
+    classify_shapes(shapes, config, lambda text: _top_score(index, text))
+    write_outputs(ing, shapes, staging)
+    result = summarize(ing, shapes)
+    ing.con.close()
+    return result, lexicon
+
+
+def _top_score(index: Index, text: str) -> float | None:
+    hits = index.search(text, k=1, all_versions=True)
+    return hits[0].score if hits else None
+
+
+def default_embedder(config: Config) -> Embedder:
+    return Embedder(config.model_path, config.embed_batch_size)
+
+
+mine_task = task(name="mine-logs", cache_policy=NO_CACHE)(mine)

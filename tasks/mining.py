@@ -1,0 +1,190 @@
+"""The mining stage: constraints -> skeletons -> shapes (merged, recurring, classified), with DuckDB."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from schemas.config import Config
+from schemas.constraint import QUALIFIER
+from schemas.extract import Lexicon
+from schemas.pii import Scrubber
+from tasks.classify import classify
+from tasks.embed import Embedder
+from tasks.logs import Ingested
+from tasks.progress import progress
+
+
+@dataclass
+class MineResult:
+    rows: int
+    quarantined: int
+    skeletons: int
+    shapes: int
+    recurring: int
+    recurring_questions: int
+    by_type: dict[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+
+def shape_id(skeleton: str) -> str:
+    return "sh_" + hashlib.sha1(skeleton.encode()).hexdigest()[:10]
+
+
+def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bool = False) -> None:
+    """Scrub and skeletonise each distinct (query, year) once, in Python: the same code `lookup` runs."""
+    con = ing.con
+    distinct = con.sql('SELECT query, CAST(year(ts) AS INTEGER) AS y FROM rows GROUP BY ALL').fetchall()
+    out: dict[str, list[Any]] = {"query": [], "y": [], "skeleton": [], "signature": [], "slots": [],
+                                 "constraints": []}
+    with progress("extracting constraints", len(distinct), quiet=quiet) as bar:
+        for n, (query, y) in enumerate(distinct):
+            sk = lexicon.skeleton(scrub(query), date(y, 7, 1))
+            out["query"].append(query)
+            out["y"].append(y)
+            out["skeleton"].append(sk.text)
+            quals = sorted({c.value for c in sk.constraints if c.facet == QUALIFIER})
+            out["signature"].append(sk.signature + ("|" + ",".join(quals) if quals else ""))
+            out["slots"].append(json.dumps(sk.slots))
+            out["constraints"].append(json.dumps([[c.facet, c.value] for c in sk.constraints]))
+            if n % 5000 == 4999:
+                bar.advance(5000)
+        bar.advance(len(distinct) % 5000)
+    mapping = pa.table(out)  # noqa: F841 - DuckDB reads the local variable by name
+    con.execute("CREATE TABLE mapping AS SELECT * FROM mapping")
+    con.execute("""
+        CREATE TABLE q AS
+        SELECT r.ts, r."user", m.skeleton, m.signature, m.slots, m.constraints,
+               md5(CAST(r.ts AS VARCHAR) || r."user" || r.query) AS question_id
+        FROM rows r JOIN mapping m ON r.query = m.query AND CAST(year(r.ts) AS INTEGER) = m.y""")
+
+
+def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder, quiet: bool = False) -> dict[str, str]:
+    """Skeleton -> representative skeleton. Near duplicates (same placeholders and qualifiers, similar
+    skeleton text) merge. Similarity compares skeletons only, never questions with their values. Most
+    frequent first; skeletons of a single user are never embedded (they cannot recur).
+    """
+    rows = ing.con.sql("""
+        SELECT skeleton, signature, count(*) AS n FROM q GROUP BY ALL HAVING count(DISTINCT "user") >= 2
+        ORDER BY n DESC, skeleton LIMIT 50000""").fetchall()
+    rep_of: dict[str, str] = {}
+    vecs = embedder.encode([s for s, _, _ in rows], label="embedding skeletons", quiet=quiet)
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, (_, sig, _) in enumerate(rows):
+        groups[sig].append(i)
+    threshold = config.mining.merge_similarity
+    for members in groups.values():
+        reps: list[int] = []
+        for i in members:
+            rep_of.setdefault(rows[i][0], rows[i][0])
+        for i in members:
+            if reps:
+                sims = vecs[reps] @ vecs[i]
+                j = int(np.argmax(sims))
+                if sims[j] >= threshold:
+                    rep_of[rows[i][0]] = rep_of[rows[reps[j]][0]]
+                    continue
+            reps.append(i)
+    return rep_of
+
+
+def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[dict[str, Any]]:
+    con = ing.con
+    reps = pa.table({"skeleton": list(rep_of), "rep": list(rep_of.values())})  # noqa: F841
+    con.execute("CREATE TABLE reps AS SELECT * FROM reps")
+    con.execute("ALTER TABLE q ADD COLUMN rep VARCHAR")
+    con.execute("UPDATE q SET rep = coalesce((SELECT rep FROM reps WHERE reps.skeleton = q.skeleton), q.skeleton)")
+    m = config.mining
+    shapes = con.sql(f"""
+        WITH member AS (
+            SELECT rep, skeleton, count(DISTINCT "user") AS users, count(*) AS n FROM q GROUP BY ALL),
+        top_slots AS (
+            SELECT rep, arg_max(slots, n) AS example_slots FROM (
+                SELECT rep, slots, count(*) AS n FROM q GROUP BY ALL) GROUP BY rep)
+        SELECT q.rep AS skeleton, any_value(q.signature) AS signature, count(*) AS count,
+               count(DISTINCT q."user") AS users, min(q.ts) AS first_seen, max(q.ts) AS last_seen,
+               (SELECT list(skeleton ORDER BY n DESC) FROM member
+                WHERE member.rep = q.rep AND member.users >= {m.min_users}) AS examples,
+               any_value(t.example_slots) AS example_slots
+        FROM q JOIN top_slots t ON t.rep = q.rep
+        GROUP BY q.rep
+        ORDER BY count DESC, skeleton""").fetchall()
+    cols = ["skeleton", "signature", "count", "users", "first_seen", "last_seen", "examples", "example_slots"]
+    out = []
+    for row in shapes:
+        rec = dict(zip(cols, row, strict=True))
+        rec["shape_id"] = shape_id(rec["skeleton"])
+        rec["recurring"] = rec["count"] >= m.min_count and rec["users"] >= m.min_users
+        out.append(rec)
+    return out
+
+
+def example_question(skeleton: str, slots: dict[str, str]) -> str:
+    """The skeleton with its placeholders filled by the slot values most often seen: lexicon text only."""
+    counters: dict[str, int] = defaultdict(int)
+    out = []
+    for word in skeleton.split(" "):
+        if word.startswith("{") and word.endswith("}"):
+            facet = word[1:-1]
+            counters[facet] += 1
+            out.append(slots.get(f"{facet}_{counters[facet]}", ""))
+        else:
+            out.append(word)
+    return " ".join(w for w in out if w)
+
+
+def classify_shapes(shapes: list[dict[str, Any]], config: Config, search_top: Any) -> None:
+    """Type and reason for each recurring shape; `search_top(text) -> best score` finds null shapes."""
+    for s in shapes:
+        if not s["recurring"]:
+            continue
+        example = example_question(s["skeleton"], json.loads(s["example_slots"] or "{}"))
+        s["example"] = example
+        s["type"], s["reason"] = classify(s["skeleton"], s["signature"], config, search_top(example))
+
+
+SHAPE_SCHEMA = pa.schema([
+    ("shape_id", pa.string()), ("skeleton", pa.string()), ("type", pa.string()), ("reason", pa.string()),
+    ("count", pa.int64()), ("users", pa.int64()), ("first_seen", pa.timestamp("us")),
+    ("last_seen", pa.timestamp("us")), ("examples", pa.list_(pa.string())), ("signature", pa.string()),
+    ("example", pa.string()),
+])
+
+
+def write_outputs(ing: Ingested, shapes: list[dict[str, Any]], staging: Path) -> None:
+    """shapes.parquet (recurring shapes only, with text), questions.parquet, quarantine.parquet."""
+    recurring = [s for s in shapes if s["recurring"]]
+    table = pa.Table.from_pylist([{k: s.get(k) for k in SHAPE_SCHEMA.names} for s in recurring], SHAPE_SCHEMA)
+    pq.write_table(table, staging / "shapes.parquet")
+    ids = pa.table({"rep": [s["skeleton"] for s in recurring],  # noqa: F841
+                    "shape_id": [s["shape_id"] for s in recurring]})
+    con = ing.con
+    con.execute("CREATE TABLE shape_ids AS SELECT * FROM ids")
+    path = str(staging / "questions.parquet").replace("'", "''")
+    con.execute(f"""
+        COPY (SELECT q.question_id, s.shape_id, q.ts, q.slots, q.constraints
+              FROM q LEFT JOIN shape_ids s ON s.rep = q.rep ORDER BY q.ts, q.question_id)
+        TO '{path}' (FORMAT parquet)""")
+    qpath = str(staging / "quarantine.parquet").replace("'", "''")
+    con.execute(f"COPY (SELECT * FROM quarantine ORDER BY file, line, reason, raw) TO '{qpath}' (FORMAT parquet)")
+
+
+def summarize(ing: Ingested, shapes: list[dict[str, Any]]) -> MineResult:
+    recurring = [s for s in shapes if s["recurring"]]
+    by_type: dict[str, int] = defaultdict(int)
+    for s in recurring:
+        by_type[s["type"]] += 1
+    skeletons = ing.con.sql("SELECT count(DISTINCT skeleton) FROM q").fetchall()[0][0]
+    return MineResult(ing.rows, ing.quarantined, int(skeletons), len(shapes), len(recurring),
+                      sum(s["count"] for s in recurring), dict(sorted(by_type.items())))

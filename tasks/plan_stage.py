@@ -1,0 +1,143 @@
+"""The plan stage: write a template per recurring shape, validate, check, evaluate, route, build the cache."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from schemas.config import Config
+from schemas.constraint import Constraint
+from schemas.extract import Lexicon, Skeleton, cache_key
+from schemas.plan import Plan, PlanError, check_plan, fill_slots, validate_plan
+from tasks.progress import progress
+from tasks.routing import ShapeEvaluation, decide_route
+from tasks.rules_writer import slotted, write_template
+from tasks.store import Index
+
+SAMPLES_PER_SHAPE = 4
+
+
+@dataclass
+class PlanResult:
+    shapes: int
+    templates: int
+    rejected: int
+    fallbacks: int
+    routes: dict[str, int] = field(default_factory=dict)
+    cache_entries: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+
+def _samples(questions: list[dict[str, Any]], skeleton: str) -> list[tuple[Skeleton, int]]:
+    """Distinct constraint values of a shape's questions, most frequent first, as skeletons."""
+    counts = Counter(q["constraints"] for q in questions)
+    out = []
+    for constraints, n in counts.most_common():
+        cs = tuple(Constraint(f, v) for f, v in json.loads(constraints))
+        out.append((Skeleton(skeleton, cs), n))
+    return out
+
+
+def write_checked(shape: dict[str, Any], config: Config, lexicon: Lexicon,
+                  samples: list[Skeleton]) -> tuple[Plan, dict[str, Any]]:
+    """The rule template, validated and checked against the shape's questions; status for templates.parquet."""
+    template = write_template(shape["skeleton"], shape["type"], config)
+    facets: dict[str, set[str]] = {f.name: set() for f in config.facets}
+    facets.update(lexicon.known_values())
+    slots = set(_slot_names(shape["skeleton"], config.facet_names))
+    status: dict[str, Any] = {"writer": "rules", "model": "", "valid": True, "check_ok": True, "complaint": ""}
+    try:
+        validate_plan(template, max_steps=config.planning.max_steps, facets=facets, slot_names=slots)
+        for sk in samples[:SAMPLES_PER_SHAPE]:
+            filled = fill_slots(template, sk.slots)
+            result = check_plan(filled, list(sk.constraints), lambda text: lexicon.extract(text))
+            if not result.ok:
+                status.update(check_ok=False, complaint=result.complaint())
+                break
+            if result.year_only_in_text:
+                status["complaint"] = "year only in text: " + ", ".join(v for _, v in sorted(result.year_only_in_text))
+    except PlanError as exc:
+        status.update(valid=False, complaint=f"{exc.reason}: {exc}")
+    return template, status
+
+
+def _slot_names(skeleton: str, facets: list[str]) -> list[str]:
+    return re.findall(r"\{([a-z_]+_\d+)\}", slotted(skeleton, facets))
+
+
+def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon: Lexicon, index: Index,
+                staging: Path, quiet: bool = False) -> PlanResult:
+    shapes = pq.read_table(shapes_path).to_pylist()
+    questions = pq.read_table(questions_path, columns=["shape_id", "constraints"]).to_pylist()
+    by_shape: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for q in questions:
+        if q["shape_id"]:
+            by_shape[q["shape_id"]].append(q)
+    templates, entries = [], []
+    routes: Counter[str] = Counter()
+    rejected = 0
+    with progress("planning shapes", len(shapes), quiet=quiet) as bar:
+        for shape in shapes:
+            counted = _samples(by_shape[shape["shape_id"]], shape["skeleton"])
+            samples = [sk for sk, _ in counted]
+            template, status = write_checked(shape, config, lexicon, samples)
+            sound = status["valid"] and status["check_ok"]
+            rejected += not sound
+            if sound and shape["type"] != "null":
+                ev = decide_route(template, samples[:SAMPLES_PER_SHAPE], index, lexicon,
+                                  config.planning.budget, config.planning.per_step_k)
+            else:
+                ev = ShapeEvaluation("one_search", 0)
+            routes[ev.route] += 1
+            templates.append({
+                "shape_id": shape["shape_id"], "skeleton": shape["skeleton"], "type": shape["type"],
+                "template": template.model_dump_json(exclude_defaults=True), **status, "route": ev.route,
+                "evaluation": json.dumps(ev.to_json()), "members": [shape["skeleton"], *(shape["examples"] or [])],
+                "count": shape["count"],
+            })
+            for sk, n in counted:
+                plan = None
+                if ev.route != "one_search":
+                    filled = fill_slots(template, sk.slots)
+                    filled.keep_original = ev.route == "split_original"
+                    plan = filled.model_dump_json(exclude_defaults=True)
+                entries.append({"key": cache_key(shape["shape_id"], sk), "shape_id": shape["shape_id"],
+                                "route": ev.route, "plan": plan, "slots": json.dumps(sk.slots), "questions": n})
+            bar.advance(1)
+    pq.write_table(pa.Table.from_pylist(templates, TEMPLATE_SCHEMA), staging / "templates.parquet")
+    pq.write_table(pa.Table.from_pylist(sorted(entries, key=lambda e: e["key"]), CACHE_SCHEMA),
+                   staging / "cache.parquet")
+    return PlanResult(len(shapes), len(templates), rejected, 0, dict(routes), len(entries))
+
+
+TEMPLATE_SCHEMA = pa.schema([
+    ("shape_id", pa.string()), ("skeleton", pa.string()), ("type", pa.string()), ("template", pa.string()),
+    ("writer", pa.string()), ("model", pa.string()), ("valid", pa.bool_()), ("check_ok", pa.bool_()),
+    ("complaint", pa.string()), ("route", pa.string()), ("evaluation", pa.string()),
+    ("members", pa.list_(pa.string())), ("count", pa.int64()),
+])
+CACHE_SCHEMA = pa.schema([
+    ("key", pa.string()), ("shape_id", pa.string()), ("route", pa.string()), ("plan", pa.string()),
+    ("slots", pa.string()), ("questions", pa.int64()),
+])
+
+
+def write_lexicon(staging: Path, config: Config, index: Index) -> None:
+    """What an online reader needs to rebuild the same lexicon: the config and the index's facet values."""
+    (staging / "config.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
+    (staging / "lexicon.json").write_text(json.dumps(index.facet_values(), indent=2, sort_keys=True),
+                                          encoding="utf-8")
+
+
+plan_task = task(name="plan-shapes", cache_policy=NO_CACHE)(plan_shapes)

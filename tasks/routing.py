@@ -1,0 +1,92 @@
+"""Evaluate a shape's template against the index and decide its route, with no gold labels.
+
+Facet coverage: the share of a question's constrained facet values (and bridge values its plan extracts)
+that have a chunk in the context. The route is the cheapest way that reaches the best facet coverage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from schemas.extract import Lexicon, Skeleton
+from schemas.plan import Plan, fill_slots
+from tasks.executor import Retrieved, retrieve
+from tasks.store import Index
+
+ROUTES = ("one_search", "split", "split_original")
+
+
+def facet_coverage(needed: set[tuple[str, str]], got: Retrieved) -> float:
+    if not needed:
+        return 1.0
+    hits = got.hits_by_id()
+    present = {(f, str(v)) for cid in got.context for f, v in hits[cid].facets.items() if v is not None}
+    return len(needed & present) / len(needed)
+
+
+def needed_values(sk: Skeleton, plan_run: Retrieved | None, lexicon: Lexicon) -> set[tuple[str, str]]:
+    """Constrained facet values of the question, plus values the plan's extraction steps found."""
+    out = {(c.facet, c.value) for c in sk.constraints if c.facet in lexicon.kinds}
+    if plan_run is not None:
+        out |= {(p.answer_facet, p.answer) for p in plan_run.parts if p.answer and p.answer_facet}
+    return out
+
+
+@dataclass
+class ShapeEvaluation:
+    route: str
+    questions: int
+    coverage: dict[str, float] = field(default_factory=dict)
+    searches: dict[str, float] = field(default_factory=dict)
+    top_kept: float = 1.0
+    refused: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"route": self.route, "questions": self.questions, "coverage": self.coverage,
+                "searches": self.searches, "top_kept": self.top_kept, "refused": self.refused}
+
+
+def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon: Lexicon, budget: int,
+                 k: int) -> ShapeEvaluation:
+    """Run the shape's logged questions one search, as the plan, and as the plan plus the original."""
+    if len(template.steps) == 1 and template.steps[0].extract is None:
+        return ShapeEvaluation("one_search", len(samples), searches={"one_search": 1.0})
+    cov = {r: 0.0 for r in ROUTES}
+    searches = {r: 0.0 for r in ROUTES}
+    kept = refused = 0
+    for sk in samples:
+        question = _question_text(sk)
+        plan = fill_slots(template, sk.slots)
+        one = retrieve(question, None, index, lexicon, budget, k, keep_original=False)
+        split = retrieve(question, plan, index, lexicon, budget, k, keep_original=False)
+        both = retrieve(question, plan, index, lexicon, budget, k, keep_original=True)
+        need = needed_values(sk, split, lexicon)
+        refused += any(p.error for p in split.parts)
+        for name, run in (("one_search", one), ("split", split), ("split_original", both)):
+            cov[name] += facet_coverage(need, run)
+            searches[name] += run.searches
+        top = one.context[0] if one.context else None
+        kept += top is None or top in split.context
+    n = max(len(samples), 1)
+    cov = {r: round(v / n, 4) for r, v in cov.items()}
+    searches = {r: round(v / n, 3) for r, v in searches.items()}
+    top_kept = kept / n
+    if cov["one_search"] >= max(cov["split"], cov["split_original"]) - 1e-9:
+        route = "one_search"
+    elif top_kept < 0.5 and cov["split_original"] >= cov["split"] - 1e-9:
+        route = "split_original"  # the best single chunk for the whole question lives outside every part
+    else:
+        route = "split" if cov["split"] >= cov["split_original"] else "split_original"
+    return ShapeEvaluation(route, len(samples), cov, searches, round(top_kept, 3), refused)
+
+
+def _question_text(sk: Skeleton) -> str:
+    """A question rebuilt from the skeleton and its values: lexicon text only, never raw user text."""
+    text = sk.text
+    counters: dict[str, int] = {}
+    for c in sk.constraints:
+        if c.facet not in ("qualifier",):
+            counters[c.facet] = counters.get(c.facet, 0) + 1
+            text = text.replace("{" + c.facet + "}", c.value, 1)
+    return text

@@ -1,0 +1,83 @@
+"""The rule writer: a template plan per shape type, with no model call (the default without a GPU)."""
+
+from __future__ import annotations
+
+import re
+
+from schemas.config import Config
+from schemas.plan import Extract, Plan, Step
+
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+_JOINERS = r"(?:and|or|to|vs|versus|with|than|from|between|in|for|at)"
+
+
+def slotted(skeleton: str, facets: list[str] | None = None) -> str:
+    """`compare {office} and {office}` -> `compare {office_1} and {office_2}` (slot order = text order).
+
+    Placeholders that are not facets (the scrubber's {email}, {phone}, ...) are dropped from the text.
+    """
+    seen: dict[str, int] = {}
+
+    def number(m: re.Match[str]) -> str:
+        if facets is not None and m.group(1) not in facets:
+            return ""
+        seen[m.group(1)] = seen.get(m.group(1), 0) + 1
+        return "{" + f"{m.group(1)}_{seen[m.group(1)]}" + "}"
+
+    return " ".join(_PLACEHOLDER.sub(number, skeleton).split())
+
+
+def _part_query(text: str, keep: str, drop: list[str], strip_words: list[str]) -> str:
+    """The skeleton narrowed to one part: other values of the split facet and comparison words removed."""
+    for slot in [*drop, keep]:
+        text = re.sub(rf"\s*(?:\b{_JOINERS}\s+)?(?:the\s+)?\{{{re.escape(slot)}\}}", " ", text)
+    for w in strip_words:
+        text = re.sub(rf"(?<!\w){re.escape(w)}(?!\w)", " ", text)
+    text = re.sub(rf"(?:\s+\b{_JOINERS})+\s*$", "", " ".join(text.split()))
+    return f"{text} in {{{keep}}}"
+
+
+def _split(text: str, facet: str, slots: list[str], config: Config) -> Plan:
+    words = [w for w in config.classify.comparison + config.classify.temporal if " " not in w and len(w) > 2]
+    steps = [Step(id=f"s{n}", query=_part_query(text, s, [o for o in slots if o != s], words),
+                  filters={facet: "{" + s + "}"}) for n, s in enumerate(slots, 1)]
+    return Plan(steps=steps)
+
+
+def _bridge(text: str, config: Config) -> Plan | None:
+    """`what per diem do i get at the {year_1} engineering offsite` -> s1 finds the office, s2 uses it."""
+    cats = [f.name for f in config.facets if f.kind == "category"]
+    if not cats:
+        return None
+    indicators = "|".join(re.escape(w) for w in config.classify.bridge)
+    m = re.search(rf"^(?P<need>.+?)\s+(?:at|for|during|of|in)\s+the\s+(?P<event>.*\b(?:{indicators})\b.*)$", text)
+    if not m:
+        return None
+    event, need = m.group("event"), m.group("need")
+    time_slots = [s for s in re.findall(r"\{([a-z_]+_\d+)\}", event)]
+    filters = {s.rsplit("_", 1)[0]: "{" + s + "}" for s in time_slots}
+    facet = cats[0]
+    return Plan(steps=[
+        Step(id="s1", query=f"where is the {event} held", filters=filters, extract=Extract(facet=facet, top=1)),
+        Step(id="s2", query=f"{need} in {{s1}}", depends_on=["s1"], filters={facet: "{s1}"}),
+    ])
+
+
+def write_template(skeleton: str, shape_type: str, config: Config) -> Plan:
+    """A template for one shape: comparison and temporal split per value, bridge chains, the rest one step."""
+    text = slotted(skeleton, config.facet_names)
+    kinds = {f.name: f.kind for f in config.facets}
+    slots = re.findall(r"\{([a-z_]+_\d+)\}", text)
+    by_facet: dict[str, list[str]] = {}
+    for s in slots:
+        by_facet.setdefault(s.rsplit("_", 1)[0], []).append(s)
+    if shape_type in ("comparison", "temporal"):
+        wanted = "category" if shape_type == "comparison" else None
+        for facet, values in by_facet.items():
+            if len(values) >= 2 and (wanted is None and kinds.get(facet) in ("year", "date")
+                                     or kinds.get(facet) == wanted):
+                return _split(text, facet, values, config)
+    if shape_type == "bridge" and (plan := _bridge(text, config)):
+        return plan
+    filters = {facet: "{" + values[0] + "}" for facet, values in by_facet.items() if len(values) == 1}
+    return Plan(steps=[Step(id="s1", query=text, filters=filters)])
