@@ -17,12 +17,31 @@ from tasks.store import Index
 ROUTES = ("one_search", "split", "split_original")
 
 
-def facet_coverage(needed: set[tuple[str, str]], got: Retrieved) -> float:
+TARGET_TOP = 2  # a part counts as reached when one of its own best chunks is in the context
+
+
+def part_targets(needed: set[tuple[str, str]], plan_run: Retrieved | None) -> dict[tuple[str, str], set[str]]:
+    """For each needed facet value, the best chunks of the plan step that filters on it (if any)."""
+    out: dict[tuple[str, str], set[str]] = {}
+    if plan_run is None:
+        return out
+    for p in plan_run.parts:
+        for facet, value in p.filters.items():
+            if (facet, value) in needed:
+                out.setdefault((facet, value), set()).update(h.id for h in p.hits[:TARGET_TOP])
+    return out
+
+
+def facet_coverage(needed: set[tuple[str, str]], got: Retrieved, targets: dict[tuple[str, str], set[str]]) -> float:
+    """Share of needed values reached: one of the value's own best chunks in the context, or, where no step
+    filters on the value, any chunk carrying it."""
     if not needed:
         return 1.0
     hits = got.hits_by_id()
     present = {(f, str(v)) for cid in got.context for f, v in hits[cid].facets.items() if v is not None}
-    return len(needed & present) / len(needed)
+    context = set(got.context)
+    reached = sum(bool(targets[v] & context) if targets.get(v) else v in present for v in needed)
+    return reached / len(needed)
 
 
 def needed_values(sk: Skeleton, plan_run: Retrieved | None, lexicon: Lexicon) -> set[tuple[str, str]]:
@@ -62,9 +81,10 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         split = retrieve(question, plan, index, lexicon, budget, k, keep_original=False)
         both = retrieve(question, plan, index, lexicon, budget, k, keep_original=True)
         need = needed_values(sk, split, lexicon)
+        targets = part_targets(need, split)
         refused += any(p.error for p in split.parts)
         for name, run in (("one_search", one), ("split", split), ("split_original", both)):
-            cov[name] += facet_coverage(need, run)
+            cov[name] += facet_coverage(need, run, targets)
             searches[name] += run.searches
         top = one.context[0] if one.context else None
         kept += top is None or top in split.context

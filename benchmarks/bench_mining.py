@@ -1,0 +1,368 @@
+"""Benchmark the mining stage against a plain DuckDB scan of the same log files, in one interleaved run.
+
+    .venv/bin/python -m benchmarks.bench_mining [--rows N] [--repeat R] [--scan-repeat S] [--json] [--profile]
+
+The log is generated fresh in a temporary directory by ``data/demo/generate_logs.py`` itself (imported, with
+its row, PII, user, poisoning and day counts scaled to N lines; in a child process, so its memory does not count
+toward the peak RSS reported here): the demo's 33 shapes, phrasings, Zipf frequencies, noise, follow-ups, PII
+and malformed lines, hive-partitioned JSONL.gz like ``data/demo/logs``. Distinct queries therefore grow with N
+the way they would in a bigger log (PII rows stay unique, typo variants recur), instead of repeating the demo's.
+
+Each round runs, the order alternating between rounds:
+
+1. a plain DuckDB scan that parses every column of the same files
+   (``SELECT count(*), count(ts), count("user"), count(query) FROM read_json(...)``), ``--scan-repeat`` times;
+2. the whole mining stage, ``tasks.mine_stage.mine()`` on a fresh index handle (empty embedding memo) into a
+   fresh staging directory, with a timer around each phase: ingest (DuckDB read, quarantine, PII scrub of
+   quarantined text), extract (scrub + constraints + skeleton per distinct query, the join back), merge
+   (embedding the skeletons, grouping near duplicates), shapes, classify (rules plus one index search per
+   recurring shape) and write.
+
+The index it mines against is built once from ``data/demo/corpus.jsonl`` with ``tasks.indexing.build_index``.
+The machine is shared and noisy, so the figure that matters is the ratio measured side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import importlib.util
+import io
+import json
+import os
+import platform
+import pstats
+import resource
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from datetime import date, datetime, timedelta
+from multiprocessing import get_context
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import duckdb
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "data" / "configs" / "demo.yaml"
+CORPUS = ROOT / "data" / "demo" / "corpus.jsonl"
+GENERATOR = ROOT / "data" / "demo" / "generate_logs.py"
+DEFAULT_ROWS = 1_000_000
+GOAL_ROWS_PER_S = 300_000
+
+# The demo log's proportions (generate_logs.py): 53,000 shape rows, 3,000 with PII, 2,000 users, 400 injection
+# rows, 7 odd questions, 30 malformed lines, follow-ups 5 % of all lines; 56,246 lines over 7 days.
+DEMO_LINES = 56_246
+
+
+def load_generator() -> ModuleType:
+    """data/demo/generate_logs.py as a module (it is a script, not a package member)."""
+    spec = importlib.util.spec_from_file_location("planbake_demo_generate_logs", GENERATOR)
+    if spec is None or spec.loader is None:  # pragma: no cover - the file is part of the repository
+        raise FileNotFoundError(GENERATOR)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is created
+    spec.loader.exec_module(module)
+    return module
+
+
+def scaled_parameters(rows: int) -> dict[str, int]:
+    """The generator's knobs for about `rows` lines, in the demo's proportions; more days for a bigger log."""
+    scale = rows / DEMO_LINES
+    injection = max(1, round(400 * scale))
+    base = max(1_000, round(rows * 0.95) - injection - 7 - 30)
+    return {
+        "BASE_ROWS": base,
+        "PII_ROWS": round(3_000 * base / 53_000),
+        "N_USERS": max(50, round(2_000 * scale)),
+        "INJECTION_ROWS": injection,
+        # a bigger log covers more days (28 for 1M rows), but stays inside 2026 so "this year" means one year
+        "N_DAYS": max(7, min(35, round(7 * rows / 250_000))),
+    }
+
+
+def generate_logs(rows: int, dest: Path) -> dict[str, Any]:
+    """Write dest/logs/date=YYYY-MM-DD/part-000.jsonl.gz (about `rows` lines); a summary of what is in them."""
+    gen = load_generator()
+    params = scaled_parameters(rows)
+    for name, value in params.items():
+        setattr(gen, name, value)
+    t0 = time.perf_counter()
+    truth = gen.generate(dest)
+    seconds = time.perf_counter() - t0
+    files = sorted((dest / "logs").rglob("*.jsonl.gz"))
+    return {
+        "lines": truth["total_lines"], "valid_rows": truth["valid_rows"], "days": len(truth["days"]),
+        "first_day": truth["days"][0], "last_day": truth["days"][-1], "users": truth["users"]["distinct"],
+        "pii_rows": truth["pii"]["rows"], "malformed": truth["malformed"]["rows"], "files": len(files),
+        "bytes": sum(f.stat().st_size for f in files), "generator_params": params, "generate_seconds": seconds,
+    }
+
+
+def generate_in_child(rows: int, dest: Path) -> dict[str, Any]:
+    """Run the generator in a child process, so its ~1 GB of Python objects is not this process's peak RSS."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
+        return pool.submit(generate_logs, rows, dest).result()
+
+
+def scan_sql(logs: Path) -> str:
+    glob = str(logs / "**" / "*.jsonl.gz").replace("'", "''")
+    return (f"""SELECT count(*), count(ts), count("user"), count(query) FROM read_json('{glob}', """
+            """format='newline_delimited', columns={ts: 'VARCHAR', "user": 'VARCHAR', query: 'VARCHAR'}, """
+            """ignore_errors=true)""")
+
+
+def plain_scan(logs: Path) -> tuple[float, list[int]]:
+    """One DuckDB scan parsing every column (fresh connection, default threads); seconds and the counts."""
+    t0 = time.perf_counter()
+    con = duckdb.connect()
+    row = con.sql(scan_sql(logs)).fetchall()[0]
+    con.close()
+    return time.perf_counter() - t0, [int(x) for x in row]
+
+
+class PhaseTimer:
+    """Accumulates seconds per phase name."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
+        return timed
+
+
+PHASES = {  # attribute of tasks.mine_stage -> phase name
+    "ingest": "ingest", "extract_distinct": "extract", "merge_skeletons": "merge", "build_shapes": "shapes",
+    "classify_shapes": "classify", "write_outputs": "write", "summarize": "summarize",
+}
+
+
+@contextmanager
+def instrumented(timer: PhaseTimer, embedder: Any) -> Iterator[None]:
+    """Time mine()'s phases by wrapping the names it calls in tasks.mine_stage (restored afterwards).
+
+    Inside merge, the skeleton embedding (`embedder.encode`) is timed as "merge: embedding"; inside classify,
+    the index searches (`_top_score`: encode the example question, one LanceDB query) as "classify: search".
+    """
+    import tasks.mine_stage as stage
+
+    saved = {name: getattr(stage, name) for name in [*PHASES, "_top_score"]}
+    try:
+        for name, phase in PHASES.items():
+            setattr(stage, name, timer.wrap(phase, saved[name]))
+        stage._top_score = timer.wrap("classify: search", saved["_top_score"])  # type: ignore[attr-defined]
+        embedder.encode = timer.wrap("merge: embedding", embedder.encode)
+        yield
+    finally:
+        for name, fn in saved.items():
+            setattr(stage, name, fn)
+        del embedder.encode  # back to the class's method
+
+
+def mine_once(logs: Path, config: Any, uri: str, staging: Path, now: datetime,
+              profile: cProfile.Profile | None = None) -> tuple[float, dict[str, float], dict[str, Any]]:
+    """One full mining run on a fresh index handle; seconds, per-phase seconds, the MineResult as JSON."""
+    from tasks.mine_stage import mine
+    from tasks.store import Index
+
+    index = Index(uri, config)  # a new Embedder: empty encode_one memo (the model itself is loaded once)
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    timer = PhaseTimer()
+    with instrumented(timer, index.embedder):
+        if profile is not None:
+            profile.enable()
+        t0 = time.perf_counter()
+        result, _ = mine(logs, config, index, staging, now=now, quiet=True)
+        seconds = time.perf_counter() - t0
+        if profile is not None:
+            profile.disable()
+    phases = dict(timer.seconds)
+    phases["other"] = max(0.0, seconds - sum(v for k, v in phases.items() if ":" not in k))
+    return seconds, phases, result.to_json()
+
+
+def peak_rss_mb() -> float:
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024  # bytes on macOS, KiB on Linux
+
+
+def current_rss_mb() -> float:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1024 * 1024)
+    except OSError:  # pragma: no cover - not Linux
+        return float("nan")
+
+
+def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool) -> dict[str, Any]:
+    from schemas.config import load_config
+    from tasks.embed import load_model
+    from tasks.indexing import build_index
+
+    config = load_config(CONFIG)
+    print(f"generating {rows:,} log lines ...", file=sys.stderr, flush=True)
+    gen = generate_in_child(rows, workdir)
+    logs = workdir / "logs"
+    now = datetime.fromisoformat(gen["last_day"]) + timedelta(days=1)
+    print(f"  {gen['lines']:,} lines in {gen['files']} files ({gen['bytes'] / 1e6:.1f} MB gzip) over "
+          f"{gen['days']} days, {gen['users']:,} users; {gen['generate_seconds']:.0f}s", file=sys.stderr, flush=True)
+
+    print("building the demo index ...", file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    outcome = build_index(CORPUS, config, workdir / "index", date(2026, 11, 23), quiet=True)
+    index_seconds = time.perf_counter() - t0
+    load_model(config.model_path)
+    rss_before = current_rss_mb()
+
+    # Warm-up, untimed: DuckDB's JSON reader and file cache, imports, first-call costs.
+    plain_scan(logs)
+    distinct = _distinct_stats(logs)
+
+    scans: list[float] = []
+    mines: list[float] = []
+    phases: list[dict[str, float]] = []
+    counts: list[int] = []
+    result: dict[str, Any] = {}
+
+    def do_scan() -> None:
+        for _ in range(scan_repeat):
+            dt, c = plain_scan(logs)
+            scans.append(dt)
+            counts[:] = c
+
+    def do_mine(n: int) -> None:
+        dt, ph, res = mine_once(logs, config, outcome.uri, workdir / "staging", now)
+        mines.append(dt)
+        phases.append(ph)
+        result.update(res)
+
+    for n in range(repeat):
+        if n % 2 == 0:
+            do_scan()
+            do_mine(n)
+        else:
+            do_mine(n)
+            do_scan()
+        print(f"round {n + 1}/{repeat}: scan {statistics.median(scans[-scan_repeat:]):.2f}s (median of "
+              f"{scan_repeat})  mine {mines[-1]:.1f}s  " + "  ".join(f"{k} {v:.1f}" for k, v in phases[-1].items()),
+              file=sys.stderr, flush=True)
+
+    lines = gen["lines"]
+    scan_s, mine_s = statistics.median(scans), statistics.median(mines)
+    phase_med = {k: statistics.median(p.get(k, 0.0) for p in phases) for k in phases[0]}
+    report: dict[str, Any] = {
+        "rows": lines, "log": gen, "distinct": distinct, "repeat": repeat, "scan_repeat": scan_repeat,
+        "cpus": _cpus(), "python": platform.python_version(), "duckdb": duckdb.__version__,
+        "load_average": os.getloadavg(), "index_build_seconds": index_seconds,
+        "index_chunks": outcome.result.chunks,
+        "scan": {"seconds": scan_s, "all_seconds": scans, "rows_per_s": lines / scan_s, "counts": counts},
+        "mine": {"seconds": mine_s, "all_seconds": mines, "rows_per_s": lines / mine_s, "result": result},
+        "phases": {k: {"seconds": v, "share": v / mine_s, "all_seconds": [p.get(k, 0.0) for p in phases]}
+                   for k, v in phase_med.items()},
+        "mine_over_scan": mine_s / scan_s,
+        "goal_rows_per_s": GOAL_ROWS_PER_S,
+        "rss_before_mining_mb": rss_before,
+    }
+    if profile:
+        prof = cProfile.Profile()
+        mine_once(logs, config, outcome.uri, workdir / "staging", now, profile=prof)
+        buf = io.StringIO()
+        stats = pstats.Stats(prof, stream=buf)
+        stats.sort_stats("cumulative").print_stats(35)
+        stats.sort_stats("tottime").print_stats(20)
+        report["profile"] = buf.getvalue()
+    report["peak_rss_mb"] = peak_rss_mb()
+    return report
+
+
+def _distinct_stats(logs: Path) -> dict[str, int]:
+    """How many distinct queries and (query, year) pairs the log has: what extract_distinct loops over."""
+    con = duckdb.connect()
+    glob = str(logs / "**" / "*.jsonl.gz").replace("'", "''")
+    row = con.sql(f"""
+        SELECT count(DISTINCT query), count(DISTINCT "user")
+        FROM read_json('{glob}', format='newline_delimited', ignore_errors=true,
+                       columns={{ts: 'VARCHAR', "user": 'VARCHAR', query: 'VARCHAR'}})""").fetchall()[0]
+    con.close()
+    return {"distinct_queries": int(row[0]), "distinct_users": int(row[1])}
+
+
+def _cpus() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1  # pragma: no cover - not Linux
+
+
+def render(report: dict[str, Any]) -> str:
+    log, scan, mine = report["log"], report["scan"], report["mine"]
+    res = mine["result"]
+    lines = [
+        f"log: {log['lines']:,} lines ({log['valid_rows']:,} valid, {log['pii_rows']:,} with PII, "
+        f"{log['malformed']} malformed) in {log['files']} files, {log['bytes'] / 1e6:.1f} MB gzip, "
+        f"{log['days']} days, {log['users']:,} users, {report['distinct']['distinct_queries']:,} distinct queries",
+        f"median of {report['repeat']} interleaved rounds (scan: {report['scan_repeat']} per round); "
+        f"{report['cpus']} CPUs; load average {', '.join(f'{x:.1f}' for x in report['load_average'])}",
+        "",
+        f"{'measurement':<34}{'seconds':>10}{'rows/s':>12}",
+        f"{'plain DuckDB scan (all columns)':<34}{scan['seconds']:>10.2f}{scan['rows_per_s']:>12,.0f}",
+        f"{'whole mining stage (mine())':<34}{mine['seconds']:>10.2f}{mine['rows_per_s']:>12,.0f}",
+        "",
+        f"mining / scan time: {report['mine_over_scan']:.1f}x; goal {report['goal_rows_per_s']:,} rows/s: "
+        + ("met" if mine["rows_per_s"] >= report["goal_rows_per_s"] else
+           f"missed ({mine['rows_per_s'] / report['goal_rows_per_s']:.1%} of it)"),
+        "",
+        f"{'phase':<22}{'seconds':>10}{'share':>8}",
+    ]
+    for name, ph in report["phases"].items():
+        label = ("  " + name) if ":" in name else name
+        lines.append(f"{label:<22}{ph['seconds']:>10.2f}{ph['share']:>8.1%}")
+    lines += [
+        "",
+        f"mined: {res['rows']:,} rows, {res['quarantined']} quarantined, {res['skeletons']:,} skeletons, "
+        f"{res['shapes']:,} shapes, {res['recurring']:,} recurring ({res['recurring_questions']:,} questions)",
+        f"peak RSS: {report['peak_rss_mb']:.0f} MB (model and index loaded: {report['rss_before_mining_mb']:.0f} MB "
+        "before the first round)",
+    ]
+    if "profile" in report:
+        lines += ["", report["profile"]]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_mining", description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=DEFAULT_ROWS, help=f"log lines to generate (default {DEFAULT_ROWS:,})")
+    ap.add_argument("--repeat", type=int, default=2, help="interleaved rounds; medians are reported (default 2)")
+    ap.add_argument("--scan-repeat", type=int, default=3, help="DuckDB scans per round (default 3)")
+    ap.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
+    ap.add_argument("--profile", action="store_true", help="also cProfile one extra mining run")
+    ap.add_argument("--keep", type=Path, default=None, help="work in this directory and keep it (logs, index)")
+    args = ap.parse_args(argv)
+    if args.repeat < 1 or args.scan_repeat < 1 or args.rows < 1_000:
+        ap.error("--repeat and --scan-repeat must be at least 1, --rows at least 1000")
+    os.chdir(ROOT)
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        report = run(args.rows, args.repeat, args.scan_repeat, args.keep, args.profile)
+    else:
+        with tempfile.TemporaryDirectory(prefix="bench_mining_") as tmp:
+            report = run(args.rows, args.repeat, args.scan_repeat, Path(tmp), args.profile)
+    print(json.dumps(report, indent=2, default=str) if args.json else render(report))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,110 @@
+"""The plan stage and the online lookup: the seed handbook table, bridges, keys, and the demo cache."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from schemas.cache import PlanCache
+from schemas.plan import Plan
+from tasks.executor import retrieve
+from tasks.store import Index
+from tests.conftest import ROOT
+
+
+def _row(doc: dict, system: str, shape: str = "ALL") -> dict:
+    return next(r for r in doc["rows"] if r["system"] == system and r["shape"] == shape)
+
+
+def test_seed_handbook_table(seed_eval: dict) -> None:
+    one = _row(seed_eval, "one-search")
+    assert (one["part_coverage"], one["all_parts_count"]) == (0.9, 8)  # the lesson's plain baseline
+    routed = _row(seed_eval, "routed")
+    assert routed["part_coverage"] == 1.0 and routed["all_parts_count"] == 10
+    assert routed["searches_per_question"] <= 1.5
+    assert routed["split_against_label"] <= 1
+    assert routed["missed_splits"] == 0
+    plus = _row(seed_eval, "routed+original")
+    assert plus["part_coverage"] == 1.0
+    systems = {r["system"] for r in seed_eval["rows"]}
+    assert systems == {"one-search", "rules", "routed", "routed+original"}
+
+
+def _seed_cache(seed_eval: dict) -> tuple[PlanCache, Index]:
+    cache = PlanCache.open(seed_eval["out"])
+    idx = cache.manifest["index"]
+    return cache, Index(idx["uri"], cache.lexicon.config, idx["version"])
+
+
+@pytest.mark.parametrize(("year", "office", "chunk"), [("2026", "Lisbon", "perdiem-lisbon"),
+                                                       ("2025", "Berlin", "perdiem-berlin")])
+def test_bridge_slot_filled_from_evidence(seed_eval: dict, year: str, office: str, chunk: str) -> None:
+    cache, index = _seed_cache(seed_eval)
+    question = f"What per diem do I get at the {year} engineering offsite?"
+    res = cache.lookup(question)
+    assert res.hit and res.shape_type == "bridge" and res.plan is not None
+    s2 = res.plan["steps"][1]
+    assert s2["filters"] == {"office": "{s1}"}  # never filled by a writer
+    got = retrieve(question, Plan.model_validate(res.plan), index, cache.lexicon, 4, 4,
+                   keep_original=bool(res.plan.get("keep_original")))
+    step = {p.id: p for p in got.parts}
+    assert step["s1"].answer == office
+    assert step["s2"].filters == {"office": office}
+    assert step["s2"].hits[0].id == chunk
+    assert chunk in got.context
+
+
+def test_keys_differ_by_constraints(seed_eval: dict) -> None:
+    cache, _ = _seed_cache(seed_eval)
+    a = cache.lookup("Compare parental leave for the second parent in Berlin and Amsterdam.")
+    b = cache.lookup("Compare parental leave for the second parent in Berlin and Lisbon.")
+    noisy = cache.lookup("  COMPARE parental leave for the second parent in berlin and AMSTERDAM??")
+    assert a.hit and b.hit and a.shape_id == b.shape_id
+    assert a.key != b.key and a.key == noisy.key
+    assert a.plan is not None and b.plan is not None
+    filters = lambda plan: [s["filters"] for s in plan["steps"]]  # noqa: E731
+    assert filters(a.plan) == [{"office": "Berlin"}, {"office": "Amsterdam"}]
+    assert filters(b.plan) == [{"office": "Berlin"}, {"office": "Lisbon"}]
+    assert a.plan == noisy.plan
+
+
+@pytest.mark.parametrize("question", ["", "   ", "x" * 100_000, "\x00\x01\x1b[31m", "what is the wifi \u202e password"])
+def test_lookup_never_crashes(seed_eval: dict, question: str) -> None:
+    cache, _ = _seed_cache(seed_eval)
+    res = cache.lookup(question)
+    assert res.hit is False and res.reason
+    json.dumps(res.to_json())
+
+
+def test_reader_imports_without_prefect() -> None:
+    code = ("import sys; import schemas.cache, schemas.extract, schemas.plan; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('prefect', 'lancedb', 'torch', 'duckdb')]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_demo_cache(demo_publication: Path) -> None:
+    cache = PlanCache.open(demo_publication)
+    manifest = cache.manifest
+    assert manifest["plan"]["templates"] > 0 and manifest["plan"]["cache_entries"] > 0
+    assert manifest["lexicon_hash"] == cache.lexicon.digest()
+    routes = {t["route"] for t in cache.templates.values()}
+    assert {"one_search", "split"} <= routes  # routes are measured per shape, not fixed per type
+    comparisons = [t for t in cache.templates.values() if t["type"] == "comparison" and t["route"] != "one_search"]
+    top = max(comparisons, key=lambda t: t["count"])
+    question = top["skeleton"].replace("{office}", "Warsaw", 1).replace("{office}", "Toronto", 1)
+    hit = cache.lookup(question)
+    assert hit.hit and hit.shape_id == top["shape_id"] and hit.route == top["route"] and hit.plan is not None
+    assert [s["filters"].get("office") for s in hit.plan["steps"]] == ["Warsaw", "Toronto"]
+    assert hit.plan.get("keep_original", False) == (top["route"] == "split_original")
+    single = cache.lookup("how many vacation days do we get in Warsaw")
+    assert single.hit and single.route == "one_search"
+    miss = cache.lookup("what colour is the CEO's car")
+    assert not miss.hit and miss.route == "online_planner"
+    this_year = cache.lookup("how did the remote work allowance change between last year and this year",
+                             now=None)
+    assert ("year", str(__import__("datetime").date.today().year)) in this_year.constraints
