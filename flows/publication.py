@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from schemas.config import Bill
 from tasks.publish import (
     STAGE_FILES,
     carry_over,
@@ -15,6 +16,7 @@ from tasks.publish import (
     publish,
     stage_dir,
 )
+from tasks.report import write_report
 from tasks.store import tag_version
 
 
@@ -27,6 +29,7 @@ class Run:
     run_id: str = field(default_factory=new_run_id)
     manifest: dict[str, Any] = field(default_factory=dict)
     stages: list[str] = field(default_factory=list)
+    bill: Bill = field(default_factory=Bill)
 
     def __post_init__(self) -> None:
         self.staging = stage_dir(self.out, self.run_id)
@@ -51,6 +54,7 @@ class Run:
         if index and "index" in self.stages:
             tag_version(index["uri"], table, self.run_id, index["version"])
             index["tag"] = self.run_id
+        write_report(self.staging, {**self.manifest, "run_id": self.run_id}, self.bill)
         return publish(self.out, self.staging, self.manifest)
 
     def abort(self) -> None:

@@ -21,7 +21,7 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
     logger = get_run_logger()
     cfg = config if isinstance(config, Config) else load_config(config)
     with publish_lock(out, wait_s):
-        run = Run(Path(out), "" if isinstance(config, Config) else str(config or ""))
+        run = Run(Path(out), "" if isinstance(config, Config) else str(config or ""), bill=cfg.bill)
         try:
             if "index" in stages:
                 index = index_stage(run, corpus or cfg.corpus, cfg, run_date or date.today(), quiet)
@@ -36,5 +36,17 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
         except BaseException:
             run.abort()
             raise
-    logger.info("published %s", published)
+    logger.info("published %s; report %s", published, published / "report" / "report.md")
+    _artifact(published, run.run_id)
     return {**run.manifest, "run_id": run.run_id, "publication": str(published)}
+
+
+def _artifact(published: Path, run_id: str) -> None:
+    """The report as a Prefect artifact too (best effort: a missing API must not fail a published run)."""
+    try:
+        from prefect.artifacts import create_markdown_artifact
+
+        text = (published / "report" / "report.md").read_text(encoding="utf-8")
+        create_markdown_artifact(markdown=text, key="planbake-report", description=f"planbake run {run_id}")
+    except Exception as exc:  # noqa: BLE001
+        get_run_logger().warning("report artifact not created: %s", exc)

@@ -195,6 +195,7 @@ def _summary(res: dict[str, Any]) -> None:
         out_console.print(f"plan: {plan_['templates']} templates ({plan_['rejected']} rejected), routes "
                           f"{plan_['routes']}, {plan_['cache_entries']} cache entries")
     out_console.print(f"published: {res['publication']}")
+    out_console.print(f"report: {Path(res['publication']) / 'report' / 'report.md'}")
 
 
 @app.command()
@@ -375,3 +376,48 @@ def eval_(
             out_console.print(f"{system}: incomplete {incomplete}", markup=False)
 
     _emit(as_json, result, human)
+
+
+@app.command()
+@_errors
+def rollback(
+    out: OutOpt = Path("data/out"),
+    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher.")] = 0.0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Re-point lookups to the previous publication and restore the index table to its tagged version.
+
+    Example: planbake rollback --out data/out
+    """
+    from tasks.publish import publish_lock
+    from tasks.publish import rollback as do_rollback
+    from tasks.store import open_table
+
+    with publish_lock(out, wait):
+        run_id, manifest = do_rollback(out)
+        idx = manifest.get("index", {})
+        if idx:
+            table = open_table(idx["uri"], idx.get("table", "chunks"))
+            if table is not None:
+                table.restore(idx.get("tag") or idx["version"])
+    doc = {"run_id": run_id, "index_version": idx.get("version"), "tag": idx.get("tag")}
+    _emit(as_json, doc, lambda: out_console.print(f"rolled back to {run_id} (index version {doc['index_version']})"))
+
+
+@app.command()
+@_errors
+def report(
+    out: OutOpt = Path("data/out"),
+    as_json: JsonOpt = False,
+) -> None:
+    """Print where the live publication's report is, and its text.
+
+    Example: planbake report --out data/out
+    """
+    from schemas.publication import current_run
+
+    path = current_run(out) / "report" / "report.md"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: this publication has no report")
+    _emit(as_json, {"report": str(path), "markdown": path.read_text(encoding="utf-8")},
+          lambda: out_console.print(path.read_text(encoding="utf-8") + f"\n(report: {path})", markup=False))

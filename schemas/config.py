@@ -84,6 +84,7 @@ class Bill(_Strict):
     answer_out: int = 300
     plan_in: int = 700
     plan_per_step: int = 40
+    budget_chunks: int = 4
 
 
 class Classify(_Strict):

@@ -16,10 +16,16 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("id", re.compile(r"\b\d{6,}\b")),
     ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){3,7}\b")),
 ]
+# A personal name: two or more capitalised words, joined by a space or a hyphen, with lower-case particles
+# in between ("Sanne de Vries", "Mei-Ling Chau", "Ludwig van der Berg").
+_NAME = (r"[A-Z\u00c0-\u00de][a-z\u00df-\u024f]+(?:(?:-|\s+(?:(?:de|da|das|do|dos|du|del|della|der|den|di|"
+         r"la|le|van|von|ten|ter|bin|al)\s+)*)[A-Z\u00c0-\u00de][a-z\u00df-\u024f]+)+")
 _CUE_NAME = re.compile(
     r"\b(?P<cue>(?:my|our)\s+(?:manager|colleague|boss|lead|partner|wife|husband)|i am|i'm|name is|"
-    r"called|from|with|ask)\s+(?P<name>[A-Z][a-z\u00c0-\u024f]+(?:[ -][A-Z][a-z\u00c0-\u024f]+)+)"
+    r"this is|called|from|with|ask)\s+(?P<name>" + _NAME + ")"
 )
+# A name that opens the text (or a sentence) and introduces the asker: "Jan Kowalski from HR told me ...".
+_LEAD_NAME = re.compile(r"(?:^|(?<=[.!?:;]\s))(?P<cue>)(?P<name>" + _NAME + r")(?=\s+(?:from|here)\b)")
 
 
 class Scrubber:
@@ -41,10 +47,11 @@ class Scrubber:
             text = pattern.sub("{" + kind + "}", text)
         if self._names is not None:
             text = self._names.sub("{name}", text)
-        return _CUE_NAME.sub(self._cue_name, text)
+        text = _CUE_NAME.sub(self._cue_name, text)
+        return _LEAD_NAME.sub(self._cue_name, text)
 
     def _cue_name(self, m: re.Match[str]) -> str:
         name = m.group("name")
-        if any(part.casefold() in self._keep for part in re.split(r"[ -]", name)):
+        if any(part.casefold() in self._keep for part in re.split(r"[\s-]+", name)):
             return m.group(0)
-        return f"{m.group('cue')} {{name}}"
+        return f"{m.group('cue')} {{name}}" if m.group("cue") else "{name}"

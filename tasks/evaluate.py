@@ -81,7 +81,7 @@ def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int
             "routed": retrieve(q.question, routed, index, cache.lexicon, budget, k, keep),
             "routed+original": retrieve(q.question, routed, index, cache.lexicon, budget, k, routed is not None),
         }
-        row = {"id": q.id, "question": q.question, "shape": shape, "route": res.route}
+        row: dict[str, Any] = {"id": q.id, "question": q.question, "shape": shape, "route": res.route}
         for system, run in runs.items():
             docs = {_doc(c) for c in run.context}
             covered = [bool(part & docs) for part in q.parts]

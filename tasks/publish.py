@@ -113,3 +113,16 @@ def publish(out: str | Path, staging: Path, manifest: dict[str, Any]) -> Path:
 
 def discard(staging: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
+
+
+def rollback(out: str | Path) -> tuple[str, dict[str, Any]]:
+    """Re-point to the previous publication; returns its run id and manifest. Caller holds the lock."""
+    _, manifest = previous_publication(out)
+    prev_id = manifest.get("previous")
+    if not prev_id:
+        raise NoPublication(f"{out}: no earlier publication to roll back to")
+    prev_dir = Path(out) / "runs" / prev_id
+    if not (prev_dir / MANIFEST).exists():
+        raise NoPublication(f"{prev_dir}: the previous publication is gone; cannot roll back")
+    switch_pointer(out, prev_id)
+    return prev_id, read_manifest(prev_dir)

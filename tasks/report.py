@@ -1,0 +1,154 @@
+"""The run report: Markdown plus PNG plots, written into the publication (and shown as a Prefect artifact)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from schemas.config import Bill
+
+
+def bill(b: Bill, searches: int, rounds: int, planner_steps: int = 0) -> dict[str, float]:
+    """Cost per 1,000 questions and seconds to the first answer token (seed 002, "The bill").
+
+    `rounds`: retrieval rounds on the longest path; `planner_steps`: an online planner call writing that many
+    steps before any retrieval (0 for a precomputed plan: no model call on the critical path).
+    """
+    tin, tout = b.answer_in + b.budget_chunks * b.chunk_tokens, b.answer_out
+    before = rounds * b.retrieve_s
+    if planner_steps:
+        tin += b.plan_in
+        tout += b.plan_per_step * planner_steps
+        before += b.ttft_s + b.plan_per_step * planner_steps / b.tokens_per_s
+    usd = (tin * b.price_in + tout * b.price_out) / 1e6 * 1000
+    return {"usd_per_1k": round(usd, 2), "first_token_s": round(before + b.ttft_s, 2), "searches": searches}
+
+
+def _plot(path: Path, kind: str, labels: list[str], values: list[float], title: str, xlabel: str = "") -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    if kind == "line":
+        ax.plot(range(1, len(values) + 1), values, marker=".")
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel or "shape rank")
+    else:
+        ax.barh(labels[::-1], values[::-1])
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name
+
+
+def write_report(run_dir: Path, manifest: dict[str, Any], b: Bill) -> Path:
+    """report/report.md with plots; returns the Markdown path."""
+    out = run_dir / "report"
+    out.mkdir(exist_ok=True)
+    lines = [f"# planbake run {manifest.get('run_id', run_dir.name)}", ""]
+    idx = manifest.get("index", {})
+    if idx:
+        lines += [
+            "## Index",
+            f"{idx['chunks']} chunks; {idx['embedded']} embedded, {idx['updated']} updated, "
+            f"{idx['deleted']} deleted this run; table version {idx['version']}.",
+            "",
+        ]
+    mine = manifest.get("mine", {})
+    if mine:
+        lines += [
+            "## Mining",
+            f"{mine['rows']:,} log rows mined, {mine['quarantined']} quarantined; "
+            f"{mine['recurring']} recurring shapes of {mine['shapes']} ({mine['recurring_questions']:,} "
+            "questions).",
+            "",
+        ]
+    shapes_path, tpl_path = run_dir / "shapes.parquet", run_dir / "templates.parquet"
+    if shapes_path.exists():
+        shapes = pq.read_table(shapes_path, columns=["count", "type"]).to_pylist()
+        counts = sorted((s["count"] for s in shapes), reverse=True)
+        freq = _plot(out / "shape_frequency.png", "line", [], counts, "Questions per recurring shape (long tail)")
+        types = Counter(s["type"] for s in shapes).most_common()
+        kinds = _plot(out / "shape_types.png", "bar", [t for t, _ in types], [n for _, n in types],
+                      "Recurring shapes by type")
+        lines += [f"![shape frequency]({freq})", f"![shape types]({kinds})", ""]
+    if tpl_path.exists():
+        lines += _plan_section(out, tpl_path, run_dir / "questions.parquet", manifest, b)
+    path = out / "report.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _plan_section(out: Path, tpl_path: Path, questions: Path, manifest: dict[str, Any], b: Bill) -> list[str]:
+    tpls = pq.read_table(tpl_path).to_pylist()
+    routes = Counter(t["route"] for t in tpls)
+    rejected = [t for t in tpls if not (t["valid"] and t["check_ok"])]
+    lines = [
+        "## Plans",
+        f"{len(tpls)} templates; routes: "
+        + ", ".join(f"{r} {n}" for r, n in sorted(routes.items()))
+        + f"; {len(rejected)} rejected by validation or the constraint check (served as one search).",
+        "",
+    ]
+    lines += [
+        f"![routes]({_plot(out / 'routes.png', 'bar', list(routes), list(routes.values()), 'Route per shape')})",
+        "",
+    ]
+    split = [t for t in tpls if t["route"] != "one_search"]
+    if split:
+        lines += [
+            "### Coverage per split shape (facet coverage over its logged questions)",
+            "",
+            "| shape | type | questions | one search | plan | plan + original | route |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for t in sorted(split, key=lambda t: -t["count"])[:20]:
+            cov = json.loads(t["evaluation"])["coverage"]
+            lines.append(
+                f"| `{t['skeleton']}` | {t['type']} | {t['count']} | {cov['one_search']:.2f} | "
+                f"{cov['split']:.2f} | {cov['split_original']:.2f} | {t['route']} |"
+            )
+        lines.append("")
+    if rejected:
+        lines += (
+            ["### Rejected templates", ""] + [f"- `{t['skeleton']}`: {t['complaint']}" for t in rejected[:20]] + [""]
+        )
+    if questions.exists():
+        q = pq.read_table(questions, columns=["shape_id", "ts"]).to_pylist()
+        if q:
+            last = max(r["ts"] for r in q).date()
+            day = [r for r in q if r["ts"].date() == last]
+            hit = sum(r["shape_id"] is not None for r in day)
+            lines += [
+                "## Cache coverage",
+                f"{hit:,} of {len(day):,} questions on {last} ({hit / len(day):.1%}) "
+                "have a recurring shape, so their key hits the cache.",
+                "",
+            ]
+    lines += [
+        "## The bill per route",
+        "Assumptions (configurable under `bill:`): "
+        f"{b.price_in}/{b.price_out} USD per million input/output tokens, {b.ttft_s} s to first token, "
+        f"{b.tokens_per_s} tokens/s, {b.retrieve_s} s per retrieval round, {b.chunk_tokens} tokens per "
+        "chunk.",
+        "",
+        "| design | searches | USD / 1k questions | first token (s) |",
+        "|---|---|---|---|",
+    ]
+    rows = {
+        "one search": bill(b, 1, 1),
+        "precomputed split, 2 parts": bill(b, 2, 1),
+        "precomputed bridge (code extracts the slot)": bill(b, 2, 2),
+        "online planner, 2 parts": bill(b, 2, 1, planner_steps=2),
+    }
+    lines += [
+        f"| {name} | {r['searches']} | {r['usd_per_1k']:.2f} | {r['first_token_s']:.1f} |" for name, r in rows.items()
+    ]
+    return lines + [""]
