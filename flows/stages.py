@@ -46,8 +46,10 @@ def plan_stage(run: Run, config: Config, index: Index, quiet: bool) -> dict[str,
     if src is None or not (src / "shapes.parquet").exists():
         raise NoPublication(f"{run.out}: no mined shapes; run 'planbake mine' or 'planbake nightly' first")
     lexicon = Lexicon(config, index.facet_values())
+    idx = run.manifest.get("index", {})
+    added = "index" in run.stages and idx.get("inserted", 1) > 0
     result = plan_task(src / "shapes.parquet", src / "questions.parquet", config, lexicon, index, run.staging,
-                       quiet)
+                       quiet, prev_dir=run.prev_dir, corpus_added=added)
     write_lexicon(run.staging, config, index)
     section = result.to_json()
     run.record("plan", section)

@@ -421,3 +421,33 @@ def report(
         raise FileNotFoundError(f"{path}: this publication has no report")
     _emit(as_json, {"report": str(path), "markdown": path.read_text(encoding="utf-8")},
           lambda: out_console.print(path.read_text(encoding="utf-8") + f"\n(report: {path})", markup=False))
+
+
+@app.command()
+@_errors
+def backfill(
+    corpus: Annotated[str | None, typer.Option("--corpus", help="Corpus (default: the config's).")] = None,
+    logs: Annotated[str | None, typer.Option("--logs", help="Logs (default: the config's).")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="First log date (YYYY-MM-DD).")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Last log date (YYYY-MM-DD).")] = None,
+    config: ConfigOpt = None,
+    out: OutOpt = Path("data/out"),
+    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher.")] = 0.0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Re-index after a corpus update (or mine a past window) and re-evaluate only what changed.
+
+    Example: planbake backfill --corpus data/demo/corpus.jsonl --since 2026-11-23 --until 2026-11-25
+    """
+    _quiet_libraries()
+    load_config(config)
+    from flows.backfill import backfill_flow
+
+    res = backfill_flow(corpus=corpus, logs=logs, config=config, out=str(out), since=_date(since),
+                        until=_date(until), wait_s=wait, quiet=as_json)
+
+    def human() -> None:
+        _summary(res)
+        out_console.print(f"re-did: {res['plan']['evaluated']} templates evaluated, {res['plan']['reused']} reused")
+
+    _emit(as_json, res, human)

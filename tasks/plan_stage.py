@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import Counter, defaultdict
@@ -34,6 +35,8 @@ class PlanResult:
     fallbacks: int
     routes: dict[str, int] = field(default_factory=dict)
     cache_entries: int = 0
+    reused: int = 0
+    evaluated: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -76,9 +79,30 @@ def _slot_names(skeleton: str, facets: list[str]) -> list[str]:
     return re.findall(r"\{([a-z_]+_\d+)\}", slotted(skeleton, facets))
 
 
+def _fingerprint(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _previous(prev_dir: Path | None) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """Templates and cache entries of the live publication, by shape id (empty when there is none)."""
+    if prev_dir is None or not (prev_dir / "templates.parquet").exists():
+        return {}, {}
+    tpls = {t["shape_id"]: t for t in pq.read_table(prev_dir / "templates.parquet").to_pylist()}
+    entries: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for e in pq.read_table(prev_dir / "cache.parquet").to_pylist():
+        entries[e["shape_id"]].append(e)
+    return tpls, entries
+
+
 def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon: Lexicon, index: Index,
-                staging: Path, quiet: bool = False) -> PlanResult:
+                staging: Path, quiet: bool = False, prev_dir: Path | None = None,
+                corpus_added: bool = True) -> PlanResult:
+    """Template, check, evaluate and route every recurring shape; reuse a previous template whose shape
+    (skeleton, type, sampled values) and evidence chunks are unchanged, when no chunk was added."""
     shapes = pq.read_table(shapes_path).to_pylist()
+    prev_tpls, prev_entries = _previous(prev_dir)
+    hashes = index.content_hashes()
+    reused = 0
     questions = pq.read_table(questions_path, columns=["shape_id", "constraints"]).to_pylist()
     by_shape: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for q in questions:
@@ -91,6 +115,19 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
         for shape in shapes:
             counted = _samples(by_shape[shape["shape_id"]], shape["skeleton"])
             samples = [sk for sk, _ in counted]
+            shape_sig = _fingerprint([shape["skeleton"], shape["type"], [s.slots for s in samples],
+                                      config.planning.model_dump()])
+            old = prev_tpls.get(shape["shape_id"])
+            if (old is not None and not corpus_added and old.get("shape_sig") == shape_sig
+                    and all(hashes.get(i) == h for i, h in json.loads(old.get("evidence") or "[]"))):
+                templates.append({**old, "count": shape["count"],
+                                  "members": [shape["skeleton"], *(shape["examples"] or [])]})
+                entries += prev_entries.get(shape["shape_id"], [])
+                routes[old["route"]] += 1
+                rejected += not (old["valid"] and old["check_ok"])
+                reused += 1
+                bar.advance(1)
+                continue
             template, status = write_checked(shape, config, lexicon, samples)
             sound = status["valid"] and status["check_ok"]
             rejected += not sound
@@ -104,7 +141,8 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                 "shape_id": shape["shape_id"], "skeleton": shape["skeleton"], "type": shape["type"],
                 "template": template.model_dump_json(exclude_defaults=True), **status, "route": ev.route,
                 "evaluation": json.dumps(ev.to_json()), "members": [shape["skeleton"], *(shape["examples"] or [])],
-                "count": shape["count"],
+                "count": shape["count"], "shape_sig": shape_sig,
+                "evidence": json.dumps(sorted([i, hashes.get(i)] for i in ev.evidence)),
             })
             for sk, n in counted:
                 plan = None
@@ -118,14 +156,16 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     pq.write_table(pa.Table.from_pylist(templates, TEMPLATE_SCHEMA), staging / "templates.parquet")
     pq.write_table(pa.Table.from_pylist(sorted(entries, key=lambda e: e["key"]), CACHE_SCHEMA),
                    staging / "cache.parquet")
-    return PlanResult(len(shapes), len(templates), rejected, 0, dict(routes), len(entries))
+    return PlanResult(len(shapes), len(templates), rejected, 0, dict(routes), len(entries), reused,
+                      len(templates) - reused)
 
 
 TEMPLATE_SCHEMA = pa.schema([
     ("shape_id", pa.string()), ("skeleton", pa.string()), ("type", pa.string()), ("template", pa.string()),
     ("writer", pa.string()), ("model", pa.string()), ("valid", pa.bool_()), ("check_ok", pa.bool_()),
     ("complaint", pa.string()), ("route", pa.string()), ("evaluation", pa.string()),
-    ("members", pa.list_(pa.string())), ("count", pa.int64()),
+    ("members", pa.list_(pa.string())), ("count", pa.int64()), ("shape_sig", pa.string()),
+    ("evidence", pa.string()),
 ])
 CACHE_SCHEMA = pa.schema([
     ("key", pa.string()), ("shape_id", pa.string()), ("route", pa.string()), ("plan", pa.string()),

@@ -60,6 +60,7 @@ class ShapeEvaluation:
     searches: dict[str, float] = field(default_factory=dict)
     top_kept: float = 1.0
     refused: int = 0
+    evidence: set[str] = field(default_factory=set)  # chunk ids the evaluation saw
 
     def to_json(self) -> dict[str, Any]:
         return {"route": self.route, "questions": self.questions, "coverage": self.coverage,
@@ -74,6 +75,7 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
     cov = {r: 0.0 for r in ROUTES}
     searches = {r: 0.0 for r in ROUTES}
     kept = refused = 0
+    evidence: set[str] = set()
     for sk in samples:
         question = _question_text(sk)
         plan = fill_slots(template, sk.slots)
@@ -85,6 +87,7 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         refused += any(p.error for p in split.parts)
         for name, run in (("one_search", one), ("split", split), ("split_original", both)):
             cov[name] += facet_coverage(need, run, targets)
+            evidence |= {h.id for p in run.parts for h in p.hits}
             searches[name] += run.searches
         top = one.context[0] if one.context else None
         kept += top is None or top in split.context
@@ -98,7 +101,7 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         route = "split_original"  # the best single chunk for the whole question lives outside every part
     else:
         route = "split" if cov["split"] >= cov["split_original"] else "split_original"
-    return ShapeEvaluation(route, len(samples), cov, searches, round(top_kept, 3), refused)
+    return ShapeEvaluation(route, len(samples), cov, searches, round(top_kept, 3), refused, evidence)
 
 
 def _question_text(sk: Skeleton) -> str:

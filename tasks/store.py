@@ -26,6 +26,7 @@ class IndexResult:
     updated: int
     deleted: int
     version: int
+    inserted: int = 0
 
 
 def _quote(value: str) -> str:
@@ -100,7 +101,7 @@ def write_index(chunks: Sequence[EnrichedChunk], config: Config, uri: str, embed
         if changed or gone:
             _create_indexes(table, config)
     return IndexResult(len(chunks), len(to_embed), sum(e.chunk.id in old for e in changed), len(gone),
-                       int(table.version))
+                       int(table.version), sum(e.chunk.id not in old for e in changed))
 
 
 def _create_indexes(table: Any, config: Config) -> None:
@@ -184,6 +185,10 @@ class Index:
         cats = [f.name for f in self.config.facets if f.kind == "category"]
         t = self.table.to_arrow().select(cats) if cats else None
         return {c: sorted({v for v in t.column(c).to_pylist() if v}) for c in cats} if t is not None else {}
+
+    def content_hashes(self) -> dict[str, str]:
+        t = self.table.to_arrow().select(["id", "content_hash"])
+        return dict(zip(t.column("id").to_pylist(), t.column("content_hash").to_pylist(), strict=True))
 
     def to_arrow(self) -> pa.Table:
         return self.table.to_arrow()
