@@ -29,7 +29,7 @@ def mine_flow(logs: str | None = None, config: str | None = None, out: str = "da
 
 
 @flow(name="plan", log_prints=True)
-def plan_flow(config: str | None = None, out: str = "data/out", wait_s: float = 0.0,
+def plan_flow(config: str | None = None, out: str = "data/out", writer: str | None = None, wait_s: float = 0.0,
               quiet: bool = False) -> dict[str, Any]:
     """Write, check and evaluate templates for the published shapes; publish the cache."""
-    return run_stages(["plan"], config=config, out=out, wait_s=wait_s, quiet=quiet)
+    return run_stages(["plan"], config=config, out=out, wait_s=wait_s, quiet=quiet, writer=writer)

@@ -17,7 +17,7 @@ from tasks.publish import publish_lock
 def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None = None,
                config: str | Config | None = None, out: str = "data/out", run_date: date | None = None,
                since: date | None = None, until: date | None = None, wait_s: float = 0.0,
-               quiet: bool = False) -> dict[str, Any]:
+               quiet: bool = False, writer: str | None = None) -> dict[str, Any]:
     logger = get_run_logger()
     cfg = config if isinstance(config, Config) else load_config(config)
     with publish_lock(out, wait_s):
@@ -31,7 +31,7 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
             if "mine" in stages:
                 logger.info("mine: %s", mine_stage(run, logs or cfg.logs, cfg, index, since, until, quiet))
             if "plan" in stages:
-                logger.info("plan: %s", plan_stage(run, cfg, index, quiet))
+                logger.info("plan: %s", plan_stage(run, cfg, index, quiet, writer))
             published = run.finish(cfg.table)
         except BaseException:
             run.abort()

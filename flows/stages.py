@@ -39,9 +39,25 @@ def mine_stage(run: Run, logs: str, config: Config, index: Index, since: date | 
     return section
 
 
-def plan_stage(run: Run, config: Config, index: Index, quiet: bool) -> dict[str, Any]:
+def model_generator(config: Config, writer: str) -> Any:
+    """The model writer's batch generator, or None for the rule writer."""
+    from tasks.model_writer import openai_generator, vllm_generator
+
+    if writer == "rules":
+        return None
+    if writer == "vllm":
+        try:
+            return vllm_generator(config)
+        except ImportError:
+            raise ValueError("writer 'vllm' needs the 'gpu' extra (pip install 'planbake[gpu]') and a CUDA GPU; "
+                             "use --writer rules or --writer openai") from None
+    return openai_generator(config)
+
+
+def plan_stage(run: Run, config: Config, index: Index, quiet: bool, writer: str | None = None) -> dict[str, Any]:
     from schemas.extract import Lexicon
 
+    writer = writer or config.planning.writer
     src = run.staging if (run.staging / "shapes.parquet").exists() else run.prev_dir
     if src is None or not (src / "shapes.parquet").exists():
         raise NoPublication(f"{run.out}: no mined shapes; run 'planbake mine' or 'planbake nightly' first")
@@ -49,7 +65,8 @@ def plan_stage(run: Run, config: Config, index: Index, quiet: bool) -> dict[str,
     idx = run.manifest.get("index", {})
     added = "index" in run.stages and idx.get("inserted", 1) > 0
     result = plan_task(src / "shapes.parquet", src / "questions.parquet", config, lexicon, index, run.staging,
-                       quiet, prev_dir=run.prev_dir, corpus_added=added)
+                       quiet, prev_dir=run.prev_dir, corpus_added=added,
+                       generate=model_generator(config, writer), writer=writer)
     write_lexicon(run.staging, config, index)
     section = result.to_json()
     run.record("plan", section)

@@ -225,7 +225,7 @@ def mine(
 @app.command()
 @_errors
 def plan(
-    writer: Annotated[str, typer.Option("--writer", help="rules | vllm | openai")] = "rules",
+    writer: Annotated[str | None, typer.Option("--writer", help="rules | vllm | openai (default: config)")] = None,
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
     wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher.")] = 0.0,
@@ -236,12 +236,12 @@ def plan(
     Example: planbake plan --writer rules
     """
     _quiet_libraries()
-    if writer != "rules":
-        raise ValueError(f"--writer {writer}: only the rules writer is available in this build")
+    if writer not in (None, "rules", "vllm", "openai"):
+        raise ValueError(f"--writer {writer}: choose rules, vllm or openai")
     load_config(config)
     from flows.nightly import plan_flow
 
-    res = plan_flow(config=config, out=str(out), wait_s=wait, quiet=as_json)
+    res = plan_flow(config=config, out=str(out), writer=writer, wait_s=wait, quiet=as_json)
     _emit(as_json, res, lambda: _summary(res))
 
 

@@ -19,6 +19,7 @@ from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.extract import Lexicon, Skeleton, cache_key
 from schemas.plan import Plan, PlanError, check_plan, fill_slots, validate_plan
+from tasks.model_writer import Generate, write_batch
 from tasks.progress import progress
 from tasks.routing import ShapeEvaluation, decide_route
 from tasks.rules_writer import slotted, write_template
@@ -52,14 +53,13 @@ def _samples(questions: list[dict[str, Any]], skeleton: str) -> list[tuple[Skele
     return out
 
 
-def write_checked(shape: dict[str, Any], config: Config, lexicon: Lexicon,
-                  samples: list[Skeleton]) -> tuple[Plan, dict[str, Any]]:
-    """The rule template, validated and checked against the shape's questions; status for templates.parquet."""
-    template = write_template(shape["skeleton"], shape["type"], config)
+def check_template(template: Plan, shape: dict[str, Any], config: Config, lexicon: Lexicon,
+                   samples: list[Skeleton]) -> dict[str, Any]:
+    """Validate a template and check it, filled, against the shape's questions: the status columns."""
     facets: dict[str, set[str]] = {f.name: set() for f in config.facets}
     facets.update(lexicon.known_values())
     slots = set(_slot_names(shape["skeleton"], config.facet_names))
-    status: dict[str, Any] = {"writer": "rules", "model": "", "valid": True, "check_ok": True, "complaint": ""}
+    status: dict[str, Any] = {"valid": True, "check_ok": True, "complaint": ""}
     try:
         validate_plan(template, max_steps=config.planning.max_steps, facets=facets, slot_names=slots)
         for sk in samples[:SAMPLES_PER_SHAPE]:
@@ -72,7 +72,40 @@ def write_checked(shape: dict[str, Any], config: Config, lexicon: Lexicon,
                 status["complaint"] = "year only in text: " + ", ".join(v for _, v in sorted(result.year_only_in_text))
     except PlanError as exc:
         status.update(valid=False, complaint=f"{exc.reason}: {exc}")
-    return template, status
+    return status
+
+
+def write_templates(todo: list[tuple[dict[str, Any], list[Skeleton]]], config: Config, lexicon: Lexicon,
+                    generate: Generate | None, writer: str) -> tuple[list[tuple[Plan, dict[str, Any]]], int]:
+    """A template per shape: by the model writer when one is given (validated and checked, one re-plan with
+    the complaint, then the rule writer), else by rules. Returns (template, status) pairs and the fallbacks."""
+    model_plans: list[Plan | None] = [None] * len(todo)
+    meta: list[dict[str, Any]] = [{} for _ in todo]
+    if generate is not None and todo:
+        known = {k: sorted(v) for k, v in lexicon.known_values().items()}
+        samples_of = {id(shape): samples for shape, samples in todo}
+
+        def accept(shape: dict[str, Any], plan: Plan) -> str:
+            status = check_template(plan, shape, config, lexicon, samples_of[id(shape)])
+            return "" if status["valid"] and status["check_ok"] else status["complaint"]
+
+        outcomes = write_batch([shape for shape, _ in todo], config, known, generate, accept)
+        for i, o in enumerate(outcomes):
+            model_plans[i] = o.plan
+            meta[i] = {"prompt_hash": o.prompt_hash, "attempts": o.attempts, "model_complaints": o.complaints}
+    out, fallbacks = [], 0
+    for i, (shape, samples) in enumerate(todo):
+        plan = model_plans[i]
+        if plan is not None:
+            status = {**check_template(plan, shape, config, lexicon, samples), "writer": writer,
+                      "model": config.planning.model, **meta[i]}
+        else:
+            fallbacks += generate is not None
+            plan = write_template(shape["skeleton"], shape["type"], config)
+            status = {**check_template(plan, shape, config, lexicon, samples), "writer": "rules", "model": "",
+                      **meta[i], "fallback": generate is not None}
+        out.append((plan, status))
+    return out, fallbacks
 
 
 def _slot_names(skeleton: str, facets: list[str]) -> list[str]:
@@ -96,7 +129,7 @@ def _previous(prev_dir: Path | None) -> tuple[dict[str, dict[str, Any]], dict[st
 
 def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon: Lexicon, index: Index,
                 staging: Path, quiet: bool = False, prev_dir: Path | None = None,
-                corpus_added: bool = True) -> PlanResult:
+                corpus_added: bool = True, generate: Generate | None = None, writer: str = "rules") -> PlanResult:
     """Template, check, evaluate and route every recurring shape; reuse a previous template whose shape
     (skeleton, type, sampled values) and evidence chunks are unchanged, when no chunk was added."""
     shapes = pq.read_table(shapes_path).to_pylist()
@@ -111,24 +144,27 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     templates, entries = [], []
     routes: Counter[str] = Counter()
     rejected = 0
-    with progress("planning shapes", len(shapes), quiet=quiet) as bar:
-        for shape in shapes:
-            counted = _samples(by_shape[shape["shape_id"]], shape["skeleton"])
+    todo: list[tuple[dict[str, Any], list[tuple[Skeleton, int]], str]] = []
+    for shape in shapes:
+        counted = _samples(by_shape[shape["shape_id"]], shape["skeleton"])
+        shape_sig = _fingerprint([shape["skeleton"], shape["type"], [s.slots for s, _ in counted],
+                                  config.planning.model_dump()])
+        old = prev_tpls.get(shape["shape_id"])
+        if (old is not None and not corpus_added and old.get("shape_sig") == shape_sig
+                and all(hashes.get(i) == h for i, h in json.loads(old.get("evidence") or "[]"))):
+            templates.append({**old, "count": shape["count"],
+                              "members": [shape["skeleton"], *(shape["examples"] or [])]})
+            entries += prev_entries.get(shape["shape_id"], [])
+            routes[old["route"]] += 1
+            rejected += not (old["valid"] and old["check_ok"])
+            reused += 1
+        else:
+            todo.append((shape, counted, shape_sig))
+    written, fallbacks = write_templates([(shape, [sk for sk, _ in counted]) for shape, counted, _ in todo],
+                                         config, lexicon, generate, writer)
+    with progress("evaluating templates", len(todo), quiet=quiet) as bar:
+        for (shape, counted, shape_sig), (template, status) in zip(todo, written, strict=True):
             samples = [sk for sk, _ in counted]
-            shape_sig = _fingerprint([shape["skeleton"], shape["type"], [s.slots for s in samples],
-                                      config.planning.model_dump()])
-            old = prev_tpls.get(shape["shape_id"])
-            if (old is not None and not corpus_added and old.get("shape_sig") == shape_sig
-                    and all(hashes.get(i) == h for i, h in json.loads(old.get("evidence") or "[]"))):
-                templates.append({**old, "count": shape["count"],
-                                  "members": [shape["skeleton"], *(shape["examples"] or [])]})
-                entries += prev_entries.get(shape["shape_id"], [])
-                routes[old["route"]] += 1
-                rejected += not (old["valid"] and old["check_ok"])
-                reused += 1
-                bar.advance(1)
-                continue
-            template, status = write_checked(shape, config, lexicon, samples)
             sound = status["valid"] and status["check_ok"]
             rejected += not sound
             if sound and shape["type"] != "null":
@@ -139,7 +175,10 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
             routes[ev.route] += 1
             templates.append({
                 "shape_id": shape["shape_id"], "skeleton": shape["skeleton"], "type": shape["type"],
-                "template": template.model_dump_json(exclude_defaults=True), **status, "route": ev.route,
+                "template": template.model_dump_json(exclude_defaults=True), "writer": status["writer"],
+                "model": status["model"], "valid": status["valid"], "check_ok": status["check_ok"],
+                "complaint": status["complaint"], "prompt_hash": status.get("prompt_hash", ""),
+                "fallback": bool(status.get("fallback")), "route": ev.route,
                 "evaluation": json.dumps(ev.to_json()), "members": [shape["skeleton"], *(shape["examples"] or [])],
                 "count": shape["count"], "shape_sig": shape_sig,
                 "evidence": json.dumps(sorted([i, hashes.get(i)] for i in ev.evidence)),
@@ -156,14 +195,15 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     pq.write_table(pa.Table.from_pylist(templates, TEMPLATE_SCHEMA), staging / "templates.parquet")
     pq.write_table(pa.Table.from_pylist(sorted(entries, key=lambda e: e["key"]), CACHE_SCHEMA),
                    staging / "cache.parquet")
-    return PlanResult(len(shapes), len(templates), rejected, 0, dict(routes), len(entries), reused,
+    return PlanResult(len(shapes), len(templates), rejected, fallbacks, dict(routes), len(entries), reused,
                       len(templates) - reused)
 
 
 TEMPLATE_SCHEMA = pa.schema([
     ("shape_id", pa.string()), ("skeleton", pa.string()), ("type", pa.string()), ("template", pa.string()),
     ("writer", pa.string()), ("model", pa.string()), ("valid", pa.bool_()), ("check_ok", pa.bool_()),
-    ("complaint", pa.string()), ("route", pa.string()), ("evaluation", pa.string()),
+    ("complaint", pa.string()), ("prompt_hash", pa.string()), ("fallback", pa.bool_()), ("route", pa.string()),
+    ("evaluation", pa.string()),
     ("members", pa.list_(pa.string())), ("count", pa.int64()), ("shape_sig", pa.string()),
     ("evidence", pa.string()),
 ])
