@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from prefect import get_run_logger
+from prefect.exceptions import MissingContextError
 
 from flows.publication import Run
 from flows.stages import index_stage, mine_stage, plan_stage, published_index
 from schemas.config import Config, load_config
+from schemas.publication import read_manifest
 from tasks.publish import publish_lock
 
 
@@ -18,7 +21,7 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
                config: str | Config | None = None, out: str = "data/out", run_date: date | None = None,
                since: date | None = None, until: date | None = None, wait_s: float = 0.0,
                quiet: bool = False, writer: str | None = None) -> dict[str, Any]:
-    logger = get_run_logger()
+    logger = _logger()
     cfg = config if isinstance(config, Config) else load_config(config)
     with publish_lock(out, wait_s):
         run = Run(Path(out), "" if isinstance(config, Config) else str(config or ""), bill=cfg.bill)
@@ -38,7 +41,15 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
             raise
     logger.info("published %s; report %s", published, published / "report" / "report.md")
     _artifact(published, run.run_id)
-    return {**run.manifest, "run_id": run.run_id, "publication": str(published)}
+    return {**read_manifest(published), "publication": str(published)}
+
+
+def _logger() -> Any:
+    """The flow run's logger inside a flow; a plain logger when the stages run outside one (tests, scripts)."""
+    try:
+        return get_run_logger()
+    except MissingContextError:
+        return logging.getLogger("planbake")
 
 
 def _artifact(published: Path, run_id: str) -> None:
@@ -49,4 +60,4 @@ def _artifact(published: Path, run_id: str) -> None:
         text = (published / "report" / "report.md").read_text(encoding="utf-8")
         create_markdown_artifact(markdown=text, key="planbake-report", description=f"planbake run {run_id}")
     except Exception as exc:  # noqa: BLE001
-        get_run_logger().warning("report artifact not created: %s", exc)
+        _logger().warning("report artifact not created: %s", exc)

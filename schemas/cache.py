@@ -14,7 +14,7 @@ from schemas.config import Config
 from schemas.extract import Lexicon, cache_key
 from schemas.pii import Scrubber
 from schemas.plan import Plan, PlanError, fill_slots
-from schemas.publication import POINTER, current_run, read_manifest
+from schemas.publication import POINTER, NoPublication, current_run, read_manifest
 
 MAX_QUESTION_CHARS = 4000
 
@@ -61,7 +61,11 @@ class PlanCache:
     def open(cls, path: str | Path) -> PlanCache:
         """A run directory, or a publication root (the live run behind its pointer)."""
         p = Path(path)
-        return cls(current_run(p) if (p / POINTER).exists() else p)
+        if (p / POINTER).exists():
+            return cls(current_run(p))
+        if not (p / "manifest.json").exists():
+            raise NoPublication(f"{p}: nothing published yet; run 'planbake nightly' first")
+        return cls(p)
 
     def lookup(self, question: str, now: date | datetime | None = None) -> LookupResult:
         """Hit: a ready plan (or "one search") for this exact shape and these constraint values. Miss: why."""

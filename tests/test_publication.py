@@ -1,0 +1,132 @@
+"""Publishing: atomic pointer switch, crashes between stages, one publisher at a time, rollback, the CLI."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import flows.stages
+from flows.run import run_stages
+from planbake.cli import EXIT_BUSY, app
+from schemas.cache import PlanCache
+from schemas.config import load_config
+from schemas.publication import current_manifest, current_run
+from tasks.evaluate import questions_as_log, read_labeled
+from tasks.publish import PublishBusy, publish_lock
+from tests.conftest import DEMO_CONFIG, SEED
+
+QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."
+
+
+@pytest.fixture
+def seed_run(tmp_path: Path, prefect_harness: None) -> dict:
+    cfg = load_config(DEMO_CONFIG)
+    cfg.mining.min_count = cfg.mining.min_users = 1
+    log = questions_as_log(read_labeled(SEED / "questions.jsonl"), tmp_path / "log.jsonl", "2026-11-29T10:00:00")
+    kwargs = {"corpus": str(SEED / "corpus.jsonl"), "logs": str(log), "config": cfg, "out": str(tmp_path / "out"),
+              "quiet": True}
+    return {"kwargs": kwargs, "out": tmp_path / "out", "first": run_stages(["index", "mine", "plan"], **kwargs)}
+
+
+def _files(run_dir: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(run_dir)): p.read_bytes() for p in sorted(run_dir.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("stage", ["mine_task", "plan_task", "export_parquet_task"])
+def test_crash_between_stages_keeps_last_publication(seed_run: dict, stage: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    out = seed_run["out"]
+    live = current_run(out)
+    before = _files(live)
+    answer = PlanCache.open(out).lookup(QUESTION)
+
+    def crash(*args: object, **kwargs: object) -> None:
+        raise RuntimeError(f"simulated crash in {stage}")
+
+    monkeypatch.setattr(flows.stages, stage, crash)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        run_stages(["index", "mine", "plan"], **seed_run["kwargs"])
+    assert current_run(out) == live and _files(live) == before
+    assert PlanCache.open(out).lookup(QUESTION) == answer  # lookup keeps answering from it
+    assert not list((out / "runs" / ".staging").iterdir())
+    monkeypatch.undo()
+    again = run_stages(["index", "mine", "plan"], **seed_run["kwargs"])
+    new = current_run(out)
+    assert new != live and again["index"]["embedded"] == 0
+    for name in ("cache.parquet", "shapes.parquet", "chunks.parquet"):
+        assert (new / name).read_bytes() == before[name], name  # same outputs as an uninterrupted run
+
+
+def test_second_publisher_stops_cleanly(seed_run: dict) -> None:
+    out = seed_run["out"]
+    held = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        with publish_lock(out):
+            held.set()
+            release.wait(30)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait(10)
+    try:
+        before = current_manifest(out)
+        with pytest.raises(PublishBusy, match="another planbake run is publishing"):
+            run_stages(["index", "mine", "plan"], **seed_run["kwargs"])
+        res = CliRunner().invoke(app, ["index", "--corpus", str(SEED / "corpus.jsonl"), "--out", str(out)])
+        assert res.exit_code == EXIT_BUSY, res.output
+        assert current_manifest(out) == before
+    finally:
+        release.set()
+        t.join()
+
+
+def test_rollback_returns_to_previous_publication(seed_run: dict) -> None:
+    out = seed_run["out"]
+    first = current_manifest(out)
+    corpus = Path(seed_run["kwargs"]["logs"]).parent / "corpus.jsonl"
+    rows = [json.loads(x) for x in (SEED / "corpus.jsonl").read_text().splitlines()]
+    rows = [r for r in rows if r["id"] != "leave-amsterdam"]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    second = run_stages(["index", "mine", "plan"], **{**seed_run["kwargs"], "corpus": str(corpus)})
+    assert second["index"]["deleted"] == 1 and second["previous"] == first["run_id"]
+    res = CliRunner().invoke(app, ["rollback", "--out", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    assert current_manifest(out)["run_id"] == first["run_id"]
+    from tasks.store import open_table
+
+    table = open_table(first["index"]["uri"], "chunks")
+    assert table is not None and "leave-amsterdam" in table.to_arrow().column("id").to_pylist()
+    assert PlanCache.open(out).manifest["run_id"] == first["run_id"]
+
+
+def test_every_command_is_documented_with_an_example() -> None:
+    import typer.main
+
+    group = typer.main.get_command(app)
+    commands = group.commands  # type: ignore[attr-defined]
+    expected = {"index", "mine", "plan", "nightly", "backfill", "search", "lookup", "retrieve", "eval", "report",
+                "rollback"}
+    assert expected <= set(commands)
+    for name, cmd in commands.items():
+        assert cmd.help and "Example: planbake " + name in cmd.help, f"{name} has no example in --help"
+        for param in cmd.params:
+            if param.param_type_name == "option":
+                assert getattr(param, "help", None), f"{name} {param.name} is undocumented"
+
+
+def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("facets:\n  - name: office\n    kind: colour\n")
+    res = CliRunner().invoke(app, ["search", "x", "--config", str(bad), "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "bad.yaml" in res.output and "facets.0.kind" in res.output
+    bad.write_text("facets: [unclosed\n")
+    res = CliRunner().invoke(app, ["search", "x", "--config", str(bad), "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "bad.yaml:" in res.output and "not valid YAML" in res.output
+    res = CliRunner().invoke(app, ["lookup", "x", "--out", str(tmp_path)])
+    assert res.exit_code == 4 and "nothing published" in res.output
