@@ -21,7 +21,7 @@ from schemas.publication import NoPublication, current_manifest
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Precompute query-decomposition plans for RAG, offline, in batch.")
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 out_console = Console(width=max(Console().width, 140))
 
 # Exit codes: what failed.
