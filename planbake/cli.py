@@ -302,7 +302,7 @@ def retrieve(
     plan_ = Plan.model_validate(res.plan) if res.plan else None
     keep = bool(res.plan and res.plan.get("keep_original"))
     got = run_retrieve(question, plan_, index, cache.lexicon, budget or cfg.planning.budget,
-                       cfg.planning.per_step_k, keep_original=keep)
+                       cfg.planning.per_step_k, keep_original=keep, merge=cfg.planning.merge)
     hits = got.hits_by_id()
     parts = []
     for p in got.parts:
@@ -330,6 +330,7 @@ def eval_(
     corpus: Annotated[str, typer.Option("--corpus", help="Corpus JSONL of the labeled set.")],
     questions: Annotated[str, typer.Option("--questions", help="Labeled questions JSONL.")],
     budget: Annotated[int | None, typer.Option("--budget", help="Chunks in the context.")] = None,
+    merge: Annotated[str | None, typer.Option("--merge", help="round_robin | max | rrf (default: config)")] = None,
     config: ConfigOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Where to build (default: a temporary folder).")] = None,
     as_json: JsonOpt = False,
@@ -351,6 +352,10 @@ def eval_(
     cfg.mining.min_count = cfg.mining.min_users = 1
     if budget:
         cfg.planning.budget = budget
+    if merge:
+        if merge not in ("round_robin", "max", "rrf"):
+            raise ValueError(f"--merge {merge}: choose round_robin, max or rrf")
+        cfg.planning.merge = merge  # type: ignore[assignment]
     with tempfile.TemporaryDirectory(prefix="planbake-eval-") as tmp:
         root = out or Path(tmp)
         log = questions_as_log(labeled, Path(tmp) / "questions-log.jsonl", date.today().isoformat() + "T12:00:00")
@@ -361,7 +366,7 @@ def eval_(
         cache = PlanCache.open(root)
         idx = cache.manifest["index"]
         result = evaluate(labeled, cache, Index(idx["uri"], cfg, idx["version"]), cfg.planning.budget,
-                          cfg.planning.per_step_k)
+                          cfg.planning.per_step_k, cfg.planning.merge)
 
     def human() -> None:
         table = Table("system", "shape", "n", "part coverage", "all parts", "searches/q", "split vs label",
@@ -371,6 +376,7 @@ def eval_(
                           f"{r['all_parts_count']}/{r['n']}", f"{r['searches_per_question']:.1f}",
                           str(r["split_against_label"]), str(r["missed_splits"]))
         out_console.print(table)
+        out_console.print(f"merge: {result['merge']}, budget {cfg.planning.budget}", markup=False)
         for system in SYSTEMS:
             incomplete = [q["id"] for q in result["questions"] if q[system]["coverage"] < 1]
             out_console.print(f"{system}: incomplete {incomplete}", markup=False)

@@ -60,7 +60,8 @@ def _doc(chunk_id: str) -> str:
     return chunk_id.split("#", 1)[0]
 
 
-def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int, k: int) -> dict[str, Any]:
+def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int, k: int,
+             merge: str = "round_robin") -> dict[str, Any]:
     """Rows of {system, shape, n, part_coverage, all_parts, searches_per_question, split_against_label,
     missed_splits}, per shape and "ALL"; plus per-question detail."""
     acc: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
@@ -77,9 +78,10 @@ def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int
         keep = bool(res.plan and res.plan.get("keep_original"))
         runs = {
             "one-search": retrieve(q.question, None, index, cache.lexicon, budget, budget, False),
-            "rules": retrieve(q.question, rule_plan, index, cache.lexicon, budget, k, False),
-            "routed": retrieve(q.question, routed, index, cache.lexicon, budget, k, keep),
-            "routed+original": retrieve(q.question, routed, index, cache.lexicon, budget, k, routed is not None),
+            "rules": retrieve(q.question, rule_plan, index, cache.lexicon, budget, k, False, merge),
+            "routed": retrieve(q.question, routed, index, cache.lexicon, budget, k, keep, merge),
+            "routed+original": retrieve(q.question, routed, index, cache.lexicon, budget, k, routed is not None,
+                                        merge),
         }
         row: dict[str, Any] = {"id": q.id, "question": q.question, "shape": shape, "route": res.route}
         for system, run in runs.items():
@@ -105,4 +107,4 @@ def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int
                      "all_parts": round(a["all_parts"] / n, 3), "all_parts_count": int(a["all_parts"]),
                      "searches_per_question": round(a["searches"] / n, 2),
                      "split_against_label": int(a["split_against_label"]), "missed_splits": int(a["missed_splits"])})
-    return {"rows": rows, "questions": detail}
+    return {"rows": rows, "questions": detail, "merge": merge}

@@ -89,7 +89,29 @@ def round_robin(lists: list[list[str]], budget: int) -> list[str]:
     return picked
 
 
-MERGES: dict[str, Callable[[list[list[str]], int], list[str]]] = {"round_robin": round_robin}
+def best_score(lists: list[list[tuple[str, float]]], budget: int) -> list[str]:
+    """Union of the parts, each chunk at its best score (no quota: a part can be crowded out)."""
+    best: dict[str, float] = {}
+    for hits in lists:
+        for cid, score in hits:
+            best[cid] = max(score, best.get(cid, -1.0))
+    return sorted(best, key=lambda c: (-best[c], c))[:budget]
+
+
+def reciprocal_rank(lists: list[list[tuple[str, float]]], budget: int, k: int = 60) -> list[str]:
+    """Reciprocal rank fusion over the parts' ranked lists."""
+    fused: dict[str, float] = {}
+    for hits in lists:
+        for rank, (cid, _) in enumerate(hits, 1):
+            fused[cid] = fused.get(cid, 0.0) + 1.0 / (k + rank)
+    return sorted(fused, key=lambda c: (-fused[c], c))[:budget]
+
+
+MERGES: dict[str, Callable[[list[list[tuple[str, float]]], int], list[str]]] = {
+    "round_robin": lambda lists, budget: round_robin([[c for c, _ in hits] for hits in lists], budget),
+    "max": best_score,
+    "rrf": reciprocal_rank,
+}
 
 
 @dataclass
@@ -103,12 +125,12 @@ class Retrieved:
 
 
 def retrieve(question: str, plan: Plan | None, index: Index, lexicon: Lexicon, budget: int, k: int,
-             keep_original: bool) -> Retrieved:
+             keep_original: bool, merge: str = "round_robin") -> Retrieved:
     """One search when there is no plan; else the plan's parts (plus the original question) merged by part."""
     parts: list[StepResult] = []
     if plan is None or keep_original:
         parts.append(StepResult("original", question, {}, index.search(question, max(k, budget), all_versions=True)))
     if plan is not None:
         parts += run_plan(plan, index, lexicon, k)
-    context = round_robin([[h.id for h in p.hits] for p in parts], budget)
+    context = MERGES[merge]([[(h.id, h.score) for h in p.hits] for p in parts], budget)
     return Retrieved(context, parts, len(parts))

@@ -169,7 +169,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
             rejected += not sound
             if sound and shape["type"] != "null":
                 ev = decide_route(template, samples[:SAMPLES_PER_SHAPE], index, lexicon,
-                                  config.planning.budget, config.planning.per_step_k)
+                                  config.planning.budget, config.planning.per_step_k, config.planning.merge)
             else:
                 ev = ShapeEvaluation("one_search", 0)
             routes[ev.route] += 1

@@ -68,7 +68,7 @@ class ShapeEvaluation:
 
 
 def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon: Lexicon, budget: int,
-                 k: int) -> ShapeEvaluation:
+                 k: int, merge: str = "round_robin") -> ShapeEvaluation:
     """Run the shape's logged questions one search, as the plan, and as the plan plus the original."""
     if len(template.steps) == 1 and template.steps[0].extract is None:
         return ShapeEvaluation("one_search", len(samples), searches={"one_search": 1.0})
@@ -79,9 +79,9 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
     for sk in samples:
         question = _question_text(sk)
         plan = fill_slots(template, sk.slots)
-        one = retrieve(question, None, index, lexicon, budget, k, keep_original=False)
-        split = retrieve(question, plan, index, lexicon, budget, k, keep_original=False)
-        both = retrieve(question, plan, index, lexicon, budget, k, keep_original=True)
+        one = retrieve(question, None, index, lexicon, budget, k, keep_original=False, merge=merge)
+        split = retrieve(question, plan, index, lexicon, budget, k, keep_original=False, merge=merge)
+        both = retrieve(question, plan, index, lexicon, budget, k, keep_original=True, merge=merge)
         need = needed_values(sk, split, lexicon)
         targets = part_targets(need, split)
         refused += any(p.error for p in split.parts)
