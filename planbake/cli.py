@@ -250,6 +250,7 @@ def plan(
 def lookup(
     question: Annotated[str, typer.Argument(help="The user's question.")],
     now: Annotated[str | None, typer.Option("--now", help="Date that resolves 'this year'.")] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Print the trace: key, template, run.")] = False,
     out: OutOpt = Path("data/out"),
     as_json: JsonOpt = False,
 ) -> None:
@@ -270,6 +271,8 @@ def lookup(
             out_console.print(f"reason: {res.reason}", markup=False)
         if res.plan:
             out_console.print(json.dumps(res.plan, indent=2), markup=False)
+        if explain:
+            out_console.print("trace: " + json.dumps(res.trace, indent=2, default=str), markup=False)
 
     _emit(as_json, doc, human)
 

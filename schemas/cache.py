@@ -31,12 +31,13 @@ class LookupResult:
     plan: dict[str, Any] | None = None
     source: str | None = None  # cache | template
     reason: str = ""
+    trace: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"hit": self.hit, "route": self.route, "key": self.key, "shape": self.shape_id,
                 "shape_type": self.shape_type, "skeleton": self.skeleton,
                 "constraints": [{"facet": f, "value": v} for f, v in self.constraints], "plan": self.plan,
-                "source": self.source, "reason": self.reason}
+                "source": self.source, "reason": self.reason, "trace": self.trace}
 
 
 class PlanCache:
@@ -68,7 +69,23 @@ class PlanCache:
         return cls(p)
 
     def lookup(self, question: str, now: date | datetime | None = None) -> LookupResult:
-        """Hit: a ready plan (or "one search") for this exact shape and these constraint values. Miss: why."""
+        """Hit: a ready plan (or "one search") for this exact shape and these constraint values. Miss: why.
+
+        The result's trace leads to the template row and the run that published it."""
+        res = self._lookup(question, now)
+        tpl = self.templates.get(res.shape_id or "")
+        res.trace = {
+            "run_id": self.manifest.get("run_id"), "index_version": self.manifest.get("index", {}).get("version"),
+            "index_tag": self.manifest.get("index", {}).get("tag"), "lexicon_hash": self.manifest.get("lexicon_hash"),
+            "key": res.key, "skeleton": res.skeleton, "constraints": res.constraints, "reason": res.reason,
+        }
+        if tpl is not None:
+            res.trace["template"] = {k: tpl.get(k) for k in ("shape_id", "skeleton", "type", "writer", "model",
+                                                              "prompt_hash", "route", "complaint")}
+            res.trace["evaluation"] = json.loads(tpl.get("evaluation") or "{}")
+        return res
+
+    def _lookup(self, question: str, now: date | datetime | None) -> LookupResult:
         if not isinstance(question, str) or not question.strip():
             return LookupResult(False, "one_search", reason="empty question")
         if len(question) > MAX_QUESTION_CHARS:
