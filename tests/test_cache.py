@@ -108,3 +108,18 @@ def test_demo_cache(demo_publication: Path) -> None:
     this_year = cache.lookup("how did the remote work allowance change between last year and this year",
                              now=None)
     assert ("year", str(__import__("datetime").date.today().year)) in this_year.constraints
+
+
+def test_trace_leads_to_template_and_run(seed_eval: dict) -> None:
+    cache, _ = _seed_cache(seed_eval)
+    res = cache.lookup("What per diem do I get at the 2026 engineering offsite?")
+    assert res.hit
+    trace = res.trace
+    assert trace["run_id"] == cache.manifest["run_id"] == cache.run_dir.name
+    assert trace["lexicon_hash"] == cache.manifest["lexicon_hash"]
+    assert trace["index_version"] == cache.manifest["index"]["version"]
+    row = cache.templates[trace["template"]["shape_id"]]
+    assert row["skeleton"] == trace["skeleton"] and row["route"] == res.route
+    assert trace["evaluation"]["coverage"]["split"] >= trace["evaluation"]["coverage"]["one_search"]
+    miss = cache.lookup("what colour is the office cat")
+    assert not miss.hit and miss.trace["reason"] == miss.reason and "template" not in miss.trace
