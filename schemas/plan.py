@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from schemas.constraint import Constraint
 
 DEFAULT_FACETS: tuple[str, ...] = ("office", "year")
-MAX_QUERY_CHARS = 300
+MAX_QUERY_CHARS = 1000
 
 STEP_SLOT = re.compile(r"\{(s\d+)\}")
 CONSTRAINT_SLOT = re.compile(r"\{([a-z_]+)_(\d+)\}")

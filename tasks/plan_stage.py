@@ -168,8 +168,13 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
             sound = status["valid"] and status["check_ok"]
             rejected += not sound
             if sound and shape["type"] != "null":
-                ev = decide_route(template, samples[:SAMPLES_PER_SHAPE], index, lexicon,
-                                  config.planning.budget, config.planning.per_step_k, config.planning.merge)
+                try:
+                    ev = decide_route(template, samples[:SAMPLES_PER_SHAPE], index, lexicon,
+                                      config.planning.budget, config.planning.per_step_k, config.planning.merge)
+                except PlanError as exc:  # a filled plan that fails validation is served as one search
+                    status.update(valid=False, complaint=f"{exc.reason}: {exc}")
+                    rejected += 1
+                    ev = ShapeEvaluation("one_search", 0)
             else:
                 ev = ShapeEvaluation("one_search", 0)
             routes[ev.route] += 1
