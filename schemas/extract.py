@@ -14,13 +14,14 @@ from schemas.config import Config
 from schemas.constraint import QUALIFIER, Constraint
 from schemas.text import fold, words
 
-_YEAR = re.compile(r"(?<![\w-])((?:19|20)\d\d)(?![\w-])")
+# ASCII digits only: \d would also take other scripts' digits ("20٢٥") and make a year value no filter matches.
+_YEAR = re.compile(r"(?<![\w-])((?:19|20)[0-9]{2})(?![\w-])")
 _RELATIVE_YEAR = re.compile(r"\b(this|last|next|current|previous|coming) year\b")
 _RELATIVE_OFFSET = {"this": 0, "current": 0, "last": -1, "previous": -1, "next": 1, "coming": 1}
-_ISO_DATE = re.compile(r"(?<![\w-])((?:19|20)\d\d)-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(?![\w-])")
+_ISO_DATE = re.compile(r"(?<![\w-])((?:19|20)[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])(?![\w-])")
 _MONTHS = {name.casefold(): i for i, name in enumerate(calendar.month_name) if name}
 _MONTH_YEAR = re.compile(
-    r"\b(?:in |of |during )?(" + "|".join(_MONTHS) + r"),? ((?:19|20)\d\d)(?![\w-])"
+    r"\b(?:in |of |during )?(" + "|".join(_MONTHS) + r"),? ((?:19|20)[0-9]{2})(?![\w-])"
 )
 
 
@@ -77,6 +78,8 @@ class Lexicon:
         fillers = sorted({words(f) for f in config.fillers if words(f)}, key=len, reverse=True)
         self._fillers = (re.compile(r"(?<!\S)(?:" + "|".join(re.escape(f) for f in fillers) + r")(?!\S)")
                          if fillers else None)
+        # A placeholder typed literally ("{office}") would pass for a constraint the question does not name.
+        self._literal_slot = re.compile(r"\{(" + "|".join(re.escape(fold(f.name)) for f in config.facets) + r")\}")
         self.year_facet = next((f.name for f in config.facets if f.kind == "year"), None)
         self.date_facet = next((f.name for f in config.facets if f.kind == "date"), None)
 
@@ -133,10 +136,10 @@ class Lexicon:
         parts: list[str] = []
         pos = 0
         for c in constraints:
-            parts.append(text[pos:c.start])
+            parts.append(self._literal_slot.sub(r" \1 ", text[pos:c.start]))
             parts.append(f" {c.value} " if c.facet == QUALIFIER else f" {{{c.facet}}} ")
             pos = c.end
-        parts.append(text[pos:])
+        parts.append(self._literal_slot.sub(r" \1 ", text[pos:]))
         skeleton = words("".join(parts))
         if self._fillers is not None:
             skeleton = " ".join(self._fillers.sub(" ", skeleton).split())

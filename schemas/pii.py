@@ -7,7 +7,8 @@ from collections.abc import Iterable
 
 # Order matters: emails before ids, ids before phone numbers, phone numbers before bare digit runs.
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("email", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
+    # the local part takes every character RFC 5322 allows ("o'brien", "a=b"), not only letters, dots and +-
+    ("email", re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+")),
     ("url", re.compile(r"https?://\S+|www\.\S+", re.IGNORECASE)),
     ("id", re.compile(r"\b[A-Za-z]{2,5}[-_#]?\d{4,}\b")),
     ("id", re.compile(r"\b(?:employee|staff|personnel|badge)\s*(?:id|number|no\.?|#)?\s*:?\s*#?\d{4,}\b",
@@ -16,6 +17,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("id", re.compile(r"\b\d{6,}\b")),
     ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){3,7}\b")),
 ]
+# Runs of years and ISO dates look like phone numbers ("2024 2025 2026", "2023-11-24 2024-01-01"); they stay.
+_YEAR_OR_DATE = r"(?:19|20)[0-9]{2}(?:-[0-9]{2}-[0-9]{2})?"
+_DATES_ONLY = re.compile(_YEAR_OR_DATE + r"(?:[\s.-]+" + _YEAR_OR_DATE + ")*")
 # A personal name: two or more capitalised words, joined by a space or a hyphen, with lower-case particles
 # in between ("Sanne de Vries", "Mei-Ling Chau", "Ludwig van der Berg").
 _NAME = (r"[A-Z\u00c0-\u00de][a-z\u00df-\u024f]+(?:(?:-|\s+(?:(?:de|da|das|do|dos|du|del|della|der|den|di|"
@@ -44,7 +48,7 @@ class Scrubber:
 
     def __call__(self, text: str) -> str:
         for kind, pattern in _PATTERNS:
-            text = pattern.sub("{" + kind + "}", text)
+            text = pattern.sub(_phone if kind == "phone" else "{" + kind + "}", text)
         if self._names is not None:
             text = self._names.sub("{name}", text)
         text = _CUE_NAME.sub(self._cue_name, text)
@@ -55,3 +59,7 @@ class Scrubber:
         if any(part.casefold() in self._keep for part in re.split(r"[\s-]+", name)):
             return m.group(0)
         return f"{m.group('cue')} {{name}}" if m.group("cue") else "{name}"
+
+
+def _phone(m: re.Match[str]) -> str:
+    return m.group(0) if _DATES_ONLY.fullmatch(m.group(0)) else "{phone}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from pathlib import Path
 
+import numpy as np
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
@@ -35,15 +36,16 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     extract_distinct(ing, lexicon, scrub, quiet=quiet)
     rep_of = merge_skeletons(ing, config, index.embedder, quiet=quiet)
     shapes = build_shapes(ing, config, rep_of)
-    classify_shapes(shapes, config, lambda text: _top_score(index, text))
+    classify_shapes(shapes, config, lambda query: _top_score(index, query),
+                    encode=lambda texts: index.embedder.encode(texts, label="embedding examples", quiet=quiet))
     write_outputs(ing, shapes, staging)
     result = summarize(ing, shapes)
     ing.con.close()
     return result, lexicon
 
 
-def _top_score(index: Index, text: str) -> float | None:
-    hits = index.search(text, k=1, all_versions=True)
+def _top_score(index: Index, query: str | np.ndarray) -> float | None:
+    hits = index.search(query, k=1, all_versions=True)
     return hits[0].score if hits else None
 
 

@@ -73,29 +73,34 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
 def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder, quiet: bool = False) -> dict[str, str]:
     """Skeleton -> representative skeleton. Near duplicates (same placeholders and qualifiers, similar
     skeleton text) merge. Similarity compares skeletons only, never questions with their values. Most
-    frequent first; skeletons of a single user are never embedded (they cannot recur).
+    frequent first; skeletons of a single user are never embedded (they cannot recur). Only a skeleton with
+    at least `min_users` users can represent a shape (its text is what gets published): a skeleton of fewer
+    users may join a shape but never names it.
     """
     rows = ing.con.sql("""
-        SELECT skeleton, signature, count(*) AS n FROM q GROUP BY ALL HAVING count(DISTINCT "user") >= 2
-        ORDER BY n DESC, skeleton LIMIT 50000""").fetchall()
+        SELECT skeleton, signature, count(*) AS n, count(DISTINCT "user") AS users FROM q GROUP BY ALL
+        HAVING count(DISTINCT "user") >= 2 ORDER BY n DESC, skeleton LIMIT 50000""").fetchall()
     rep_of: dict[str, str] = {}
-    vecs = embedder.encode([s for s, _, _ in rows], label="embedding skeletons", quiet=quiet)
+    vecs = embedder.encode([r[0] for r in rows], label="embedding skeletons", quiet=quiet)
     groups: dict[str, list[int]] = defaultdict(list)
-    for i, (_, sig, _) in enumerate(rows):
-        groups[sig].append(i)
+    for i, row in enumerate(rows):
+        groups[row[1]].append(i)
     threshold = config.mining.merge_similarity
+    min_users = config.mining.min_users
     for members in groups.values():
         reps: list[int] = []
         for i in members:
             rep_of.setdefault(rows[i][0], rows[i][0])
-        for i in members:
+        eligible = [i for i in members if rows[i][3] >= min_users]
+        for i in eligible + [i for i in members if rows[i][3] < min_users]:
             if reps:
                 sims = vecs[reps] @ vecs[i]
                 j = int(np.argmax(sims))
                 if sims[j] >= threshold:
                     rep_of[rows[i][0]] = rep_of[rows[reps[j]][0]]
                     continue
-            reps.append(i)
+            if rows[i][3] >= min_users:
+                reps.append(i)
     return rep_of
 
 
@@ -144,14 +149,17 @@ def example_question(skeleton: str, slots: dict[str, str]) -> str:
     return " ".join(w for w in out if w)
 
 
-def classify_shapes(shapes: list[dict[str, Any]], config: Config, search_top: Any) -> None:
-    """Type and reason for each recurring shape; `search_top(text) -> best score` finds null shapes."""
-    for s in shapes:
-        if not s["recurring"]:
-            continue
-        example = example_question(s["skeleton"], json.loads(s["example_slots"] or "{}"))
-        s["example"] = example
-        s["type"], s["reason"] = classify(s["skeleton"], s["signature"], config, search_top(example))
+def classify_shapes(shapes: list[dict[str, Any]], config: Config, search_top: Any, encode: Any = None) -> None:
+    """Type and reason for each recurring shape; `search_top(query) -> best score` finds null shapes. With
+    `encode(texts) -> vectors`, the examples are embedded in one batch and `search_top` gets their vectors
+    (one model call per shape costs far more than the search)."""
+    recurring = [s for s in shapes if s["recurring"]]
+    for s in recurring:
+        s["example"] = example_question(s["skeleton"], json.loads(s["example_slots"] or "{}"))
+    queries = list(encode([s["example"] for s in recurring])) if encode and recurring else [
+        s["example"] for s in recurring]
+    for s, query in zip(recurring, queries, strict=True):
+        s["type"], s["reason"] = classify(s["skeleton"], s["signature"], config, search_top(query))
 
 
 SHAPE_SCHEMA = pa.schema([

@@ -1,0 +1,431 @@
+"""The mining stage on the demo logs (against their ground truth), and ingest on small logs."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import importlib.util
+import json
+import math
+import re
+import sys
+from collections import Counter, defaultdict
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+
+from schemas.config import Config, load_config
+from schemas.extract import Lexicon
+from schemas.pii import Scrubber
+from schemas.publication import current_run, read_manifest
+from schemas.text import fold
+from tasks.logs import LogError, ingest
+from tasks.mine_stage import mine
+from tasks.store import Index
+from tests.conftest import DEMO_CONFIG, ROOT
+from tests.test_privacy import build_seed_index, find_leaks, write_log
+
+DEMO = ROOT / "data" / "demo"
+TRUTH = json.loads((DEMO / "log_shapes.json").read_text(encoding="utf-8"))
+CONFIG = load_config(DEMO_CONFIG)
+LEX = Lexicon(CONFIG)
+SCRUB = Scrubber(keep=LEX.name_words())
+
+# Measured on the demo (merge_similarity 0.9, min_count 5, min_users 3); the floors sit a little below.
+# Fraction of a generated shape's rows in its biggest mined shape. Phrasings merge only as far as the
+# threshold lets them, and qualifiers ("second parent", "foster parent") are part of a skeleton by design,
+# so parental leave splits four ways before any phrasing does.
+WHOLE_SHAPE_FLOOR = {"vacation_days": 0.62, "parental_leave": 0.15, "per_diem": 0.44, "remote_allowance": 0.29,
+                     "compare_parental_leave": 0.2}
+# Fraction of the rows of one phrasing (one clean skeleton: case, spaces, typos and PII wrappers varied)
+# in its biggest mined shape, for every clean skeleton with at least 100 rows; and row-weighted over them.
+PHRASING_FLOOR, PHRASING_WEIGHTED_FLOOR = 0.75, 0.85
+
+
+def _question_id(ts: str, user: str, query: str) -> str:
+    """What the mining stage computes in DuckDB: md5(CAST(ts AS TIMESTAMP) AS VARCHAR || user || query)."""
+    moment = datetime.fromisoformat(ts.replace("Z", "+00:00")).replace(tzinfo=None)
+    return hashlib.md5(f"{moment:%Y-%m-%d %H:%M:%S}{user}{query}".encode()).hexdigest()
+
+
+def _log_rows() -> list[dict[str, Any]]:
+    rows = []
+    for f in sorted((DEMO / "logs").rglob("*.jsonl.gz")):
+        for line in gzip.decompress(f.read_bytes()).splitlines():
+            try:
+                row = json.loads(line)
+            except (ValueError, UnicodeDecodeError):
+                continue
+            if isinstance(row, dict) and isinstance(row.get("query"), str) and row["query"].strip():
+                row["file"] = f
+                rows.append(row)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def small_index(tmp_path_factory: pytest.TempPathFactory, seed_corpus: Path) -> tuple[Config, Index]:
+    return build_seed_index(tmp_path_factory, seed_corpus)
+
+
+@pytest.fixture(scope="module")
+def run_dir(demo_publication: Path) -> Path:
+    return current_run(demo_publication)
+
+
+@pytest.fixture(scope="module")
+def questions(run_dir: Path) -> dict[str, dict[str, Any]]:
+    return {r["question_id"]: r for r in pq.read_table(run_dir / "questions.parquet").to_pylist()}
+
+
+@pytest.fixture(scope="module")
+def shapes(run_dir: Path) -> list[dict[str, Any]]:
+    return sorted(pq.read_table(run_dir / "shapes.parquet").to_pylist(), key=lambda s: (-s["count"], s["skeleton"]))
+
+
+@pytest.fixture(scope="module")
+def labels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
+    """question id -> (generated shape, skeleton of the clean question before noise and PII), by re-running the
+    deterministic generator and checking that it writes exactly the committed logs."""
+    spec = importlib.util.spec_from_file_location("demo_generate_logs", DEMO / "generate_logs.py")
+    assert spec and spec.loader
+    gen = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = gen  # its dataclasses look their module up
+    spec.loader.exec_module(gen)
+    clean: list[str] = []
+    captured: dict[str, Any] = {}
+    add_noise, pick_follow_ups = gen.add_noise, gen.pick_follow_ups
+
+    def noise(rng: Any, text: str, stats: Any) -> str:
+        clean.append(text)
+        return add_noise(rng, text, stats)
+
+    def follow_ups(rng: Any, events: list[Any], n: int, stats: Any) -> Any:
+        captured["events"] = list(events)
+        return pick_follow_ups(rng, events, n, stats)
+
+    gen.add_noise, gen.pick_follow_ups = noise, follow_ups
+    out = tmp_path_factory.mktemp("regenerated")
+    gen.generate(out)
+    for f in sorted((DEMO / "logs").rglob("*.jsonl.gz")):
+        again = out / f.relative_to(DEMO)
+        same = gzip.decompress(again.read_bytes()) == gzip.decompress(f.read_bytes())
+        assert same, f"{f}: not what the generator writes; the labels would not match"
+    events = captured["events"]
+    return {_question_id(gen.fmt_ts(e.sec), e.user, e.query): (e.shape, LEX.skeleton(c, date(2026, 6, 1)).text)
+            for e, c in zip(events, clean, strict=False)}
+
+
+# --- the demo -----------------------------------------------------------------------------------
+
+
+def test_every_row_is_mined_or_quarantined(run_dir: Path, questions: dict[str, dict[str, Any]]) -> None:
+    mined = read_manifest(run_dir)["mine"]
+    assert mined["rows"] == TRUTH["valid_rows"]
+    assert mined["rows"] + mined["quarantined"] == TRUTH["total_lines"]
+    assert pq.read_metadata(run_dir / "questions.parquet").num_rows == TRUTH["valid_rows"]
+    assert len(questions) > 0.99 * TRUTH["valid_rows"]  # ids are unique but for identical (ts, user, query)
+    assert mined["recurring_questions"] > 0.9 * TRUTH["valid_rows"]
+
+
+REASON = {"truncated_json": "unparsable line", "binary_junk": "not UTF-8 text", "missing_query": "missing query",
+          "bad_timestamp": "bad timestamp", "empty_query": "empty query", "whitespace_query": "empty query",
+          "long_query": "query too long"}
+
+
+def test_malformed_rows_are_quarantined_with_their_reason(run_dir: Path) -> None:
+    rows = pq.read_table(run_dir / "quarantine.parquet").to_pylist()
+    malformed = TRUTH["malformed"]
+    assert len(rows) == malformed["rows"] == 30
+    want = Counter({REASON[k]: 0 for k in REASON})
+    for kind, n in malformed["by_kind"].items():
+        want[REASON[kind]] += n
+    assert Counter(r["reason"] for r in rows) == +want
+    # by file too, and exact lines where the reader knows them
+    by_file = Counter((Path(m["file"]).parent.name, REASON[m["kind"]]) for m in malformed["lines"])
+    assert Counter((Path(r["file"]).parent.name, r["reason"]) for r in rows) == by_file
+    lines = {(Path(m["file"]).parent.name, m["line"]) for m in malformed["lines"]}
+    for r in rows:
+        if r["line"] is not None:
+            assert (Path(r["file"]).parent.name, r["line"]) in lines
+    assert all(len(r["raw"]) <= 200 for r in rows)
+
+
+def test_top_shapes_are_the_ones_generated_most(shapes: list[dict[str, Any]], labels: dict[str, tuple[str, str]],
+                                               questions: dict[str, dict[str, Any]]) -> None:
+    generated = sorted(TRUTH["shapes"], key=lambda name: TRUTH["shapes"][name]["rank"])
+    # the top recurring shape is a phrasing of the top generated shape, read from the skeleton alone
+    top_phrasings = {LEX.skeleton(p.format(office="Berlin")).text for p in TRUTH["shapes"][generated[0]]["phrasings"]}
+    assert shapes[0]["skeleton"] in top_phrasings
+    assert shapes[0]["type"] == "single" and shapes[0]["users"] >= 1000
+    # each mined shape, named after the generated shape most of its questions come from
+    by_shape: dict[str, Counter[str]] = defaultdict(Counter)
+    for qid, (name, _) in labels.items():
+        by_shape[questions[qid]["shape_id"]][name] += 1
+    major = [by_shape[s["shape_id"]].most_common(1)[0][0] if by_shape[s["shape_id"]] else None for s in shapes]
+    assert major[:3] == [generated[0], generated[2], generated[0]]  # vacation days, per diem, vacation days
+    first_rank = {name: major.index(name) for name in generated[:5]}
+    assert max(first_rank.values()) < 25, first_rank  # measured: 0, 3, 1, 6, 22
+    # rows in recurring shapes per generated shape: the generated order of the top six, and the long tail
+    mined_rows = Counter({n: 0 for n in generated})
+    for s, name in zip(shapes, major, strict=True):
+        if name:
+            mined_rows[name] += s["count"]
+    assert [n for n, _ in mined_rows.most_common(6)] == generated[:6]
+    assert _spearman([TRUTH["shapes"][n]["rows"] for n in generated], [mined_rows[n] for n in generated]) > 0.95
+
+
+def _spearman(a: list[float], b: list[float]) -> float:
+    def ranks(x: list[float]) -> list[float]:
+        order = sorted(range(len(x)), key=lambda i: x[i])
+        r = [0.0] * len(x)
+        for pos, i in enumerate(order):
+            r[i] = pos
+        return r
+
+    ra, rb = ranks(a), ranks(b)
+    ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb, strict=True))
+    return cov / math.sqrt(sum((x - ma) ** 2 for x in ra) * sum((y - mb) ** 2 for y in rb))
+
+
+def purity(labels: dict[str, tuple[str, str]], questions: dict[str, dict[str, Any]]) -> tuple[dict, dict]:
+    """(generated shape -> (rows, fraction in its biggest mined shape, fraction in no recurring shape)),
+    and the same per clean skeleton (one phrasing with one qualifier)."""
+    by_name: dict[str, Counter[str | None]] = defaultdict(Counter)
+    by_clean: dict[tuple[str, str], Counter[str | None]] = defaultdict(Counter)
+    for qid, (name, clean) in labels.items():
+        sid = questions[qid]["shape_id"]
+        by_name[name][sid] += 1
+        by_clean[(name, clean)][sid] += 1
+
+    def summary(c: Counter[str | None]) -> tuple[int, float, float]:
+        n = sum(c.values())
+        biggest = max((v for k, v in c.items() if k is not None), default=0)
+        return n, biggest / n, c[None] / n
+
+    return {k: summary(c) for k, c in by_name.items()}, {k: summary(c) for k, c in by_clean.items()}
+
+
+def test_phrasings_of_one_shape_land_in_one_shape(labels: dict[str, tuple[str, str]],
+                                                 questions: dict[str, dict[str, Any]]) -> None:
+    whole, per_phrasing = purity(labels, questions)
+    for name, floor in WHOLE_SHAPE_FLOOR.items():
+        assert whole[name][1] >= floor, (name, whole[name])
+    big = {k: v for k, v in per_phrasing.items() if v[0] >= 100}
+    assert len(big) >= 100
+    worst = min(big.items(), key=lambda kv: kv[1][1])
+    assert worst[1][1] >= PHRASING_FLOOR, worst
+    weighted = sum(n * f for n, f, _ in big.values()) / sum(n for n, _, _ in big.values())
+    assert weighted >= PHRASING_WEIGHTED_FLOOR
+    # and few of a phrasing's rows end in no recurring shape at all (a typo or a PII wrapper that fewer than
+    # min_users people share); measured at most 21% for the phrasings of 100-130 rows, 1-8% for the big ones
+    assert max(v[2] for v in big.values()) < 0.25
+    assert max(v[2] for v in big.values() if v[0] >= 1000) < 0.05
+
+
+def test_same_skeleton_different_values_is_one_shape(shapes: list[dict[str, Any]],
+                                                     questions: dict[str, dict[str, Any]]) -> None:
+    slots: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for q in questions.values():
+        slots[q["shape_id"]].append(json.loads(q["slots"]))
+    by_skeleton = {s["skeleton"]: s["shape_id"] for s in shapes}
+    offices = set(CONFIG.facet("office").values)
+    top = slots[shapes[0]["shape_id"]]
+    assert {s["office_1"] for s in top} == offices and all(set(s) == {"office_1"} for s in top)
+    holidays = slots[by_skeleton["which public holidays does {office} have in {year}"]]
+    assert {s["office_1"] for s in holidays} == offices
+    assert {s["year_1"] for s in holidays} == {"2024", "2025", "2026", "2027"}
+    compare = slots[by_skeleton["compare parental leave for the second parent in {office} and {office}"]]
+    pairs = {(s["office_1"], s["office_2"]) for s in compare}
+    assert len(pairs) == 30 and all(a != b for a, b in pairs)  # every ordered pair of two offices
+    change = slots[by_skeleton["how did the remote work allowance change between {year} and {year}"]]
+    assert len({(s["year_1"], s["year_2"]) for s in change}) == 6
+    # one shape id per skeleton: no shape is split by its values
+    assert len(by_skeleton) == len(shapes) == len({s["shape_id"] for s in shapes})
+
+
+def test_relative_years_resolve_against_the_row(questions: dict[str, dict[str, Any]]) -> None:
+    seen: Counter[str] = Counter()
+    for row in _log_rows():
+        text = fold(row["query"])
+        for phrase, year in (("this year", "2026"), ("last year", "2025"), ("next year", "2027")):
+            if phrase in text:
+                assert row["ts"].startswith("2026-")
+                q = questions[_question_id(row["ts"], row["user"], row["query"])]
+                years = [v for f, v in json.loads(q["constraints"]) if f == "year"]
+                assert year in years, (row, q)
+                seen[phrase] += 1
+    assert min(seen.values()) > 500, seen
+
+
+def test_one_user_alone_is_never_recurring(demo_publication: Path, shapes: list[dict[str, Any]],
+                                           questions: dict[str, dict[str, Any]]) -> None:
+    poison = TRUTH["poisoning"]
+    injection = poison["injection"]
+    rows = [r for r in _log_rows() if r["user"] == injection["user"]]
+    assert len(rows) == injection["rows"] == 400
+    assert {questions[_question_id(r["ts"], r["user"], r["query"])]["shape_id"] for r in rows} == {None}
+    odd = [o["text"] for o in poison["odd_questions"]]
+    published = [s["skeleton"] for s in shapes] + [e for s in shapes for e in s["examples"]]
+    assert not any("instructions" in s or "klingon" in s or "swallow" in s for s in published)
+    leaks = find_leaks(demo_publication, [injection["text"], *odd, "previous instructions", "unladen swallow"])
+    assert not leaks, leaks
+    # every published shape has at least min_users users and min_count questions
+    assert min(s["users"] for s in shapes) >= CONFIG.mining.min_users
+    assert min(s["count"] for s in shapes) >= CONFIG.mining.min_count
+
+
+def test_published_shapes_are_classified(shapes: list[dict[str, Any]]) -> None:
+    assert {s["type"] for s in shapes} == {"single", "comparison", "temporal", "bridge", "aggregation",
+                                          "verification", "null"}
+    assert all(s["reason"] for s in shapes)
+    assert all(s["first_seen"] <= s["last_seen"] for s in shapes)
+
+
+# --- small logs ---------------------------------------------------------------------------------
+
+
+def test_single_user_shape_is_not_recurring_however_often(tmp_path: Path, small_index: tuple[Config, Index]) -> None:
+    config, index = small_index
+    rows = [("solo", "what is the per diem in Lisbon for the chess tournament")] * 1000
+    rows += [(f"u{i}", f"what is the per diem in {o}") for i in range(3) for o in ("Berlin", "Lisbon")]
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    result, _ = mine(write_log(tmp_path / "log.jsonl", rows), config, index, staging, now=datetime(2026, 12, 1),
+                     quiet=True)
+    assert (result.rows, result.recurring, result.recurring_questions) == (1006, 1, 6)
+    shapes = pq.read_table(staging / "shapes.parquet").to_pylist()
+    assert [s["skeleton"] for s in shapes] == ["what is the per diem in {office}"]
+    q = pq.read_table(staging / "questions.parquet").to_pylist()
+    assert sum(r["shape_id"] is None for r in q) == 1000
+    assert not find_leaks(staging, ["chess tournament"])
+
+
+def _ingest_rows(path: Path, **kw: Any) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    ing = ingest(path, now=datetime(2026, 12, 1), **kw)
+    try:
+        rows = ing.con.sql('SELECT ts, "user", query FROM rows ORDER BY ts').fetchall()
+        bad = ing.con.sql("SELECT reason, raw FROM quarantine ORDER BY reason").fetchall()
+        assert (ing.rows, ing.quarantined) == (len(rows), len(bad))
+        return rows, bad
+    finally:
+        ing.con.close()
+
+
+TS = [datetime(2026, 11, 23, 9), datetime(2026, 11, 24, 10), datetime(2026, 11, 25, 11), datetime(2026, 11, 26, 12)]
+
+
+def test_ingest_parquet_hive_partitioned_with_window(tmp_path: Path) -> None:
+    for i, ts in enumerate(TS):
+        part = tmp_path / "logs" / f"date={ts.date()}"
+        part.mkdir(parents=True)
+        pq.write_table(pa.table({"ts": [ts, ts, None], "user": ["u1", "u2", "u3"],
+                                 "query": [f"per diem in Berlin {i}", None, "vacation days in Lisbon"],
+                                 "extra": [1, 2, 3]}), part / "part-0.parquet")
+    rows, bad = _ingest_rows(tmp_path / "logs")
+    assert [r[2] for r in rows] == [f"per diem in Berlin {i}" for i in range(4)]
+    assert rows[0][0] == TS[0] and rows[0][1] == "u1"
+    assert Counter(r for r, _ in bad) == {"missing query": 4, "missing timestamp": 4}
+    rows, _ = _ingest_rows(tmp_path / "logs", since=date(2026, 11, 24), until=date(2026, 11, 25))
+    assert [r[2] for r in rows] == ["per diem in Berlin 1", "per diem in Berlin 2"]
+    rows, _ = _ingest_rows(tmp_path / "logs", since=date(2026, 11, 26))
+    assert [r[2] for r in rows] == ["per diem in Berlin 3"]
+    rows, _ = _ingest_rows(tmp_path / "logs", until=date(2026, 11, 23))
+    assert [r[2] for r in rows] == ["per diem in Berlin 0"]
+
+
+def test_ingest_parquet_string_timestamps(tmp_path: Path) -> None:
+    path = tmp_path / "log.parquet"
+    pq.write_table(pa.table({"ts": ["2026-11-24T09:13:02Z", "not-a-date", "2026-11-24 10:00:00", "2099-01-01"],
+                             "user": ["u1", "u2", "u3", "u4"], "query": ["a question", "b", "c question", "d"]}), path)
+    rows, bad = _ingest_rows(path)
+    assert rows == [(datetime(2026, 11, 24, 9, 13, 2), "u1", "a question"),
+                    (datetime(2026, 11, 24, 10), "u3", "c question")]
+    assert sorted(r for r, _ in bad) == ["bad timestamp", "timestamp in the future"]
+
+
+def test_ingest_csv(tmp_path: Path) -> None:
+    path = tmp_path / "log.csv"
+    path.write_text('ts,user,query\n'
+                    '2026-11-24T09:00:00Z,u1,"per diem in Berlin, please"\n'
+                    '2026-11-24T09:01:00Z,u2,"he said ""hi"" about Lisbon"\n'
+                    '2026-11-24T09:02:00Z,u3,\n'
+                    'yesterday,u4,vacation days\n'
+                    '2026-11-24T09:04:00Z,,vacation days in Warsaw\n'
+                    '2026-11-24T09:05:00Z,u5,"   "\n'
+                    '2026-11-25T09:06:00Z,u6,remote allowance in Toronto\n', encoding="utf-8")
+    rows, bad = _ingest_rows(path)
+    assert [(r[1], r[2]) for r in rows] == [("u1", "per diem in Berlin, please"), ("u2", 'he said "hi" about Lisbon'),
+                                            ("u6", "remote allowance in Toronto")]
+    assert sorted(r for r, _ in bad) == ["bad timestamp", "empty query", "missing query", "missing user"]
+    rows, _ = _ingest_rows(path, since=date(2026, 11, 25), until=date(2026, 11, 25))
+    assert [r[1] for r in rows] == ["u6"]
+    # the same rows from a pyarrow-written CSV of a Parquet-like table (typed timestamps)
+    typed = tmp_path / "typed" / "log.csv"
+    typed.parent.mkdir()
+    pacsv.write_csv(pa.table({"ts": TS, "user": ["a", "b", "c", "d"], "query": ["q1", "q2", "q3", "q4"]}), typed)
+    rows, bad = _ingest_rows(typed.parent, since=date(2026, 11, 24), until=date(2026, 11, 25))
+    assert [r[2] for r in rows] == ["q2", "q3"] and bad == []
+
+
+def test_ingest_window_on_the_demo_logs() -> None:
+    """--since/--until on the hive-partitioned demo: exactly the valid rows of those days."""
+    days = ["2026-11-28", "2026-11-29"]
+    bad_lines = Counter(Path(m["file"]).parent.name for m in TRUTH["malformed"]["lines"])
+    want = sum(TRUTH["rows_per_day"][d] - bad_lines[f"date={d}"] for d in days)
+    ing = ingest(DEMO / "logs", since=date(2026, 11, 28), until=date(2026, 11, 29), now=datetime(2026, 12, 1))
+    try:
+        got = ing.con.sql("SELECT min(ts)::DATE, max(ts)::DATE FROM rows").fetchall()[0]
+        assert ing.rows == want
+        assert got == (date(2026, 11, 28), date(2026, 11, 29))
+        assert ing.files == 7
+    finally:
+        ing.con.close()
+
+
+def test_mine_with_window(tmp_path: Path, small_index: tuple[Config, Index]) -> None:
+    config, index = small_index
+    rows = [(f"u{i}", f"what is the per diem in {o}") for i in range(3) for o in ("Berlin", "Lisbon")] * 4
+    path = write_log(tmp_path / "log.jsonl", rows, start=datetime(2026, 11, 23, 22))  # 24 rows, 1 minute apart
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    result, _ = mine(path, config, index, staging, since=date(2026, 11, 23), until=date(2026, 11, 23),
+                     now=datetime(2026, 12, 1), quiet=True)
+    assert result.rows == 24
+    result, _ = mine(path, config, index, staging, since=date(2026, 11, 24), now=datetime(2026, 12, 1), quiet=True)
+    assert result.rows == 0 and result.recurring == 0
+    assert pq.read_metadata(staging / "shapes.parquet").num_rows == 0
+
+
+@pytest.mark.parametrize("setup", ["missing", "empty_dir", "no_logs", "mixed", "corrupt_parquet", "no_query_column"])
+def test_bad_log_path_is_a_clear_error(tmp_path: Path, setup: str) -> None:
+    path = tmp_path / "logs"
+    if setup != "missing":
+        path.mkdir()
+    if setup == "no_logs":
+        (path / "notes.txt").write_text("hello", encoding="utf-8")
+    if setup == "mixed":
+        (path / "a.jsonl").write_text('{"ts": "2026-11-24", "user": "u", "query": "q"}\n', encoding="utf-8")
+        (path / "b.csv").write_text("ts,user,query\n2026-11-24,u,q\n", encoding="utf-8")
+    if setup == "corrupt_parquet":
+        (path / "a.parquet").write_bytes(b"PAR1 this is not parquet")
+    if setup == "no_query_column":
+        pq.write_table(pa.table({"ts": TS, "user": ["a", "b", "c", "d"], "text": ["q"] * 4}), path / "a.parquet")
+    with pytest.raises(LogError) as err:
+        ingest(path, now=datetime(2026, 12, 1))
+    assert str(path) in str(err.value)
+    assert len(str(err.value)) < 400
+
+
+def test_bad_log_path_writes_nothing(tmp_path: Path, small_index: tuple[Config, Index]) -> None:
+    config, index = small_index
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    with pytest.raises(LogError, match=re.escape(str(tmp_path / "nope"))):
+        mine(tmp_path / "nope", config, index, staging, quiet=True)
+    assert list(staging.iterdir()) == []
