@@ -20,6 +20,12 @@ _RELATIVE_YEAR = re.compile(r"\b(this|last|next|current|previous|coming) year\b"
 _RELATIVE_OFFSET = {"this": 0, "current": 0, "last": -1, "previous": -1, "next": 1, "coming": 1}
 _ISO_DATE = re.compile(r"(?<![\w-])((?:19|20)[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])(?![\w-])")
 _MONTHS = {name.casefold(): i for i, name in enumerate(calendar.month_name) if name}
+_MONTH_DAY_YEAR = re.compile(
+    r"\b(" + "|".join(_MONTHS) + r") ([0-9]{1,2})(?:st|nd|rd|th)?,? ((?:19|20)[0-9]{2})(?![\w-])"
+)
+_DAY_MONTH_YEAR = re.compile(
+    r"\b([0-9]{1,2})(?:st|nd|rd|th)? (" + "|".join(_MONTHS) + r"),? ((?:19|20)[0-9]{2})(?![\w-])"
+)
 _MONTH_YEAR = re.compile(
     r"\b(?:in |of |during )?(" + "|".join(_MONTHS) + r"),? ((?:19|20)[0-9]{2})(?![\w-])"
 )
@@ -115,6 +121,14 @@ class Lexicon:
         if self.date_facet:
             for m in _ISO_DATE.finditer(text):
                 add(self.date_facet, m.group(0), m.start(), m.end())
+            for m in _MONTH_DAY_YEAR.finditer(text):
+                if 1 <= int(m.group(2)) <= 31:
+                    add(self.date_facet, f"{m.group(3)}-{_MONTHS[m.group(1)]:02d}-{int(m.group(2)):02d}",
+                        m.start(), m.end())
+            for m in _DAY_MONTH_YEAR.finditer(text):
+                if 1 <= int(m.group(1)) <= 31:
+                    add(self.date_facet, f"{m.group(3)}-{_MONTHS[m.group(2)]:02d}-{int(m.group(1)):02d}",
+                        m.start(), m.end())
             for m in _MONTH_YEAR.finditer(text):
                 add(self.date_facet, f"{m.group(2)}-{_MONTHS[m.group(1)]:02d}", m.start(1), m.end())
         if self._pattern is not None:
