@@ -8,15 +8,18 @@ toward the peak RSS reported here): the demo's 33 shapes, phrasings, Zipf freque
 and malformed lines, hive-partitioned JSONL.gz like ``data/demo/logs``. Distinct queries therefore grow with N
 the way they would in a bigger log (PII rows stay unique, typo variants recur), instead of repeating the demo's.
 
-Each round runs, the order alternating between rounds:
+Side by side in one process, interleaved (scans x S, mining, scans x S, mining, ..., scans x S; medians):
 
 1. a plain DuckDB scan that parses every column of the same files
-   (``SELECT count(*), count(ts), count("user"), count(query) FROM read_json(...)``), ``--scan-repeat`` times;
+   (``SELECT count(*), count(ts), count("user"), count(query) FROM read_json(...)``), ``--scan-repeat`` times
+   before the first and after each mining round;
 2. the whole mining stage, ``tasks.mine_stage.mine()`` on a fresh index handle (empty embedding memo) into a
    fresh staging directory, with a timer around each phase: ingest (DuckDB read, quarantine, PII scrub of
    quarantined text), extract (scrub + constraints + skeleton per distinct query, the join back), merge
    (embedding the skeletons, grouping near duplicates), shapes, classify (rules plus one index search per
-   recurring shape) and write.
+   recurring shape) and write; the embedding calls and index searches inside a phase are also timed on their
+   own ("merge: embedding", "classify: embedding", "classify: search"). ``--repeat`` rounds (default 1: a
+   round of 1M rows takes minutes, see BENCHMARKS.md).
 
 The index it mines against is built once from ``data/demo/corpus.jsonl`` with ``tasks.indexing.build_index``.
 The machine is shared and noisy, so the figure that matters is the ratio measured side by side.
@@ -105,12 +108,6 @@ def generate_logs(rows: int, dest: Path) -> dict[str, Any]:
     }
 
 
-def generate_in_child(rows: int, dest: Path) -> dict[str, Any]:
-    """Run the generator in a child process, so its ~1 GB of Python objects is not this process's peak RSS."""
-    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
-        return pool.submit(generate_logs, rows, dest).result()
-
-
 def scan_sql(logs: Path) -> str:
     glob = str(logs / "**" / "*.jsonl.gz").replace("'", "''")
     return (f"""SELECT count(*), count(ts), count("user"), count(query) FROM read_json('{glob}', """
@@ -128,18 +125,41 @@ def plain_scan(logs: Path) -> tuple[float, list[int]]:
 
 
 class PhaseTimer:
-    """Accumulates seconds per phase name."""
+    """Seconds and calls per phase (and items, for calls whose first argument is a list); `inner` names a call
+    after the phase it runs in ("merge: embedding", "classify: embedding")."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+        self.items: dict[str, int] = {}
+        self.active: list[str] = []
+
+    def _add(self, name: str, seconds: float, items: int | None) -> None:
+        self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+        self.calls[name] = self.calls.get(name, 0) + 1
+        if items is not None:
+            self.items[name] = self.items.get(name, 0) + items
 
     def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
+            self.active.append(name)
             t0 = time.perf_counter()
             try:
                 return fn(*args, **kwargs)
             finally:
-                self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
+                self.active.pop()
+                self._add(name, time.perf_counter() - t0, None)
+        return timed
+
+    def inner(self, what: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            name = f"{self.active[-1] if self.active else 'other'}: {what}"
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._add(name, time.perf_counter() - t0,
+                          len(args[0]) if args and isinstance(args[0], list | tuple) else None)
         return timed
 
 
@@ -153,8 +173,8 @@ PHASES = {  # attribute of tasks.mine_stage -> phase name
 def instrumented(timer: PhaseTimer, embedder: Any) -> Iterator[None]:
     """Time mine()'s phases by wrapping the names it calls in tasks.mine_stage (restored afterwards).
 
-    Inside merge, the skeleton embedding (`embedder.encode`) is timed as "merge: embedding"; inside classify,
-    the index searches (`_top_score`: encode the example question, one LanceDB query) as "classify: search".
+    Inside a phase, the embedding calls (`embedder.encode`, `embedder.encode_one`) are timed as
+    "<phase>: embedding" and the index searches (`_top_score`) as "<phase>: search".
     """
     import tasks.mine_stage as stage
 
@@ -162,18 +182,20 @@ def instrumented(timer: PhaseTimer, embedder: Any) -> Iterator[None]:
     try:
         for name, phase in PHASES.items():
             setattr(stage, name, timer.wrap(phase, saved[name]))
-        stage._top_score = timer.wrap("classify: search", saved["_top_score"])  # type: ignore[attr-defined]
-        embedder.encode = timer.wrap("merge: embedding", embedder.encode)
+        stage._top_score = timer.inner("search", saved["_top_score"])
+        embedder.encode = timer.inner("embedding", embedder.encode)
+        embedder.encode_one = timer.inner("embedding", embedder.encode_one)
         yield
     finally:
         for name, fn in saved.items():
             setattr(stage, name, fn)
-        del embedder.encode  # back to the class's method
+        del embedder.encode, embedder.encode_one  # back to the class's methods
 
 
 def mine_once(logs: Path, config: Any, uri: str, staging: Path, now: datetime,
               profile: cProfile.Profile | None = None) -> tuple[float, dict[str, float], dict[str, Any]]:
-    """One full mining run on a fresh index handle; seconds, per-phase seconds, the MineResult as JSON."""
+    """One full mining run on a fresh index handle; seconds, per-phase seconds, the MineResult as JSON
+    (with the number of skeletons embedded and of index searches made)."""
     from tasks.mine_stage import mine
     from tasks.store import Index
 
@@ -192,7 +214,10 @@ def mine_once(logs: Path, config: Any, uri: str, staging: Path, now: datetime,
             profile.disable()
     phases = dict(timer.seconds)
     phases["other"] = max(0.0, seconds - sum(v for k, v in phases.items() if ":" not in k))
-    return seconds, phases, result.to_json()
+    counts = {"skeletons_embedded": timer.items.get("merge: embedding", 0),
+              "examples_embedded": timer.items.get("classify: embedding", 0),
+              "index_searches": sum(n for k, n in timer.calls.items() if k.endswith(": search"))}
+    return seconds, phases, {**result.to_json(), **counts}
 
 
 def peak_rss_mb() -> float:
@@ -214,21 +239,23 @@ def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool) 
     from tasks.indexing import build_index
 
     config = load_config(CONFIG)
-    print(f"generating {rows:,} log lines ...", file=sys.stderr, flush=True)
-    gen = generate_in_child(rows, workdir)
+    print(f"generating {rows:,} log lines (child process) while building the demo index ...", file=sys.stderr,
+          flush=True)
+    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
+        pending = pool.submit(generate_logs, rows, workdir)
+        t0 = time.perf_counter()
+        outcome = build_index(CORPUS, config, workdir / "index", date(2026, 11, 23), quiet=True)
+        index_seconds = time.perf_counter() - t0
+        gen = pending.result()
     logs = workdir / "logs"
     now = datetime.fromisoformat(gen["last_day"]) + timedelta(days=1)
     print(f"  {gen['lines']:,} lines in {gen['files']} files ({gen['bytes'] / 1e6:.1f} MB gzip) over "
-          f"{gen['days']} days, {gen['users']:,} users; {gen['generate_seconds']:.0f}s", file=sys.stderr, flush=True)
-
-    print("building the demo index ...", file=sys.stderr, flush=True)
-    t0 = time.perf_counter()
-    outcome = build_index(CORPUS, config, workdir / "index", date(2026, 11, 23), quiet=True)
-    index_seconds = time.perf_counter() - t0
+          f"{gen['days']} days, {gen['users']:,} users; generated in {gen['generate_seconds']:.0f}s, index "
+          f"{index_seconds:.0f}s", file=sys.stderr, flush=True)
     load_model(config.model_path)
     rss_before = current_rss_mb()
 
-    # Warm-up, untimed: DuckDB's JSON reader and file cache, imports, first-call costs.
+    # Warm-up, untimed: DuckDB's JSON reader, the page cache, imports, first-call costs.
     plain_scan(logs)
     distinct = _distinct_stats(logs)
 
@@ -238,32 +265,31 @@ def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool) 
     counts: list[int] = []
     result: dict[str, Any] = {}
 
-    def do_scan() -> None:
+    def do_scans() -> None:
         for _ in range(scan_repeat):
             dt, c = plain_scan(logs)
             scans.append(dt)
             counts[:] = c
 
-    def do_mine(n: int) -> None:
+    # scan x S, mine, scan x S, mine, ..., scan x S: every mining round sits between two sets of scans
+    do_scans()
+    for n in range(repeat):
         dt, ph, res = mine_once(logs, config, outcome.uri, workdir / "staging", now)
         mines.append(dt)
         phases.append(ph)
         result.update(res)
-
-    for n in range(repeat):
-        if n % 2 == 0:
-            do_scan()
-            do_mine(n)
-        else:
-            do_mine(n)
-            do_scan()
-        print(f"round {n + 1}/{repeat}: scan {statistics.median(scans[-scan_repeat:]):.2f}s (median of "
-              f"{scan_repeat})  mine {mines[-1]:.1f}s  " + "  ".join(f"{k} {v:.1f}" for k, v in phases[-1].items()),
-              file=sys.stderr, flush=True)
+        do_scans()
+        print(f"round {n + 1}/{repeat}: mine {dt:.1f}s (" + ", ".join(f"{k} {v:.1f}" for k, v in ph.items())
+              + f"); scans so far: median {statistics.median(scans):.2f}s", file=sys.stderr, flush=True)
 
     lines = gen["lines"]
     scan_s, mine_s = statistics.median(scans), statistics.median(mines)
-    phase_med = {k: statistics.median(p.get(k, 0.0) for p in phases) for k in phases[0]}
+    order = ["ingest", "extract", "merge", "merge: embedding", "shapes", "classify", "classify: embedding",
+             "classify: search", "write", "summarize", "other"]
+    seen = {k for p in phases for k in p}
+    names = [k for k in order if k in seen] + sorted(seen - set(order))
+    phase_med = {k: statistics.median(p.get(k, 0.0) for p in phases) for k in names}
+    model_s = sum(v for k, v in phase_med.items() if k.endswith((": embedding", ": search")))
     report: dict[str, Any] = {
         "rows": lines, "log": gen, "distinct": distinct, "repeat": repeat, "scan_repeat": scan_repeat,
         "cpus": _cpus(), "python": platform.python_version(), "duckdb": duckdb.__version__,
@@ -274,6 +300,8 @@ def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool) 
         "phases": {k: {"seconds": v, "share": v / mine_s, "all_seconds": [p.get(k, 0.0) for p in phases]}
                    for k, v in phase_med.items()},
         "mine_over_scan": mine_s / scan_s,
+        "model_seconds": model_s,
+        "rows_per_s_without_model": lines / max(mine_s - model_s, 1e-9),
         "goal_rows_per_s": GOAL_ROWS_PER_S,
         "rss_before_mining_mb": rss_before,
     }
@@ -314,7 +342,8 @@ def render(report: dict[str, Any]) -> str:
         f"log: {log['lines']:,} lines ({log['valid_rows']:,} valid, {log['pii_rows']:,} with PII, "
         f"{log['malformed']} malformed) in {log['files']} files, {log['bytes'] / 1e6:.1f} MB gzip, "
         f"{log['days']} days, {log['users']:,} users, {report['distinct']['distinct_queries']:,} distinct queries",
-        f"median of {report['repeat']} interleaved rounds (scan: {report['scan_repeat']} per round); "
+        f"mining: median of {report['repeat']} round(s); scan: median of {len(report['scan']['all_seconds'])}, "
+        f"{report['scan_repeat']} before the first and after each mining round; "
         f"{report['cpus']} CPUs; load average {', '.join(f'{x:.1f}' for x in report['load_average'])}",
         "",
         f"{'measurement':<34}{'seconds':>10}{'rows/s':>12}",
@@ -324,6 +353,8 @@ def render(report: dict[str, Any]) -> str:
         f"mining / scan time: {report['mine_over_scan']:.1f}x; goal {report['goal_rows_per_s']:,} rows/s: "
         + ("met" if mine["rows_per_s"] >= report["goal_rows_per_s"] else
            f"missed ({mine['rows_per_s'] / report['goal_rows_per_s']:.1%} of it)"),
+        f"time in embedding and index searches: {report['model_seconds']:.1f}s; the rest of the stage runs at "
+        f"{report['rows_per_s_without_model']:,.0f} rows/s",
         "",
         f"{'phase':<22}{'seconds':>10}{'share':>8}",
     ]
@@ -333,7 +364,9 @@ def render(report: dict[str, Any]) -> str:
     lines += [
         "",
         f"mined: {res['rows']:,} rows, {res['quarantined']} quarantined, {res['skeletons']:,} skeletons, "
-        f"{res['shapes']:,} shapes, {res['recurring']:,} recurring ({res['recurring_questions']:,} questions)",
+        f"{res['shapes']:,} shapes, {res['recurring']:,} recurring ({res['recurring_questions']:,} questions); "
+        f"{res['skeletons_embedded']:,} skeletons and {res['examples_embedded']:,} examples embedded, "
+        f"{res['index_searches']:,} index searches",
         f"peak RSS: {report['peak_rss_mb']:.0f} MB (model and index loaded: {report['rss_before_mining_mb']:.0f} MB "
         "before the first round)",
     ]
@@ -345,8 +378,11 @@ def render(report: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_mining", description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=DEFAULT_ROWS, help=f"log lines to generate (default {DEFAULT_ROWS:,})")
-    ap.add_argument("--repeat", type=int, default=2, help="interleaved rounds; medians are reported (default 2)")
-    ap.add_argument("--scan-repeat", type=int, default=3, help="DuckDB scans per round (default 3)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="mining rounds, each between two sets of scans; medians are reported (default 1: one "
+                         "round of 1M rows takes 3-13 minutes on the shared 2-core machine)")
+    ap.add_argument("--scan-repeat", type=int, default=3,
+                    help="DuckDB scans before the first and after each mining round (default 3)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     ap.add_argument("--profile", action="store_true", help="also cProfile one extra mining run")
     ap.add_argument("--keep", type=Path, default=None, help="work in this directory and keep it (logs, index)")
