@@ -52,8 +52,12 @@ class PlanCache:
         self.scrub = Scrubber(config.pii_names, keep=self.lexicon.name_words())
         self.shape_of: dict[str, str] = {}
         self.templates: dict[str, dict[str, Any]] = {}
+        self._plans: dict[str, Plan] = {}
         for row in pq.read_table(run_dir / "templates.parquet").to_pylist():
+            row["evaluation_doc"] = json.loads(row.get("evaluation") or "{}")
             self.templates[row["shape_id"]] = row
+            if row["route"] != "one_search":
+                self._plans[row["shape_id"]] = Plan.model_validate_json(row["template"])
             for sk in row["members"] or []:
                 self.shape_of.setdefault(sk, row["shape_id"])
         self.entries = {r["key"]: r for r in pq.read_table(run_dir / "cache.parquet").to_pylist()}
@@ -82,7 +86,7 @@ class PlanCache:
         if tpl is not None:
             res.trace["template"] = {k: tpl.get(k) for k in ("shape_id", "skeleton", "type", "writer", "model",
                                                               "prompt_hash", "route", "complaint")}
-            res.trace["evaluation"] = json.loads(tpl.get("evaluation") or "{}")
+            res.trace["evaluation"] = tpl["evaluation_doc"]
         return res
 
     def _lookup(self, question: str, now: date | datetime | None) -> LookupResult:
@@ -107,7 +111,7 @@ class PlanCache:
             base.plan, base.source = json.loads(entry["plan"]), "cache"
             return base
         try:
-            plan = fill_slots(Plan.model_validate_json(tpl["template"]), sk.slots)
+            plan = fill_slots(self._plans[shape_id], sk.slots)
         except PlanError as exc:
             return LookupResult(False, "online_planner", key, shape_id, tpl["type"], sk.text, constraints,
                                 reason=f"template does not fit: {exc}")

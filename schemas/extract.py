@@ -12,7 +12,7 @@ from datetime import date, datetime
 
 from schemas.config import Config
 from schemas.constraint import QUALIFIER, Constraint
-from schemas.text import fold, words
+from schemas.text import fold, folded_words, words
 
 # ASCII digits only: \d would also take other scripts' digits ("20٢٥") and make a year value no filter matches.
 _YEAR = re.compile(r"(?<![\w-])((?:19|20)[0-9]{2})(?![\w-])")
@@ -108,7 +108,9 @@ class Lexicon:
 
         Relative years resolve against `now` (the log row's timestamp); without it they are left out.
         """
-        text = fold(question)
+        return self._extract_folded(fold(question), now)
+
+    def _extract_folded(self, text: str, now: date | datetime | None) -> list[Constraint]:
         found: list[Constraint] = []
         taken: list[tuple[int, int]] = []
 
@@ -146,15 +148,15 @@ class Lexicon:
     def skeleton(self, question: str, now: date | datetime | None = None) -> Skeleton:
         """Normalised question with each constraint value replaced by {facet}; qualifiers by their term."""
         text = fold(question)
-        constraints = self.extract(question, now)
+        constraints = self._extract_folded(text, now)
         parts: list[str] = []
         pos = 0
         for c in constraints:
             parts.append(self._literal_slot.sub(r" \1 ", text[pos:c.start]))
-            parts.append(f" {c.value} " if c.facet == QUALIFIER else f" {{{c.facet}}} ")
+            parts.append(f" {fold(c.value)} " if c.facet == QUALIFIER else f" {{{c.facet}}} ")
             pos = c.end
         parts.append(self._literal_slot.sub(r" \1 ", text[pos:]))
-        skeleton = words("".join(parts))
+        skeleton = folded_words("".join(parts))
         if self._fillers is not None:
             skeleton = " ".join(self._fillers.sub(" ", skeleton).split())
         return Skeleton(skeleton, tuple(constraints))

@@ -15,12 +15,18 @@ def fold(text: str) -> str:
 
     Character offsets in the result are what constraint spans refer to.
     """
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+    if not text.isascii():  # ASCII is already NFKC and has no combining marks
+        text = unicodedata.normalize("NFKC", text)
+        text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
     text = _CONTROL.sub(" ", text).casefold()
     return _SPACE.sub(" ", text).strip()
 
 
 def words(text: str) -> str:
     """Folded text with punctuation removed: the form skeletons are compared in."""
-    return _SPACE.sub(" ", _NON_WORD.sub(" ", fold(text))).strip()
+    return folded_words(fold(text))
+
+
+def folded_words(folded: str) -> str:
+    """`words` of a text that is already folded."""
+    return _SPACE.sub(" ", _NON_WORD.sub(" ", folded)).strip()

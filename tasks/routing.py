@@ -17,7 +17,7 @@ from tasks.store import Index
 ROUTES = ("one_search", "split", "split_original")
 
 
-TARGET_TOP = 2  # a part counts as reached when one of its own best chunks is in the context
+TARGET_TOP = 1  # a part counts as reached when one of its own best chunks is in the context
 
 
 def part_targets(needed: set[tuple[str, str]], plan_run: Retrieved | None) -> dict[tuple[str, str], set[str]]:
