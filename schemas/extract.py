@@ -149,13 +149,14 @@ class Lexicon:
         """Normalised question with each constraint value replaced by {facet}; qualifiers by their term."""
         text = fold(question)
         constraints = self._extract_folded(text, now)
+        literal = (lambda t: self._literal_slot.sub(r" \1 ", t)) if "{" in text else (lambda t: t)
         parts: list[str] = []
         pos = 0
-        for c in constraints:
-            parts.append(self._literal_slot.sub(r" \1 ", text[pos:c.start]))
+        for c in constraints:  # a literal "{office}" typed by the user is a word, not a placeholder
+            parts.append(literal(text[pos:c.start]))
             parts.append(f" {fold(c.value)} " if c.facet == QUALIFIER else f" {{{c.facet}}} ")
             pos = c.end
-        parts.append(self._literal_slot.sub(r" \1 ", text[pos:]))
+        parts.append(literal(text[pos:]))
         skeleton = folded_words("".join(parts))
         if self._fillers is not None:
             skeleton = " ".join(self._fillers.sub(" ", skeleton).split())

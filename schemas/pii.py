@@ -32,6 +32,10 @@ _CUE_NAME = re.compile(
 _LEAD_NAME = re.compile(r"(?:^|(?<=[.!?:;]\s))(?P<cue>)(?P<name>" + _NAME + r")(?=\s+(?:from|here)\b)")
 
 
+# Every pattern above needs a digit, an "@", a URL, or a name (two capitalised words, particles between).
+_MAYBE_PII = re.compile(r"[0-9@]|://|www\.|" + _NAME)
+
+
 class Scrubber:
     """Replaces emails, URLs, phone numbers, long ids and listed names with {email}, {phone}, {id}, {name}.
 
@@ -47,6 +51,8 @@ class Scrubber:
         self._keep = {k.casefold() for k in keep}
 
     def __call__(self, text: str) -> str:
+        if self._names is None and not _MAYBE_PII.search(text):
+            return text  # no digit, @, URL or two capitalised words in a row: nothing to scrub
         for kind, pattern in _PATTERNS:
             text = pattern.sub(_phone if kind == "phone" else "{" + kind + "}", text)
         if self._names is not None:
