@@ -134,6 +134,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     (skeleton, type, sampled values) and evidence chunks are unchanged, when no chunk was added."""
     shapes = pq.read_table(shapes_path).to_pylist()
     prev_tpls, prev_entries = _previous(prev_dir)
+    provenance = {"index_version": int(index.table.version), "lexicon_hash": lexicon.digest()}
     hashes = index.content_hashes()
     reused = 0
     questions = pq.read_table(questions_path, columns=["shape_id", "constraints"]).to_pylist()
@@ -195,7 +196,10 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                     filled.keep_original = ev.route == "split_original"
                     plan = filled.model_dump_json(exclude_defaults=True)
                 entries.append({"key": cache_key(shape["shape_id"], sk), "shape_id": shape["shape_id"],
-                                "route": ev.route, "plan": plan, "slots": json.dumps(sk.slots), "questions": n})
+                                "route": ev.route, "plan": plan, "slots": json.dumps(sk.slots), "questions": n,
+                                **provenance, "writer": status["writer"], "model": status["model"],
+                                "prompt_hash": status.get("prompt_hash", ""),
+                                "coverage": json.dumps(ev.coverage)})
             bar.advance(1)
     pq.write_table(pa.Table.from_pylist(templates, TEMPLATE_SCHEMA), staging / "templates.parquet")
     pq.write_table(pa.Table.from_pylist(sorted(entries, key=lambda e: e["key"]), CACHE_SCHEMA),
@@ -214,7 +218,9 @@ TEMPLATE_SCHEMA = pa.schema([
 ])
 CACHE_SCHEMA = pa.schema([
     ("key", pa.string()), ("shape_id", pa.string()), ("route", pa.string()), ("plan", pa.string()),
-    ("slots", pa.string()), ("questions", pa.int64()),
+    ("slots", pa.string()), ("questions", pa.int64()), ("writer", pa.string()), ("model", pa.string()),
+    ("prompt_hash", pa.string()), ("index_version", pa.int64()), ("lexicon_hash", pa.string()),
+    ("coverage", pa.string()),
 ])
 
 

@@ -123,3 +123,17 @@ def test_trace_leads_to_template_and_run(seed_eval: dict) -> None:
     assert trace["evaluation"]["coverage"]["split"] >= trace["evaluation"]["coverage"]["one_search"]
     miss = cache.lookup("what colour is the office cat")
     assert not miss.hit and miss.trace["reason"] == miss.reason and "template" not in miss.trace
+
+
+def test_cache_entries_record_provenance(demo_publication: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from schemas.publication import current_run
+
+    run = current_run(demo_publication)
+    manifest = json.loads((run / "manifest.json").read_text())
+    rows = pq.read_table(run / "cache.parquet").to_pylist()
+    assert rows and all(r["writer"] == "rules" and r["lexicon_hash"] == manifest["lexicon_hash"] for r in rows)
+    assert {r["index_version"] for r in rows} == {manifest["index"]["version"]}
+    split = [r for r in rows if r["plan"]]
+    assert split and all(json.loads(r["coverage"])["split"] >= 0 for r in split)

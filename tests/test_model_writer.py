@@ -124,3 +124,49 @@ def test_vllm_writes_sound_templates() -> None:
 
 def test_schema_is_closed() -> None:
     assert PLAN_SCHEMA["additionalProperties"] is False
+
+
+def test_openai_compatible_endpoint_with_retry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local OpenAI-compatible server: one transient 503, then a JSON-schema constrained answer."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from tasks import model_writer
+
+    seen: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append(body)
+            if len(seen) == 1:
+                self.send_response(503)
+                self.end_headers()
+                return
+            reply = {"choices": [{"message": {"content": json.dumps(GOOD)}}]}
+            data = json.dumps(reply).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setattr(model_writer.time, "sleep", lambda s: None)
+    config = CONFIG.model_copy(deep=True)
+    config.planning.openai_base_url = f"http://127.0.0.1:{server.server_port}/v1"
+    config.planning.model = "test-model"
+    try:
+        written, fallbacks = write_templates([(SHAPE, [SK])], config, LEXICON,
+                                             model_writer.openai_generator(config), "openai")
+    finally:
+        server.shutdown()
+    assert fallbacks == 0 and written[0][1]["writer"] == "openai" and written[0][1]["model"] == "test-model"
+    assert len(seen) == 2  # the 503 was retried
+    fmt = seen[1]["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"]["additionalProperties"] is False
+    assert seen[1]["temperature"] == 0 and SK.text in seen[1]["messages"][1]["content"]
