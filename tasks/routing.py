@@ -70,7 +70,7 @@ class ShapeEvaluation:
 def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon: Lexicon, budget: int,
                  k: int, merge: str = "round_robin") -> ShapeEvaluation:
     """Run the shape's logged questions one search, as the plan, and as the plan plus the original."""
-    if len(template.steps) == 1 and template.steps[0].extract is None:
+    if len(template.steps) == 1 and template.steps[0].extract is None and not template.steps[0].filters:
         return ShapeEvaluation("one_search", len(samples), searches={"one_search": 1.0})
     cov = {r: 0.0 for r in ROUTES}
     searches = {r: 0.0 for r in ROUTES}
