@@ -54,6 +54,10 @@ def _logger() -> Any:
 
 def _artifact(published: Path, run_id: str) -> None:
     """The report as a Prefect artifact too (best effort: a missing API must not fail a published run)."""
+    from prefect.context import FlowRunContext
+
+    if FlowRunContext.get() is None:
+        return
     try:
         from prefect.artifacts import create_markdown_artifact
 
