@@ -30,6 +30,11 @@ EXIT_INPUT, EXIT_BUSY, EXIT_NOT_PUBLISHED, EXIT_GATE, EXIT_INTERNAL = 2, 3, 4, 5
 ConfigOpt = Annotated[str | None, typer.Option("--config", help="Config YAML (default: data/configs/demo.yaml).")]
 OutOpt = Annotated[Path, typer.Option("--out", help="Publication root.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+CorpusOpt = Annotated[str | None, typer.Option("--corpus", help="Corpus (default: the config's).")]
+LogsOpt = Annotated[str | None, typer.Option("--logs", help="Logs (default: the config's).")]
+SinceOpt = Annotated[str | None, typer.Option("--since", help="First log date (YYYY-MM-DD).")]
+UntilOpt = Annotated[str | None, typer.Option("--until", help="Last log date (YYYY-MM-DD).")]
+WaitOpt = Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher.")]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -83,7 +88,7 @@ def index(
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
     run_date: Annotated[str | None, typer.Option("--run-date", help="Date deciding current versions.")] = None,
-    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher.")] = 0.0,
+    wait: WaitOpt = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Build or update the index and publish it.
@@ -161,13 +166,13 @@ def _date(value: str | None) -> date | None:
 @app.command()
 @_errors
 def nightly(
-    corpus: Annotated[str | None, typer.Option("--corpus", help="Corpus (default: the config's).")] = None,
-    logs: Annotated[str | None, typer.Option("--logs", help="Logs (default: the config's).")] = None,
-    since: Annotated[str | None, typer.Option("--since", help="First log date (YYYY-MM-DD).")] = None,
-    until: Annotated[str | None, typer.Option("--until", help="Last log date (YYYY-MM-DD).")] = None,
+    corpus: CorpusOpt = None,
+    logs: LogsOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
-    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher.")] = 0.0,
+    wait: WaitOpt = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Run index -> mine -> plan and publish atomically.
@@ -201,12 +206,12 @@ def _summary(res: dict[str, Any]) -> None:
 @app.command()
 @_errors
 def mine(
-    logs: Annotated[str | None, typer.Option("--logs", help="Logs (default: the config's).")] = None,
-    since: Annotated[str | None, typer.Option("--since", help="First log date (YYYY-MM-DD).")] = None,
-    until: Annotated[str | None, typer.Option("--until", help="Last log date (YYYY-MM-DD).")] = None,
+    logs: LogsOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
-    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher.")] = 0.0,
+    wait: WaitOpt = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Mine the query logs into recurring, classified shapes against the published index.
@@ -228,7 +233,7 @@ def plan(
     writer: Annotated[str | None, typer.Option("--writer", help="rules | vllm | openai (default: config)")] = None,
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
-    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher.")] = 0.0,
+    wait: WaitOpt = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Write, validate and evaluate template plans for the published shapes; publish the cache.
@@ -391,7 +396,7 @@ def eval_(
 @_errors
 def rollback(
     out: OutOpt = Path("data/out"),
-    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher.")] = 0.0,
+    wait: WaitOpt = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Re-point lookups to the previous publication and restore the index table to its tagged version.
@@ -435,13 +440,13 @@ def report(
 @app.command()
 @_errors
 def backfill(
-    corpus: Annotated[str | None, typer.Option("--corpus", help="Corpus (default: the config's).")] = None,
-    logs: Annotated[str | None, typer.Option("--logs", help="Logs (default: the config's).")] = None,
-    since: Annotated[str | None, typer.Option("--since", help="First log date (YYYY-MM-DD).")] = None,
-    until: Annotated[str | None, typer.Option("--until", help="Last log date (YYYY-MM-DD).")] = None,
+    corpus: CorpusOpt = None,
+    logs: LogsOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
-    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher.")] = 0.0,
+    wait: WaitOpt = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Re-index after a corpus update (or mine a past window) and re-evaluate only what changed.
