@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 from schemas.config import Config
 from schemas.extract import Lexicon, cache_key
 from schemas.pii import Scrubber
-from schemas.plan import Plan, PlanError, fill_slots
+from schemas.plan import CONSTRAINT_SLOT, Plan
 from schemas.publication import POINTER, NoPublication, current_run, read_manifest
 
 MAX_QUESTION_CHARS = 4000
@@ -52,12 +52,15 @@ class PlanCache:
         self.scrub = Scrubber(config.pii_names, keep=self.lexicon.name_words())
         self.shape_of: dict[str, str] = {}
         self.templates: dict[str, dict[str, Any]] = {}
-        self._plans: dict[str, Plan] = {}
+        self._plans: dict[str, tuple[str, set[str]]] = {}  # template JSON and its constraint slots
         for row in pq.read_table(run_dir / "templates.parquet").to_pylist():
             row["evaluation_doc"] = json.loads(row.get("evaluation") or "{}")
             self.templates[row["shape_id"]] = row
             if row["route"] != "one_search":
-                self._plans[row["shape_id"]] = Plan.model_validate_json(row["template"])
+                plan = Plan.model_validate_json(row["template"])  # validated once, filled as text per lookup
+                text = plan.model_dump_json(exclude_defaults=True)
+                self._plans[row["shape_id"]] = (text, {m.group(1) + "_" + m.group(2)
+                                                       for m in CONSTRAINT_SLOT.finditer(text)})
             for sk in row["members"] or []:
                 self.shape_of.setdefault(sk, row["shape_id"])
         self.entries = {r["key"]: r for r in pq.read_table(run_dir / "cache.parquet").to_pylist()}
@@ -110,11 +113,14 @@ class PlanCache:
         if entry is not None and entry["plan"]:
             base.plan, base.source = json.loads(entry["plan"]), "cache"
             return base
-        try:
-            plan = fill_slots(self._plans[shape_id], sk.slots)
-        except PlanError as exc:
+        text, needed = self._plans[shape_id]
+        slots = sk.slots
+        if not needed <= slots.keys():
+            missing = ", ".join(sorted(needed - slots.keys()))
             return LookupResult(False, "online_planner", key, shape_id, tpl["type"], sk.text, constraints,
-                                reason=f"template does not fit: {exc}")
-        base.plan, base.source = plan.model_dump(exclude_defaults=True), "template"
+                                reason=f"template does not fit: no value for {missing}")
+        for name in needed:  # same result as schemas.plan.fill_slots, without a model round trip
+            text = text.replace("{" + name + "}", json.dumps(slots[name])[1:-1])
+        base.plan, base.source = json.loads(text), "template"
         base.plan["keep_original"] = tpl["route"] == "split_original"
         return base
