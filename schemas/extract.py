@@ -163,6 +163,20 @@ class Lexicon:
         return Skeleton(skeleton, tuple(constraints))
 
 
+def fill_skeleton(skeleton: str, slots: dict[str, str]) -> str:
+    """The skeleton with its placeholders filled from `slots` (office_1, year_1, ...): lexicon text only."""
+    counters: dict[str, int] = {}
+    out = []
+    for word in skeleton.split(" "):
+        if word.startswith("{") and word.endswith("}"):
+            facet = word[1:-1]
+            counters[facet] = counters.get(facet, 0) + 1
+            out.append(slots.get(f"{facet}_{counters[facet]}", ""))
+        else:
+            out.append(word)
+    return " ".join(w for w in out if w)
+
+
 def cache_key(shape_id: str, skeleton: Skeleton) -> str:
     """Shape id plus the question's constraint values in slot order; never a similarity."""
     values = [f"{slot}={value}" for slot, value in skeleton.slots.items()]

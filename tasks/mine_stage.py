@@ -12,7 +12,6 @@ from prefect.cache_policies import NO_CACHE
 from schemas.config import Config
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
-from tasks.embed import Embedder
 from tasks.logs import ingest
 from tasks.mining import (
     MineResult,
@@ -47,10 +46,6 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
 def _top_score(index: Index, query: str | np.ndarray) -> float | None:
     hits = index.search(query, k=1, all_versions=True)
     return hits[0].score if hits else None
-
-
-def default_embedder(config: Config) -> Embedder:
-    return Embedder(config.model_path, config.embed_batch_size)
 
 
 mine_task = task(name="mine-logs", cache_policy=NO_CACHE)(mine)

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 
 from schemas.config import Config
 from schemas.constraint import QUALIFIER
-from schemas.extract import Lexicon
+from schemas.extract import Lexicon, fill_skeleton
 from schemas.pii import Scrubber
 from tasks.classify import classify
 from tasks.embed import Embedder
@@ -135,27 +135,13 @@ def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[
     return out
 
 
-def example_question(skeleton: str, slots: dict[str, str]) -> str:
-    """The skeleton with its placeholders filled by the slot values most often seen: lexicon text only."""
-    counters: dict[str, int] = defaultdict(int)
-    out = []
-    for word in skeleton.split(" "):
-        if word.startswith("{") and word.endswith("}"):
-            facet = word[1:-1]
-            counters[facet] += 1
-            out.append(slots.get(f"{facet}_{counters[facet]}", ""))
-        else:
-            out.append(word)
-    return " ".join(w for w in out if w)
-
-
 def classify_shapes(shapes: list[dict[str, Any]], config: Config, search_top: Any, encode: Any = None) -> None:
     """Type and reason for each recurring shape; `search_top(query) -> best score` finds null shapes. With
     `encode(texts) -> vectors`, the examples are embedded in one batch and `search_top` gets their vectors
     (one model call per shape costs far more than the search)."""
     recurring = [s for s in shapes if s["recurring"]]
     for s in recurring:
-        s["example"] = example_question(s["skeleton"], json.loads(s["example_slots"] or "{}"))
+        s["example"] = fill_skeleton(s["skeleton"], json.loads(s["example_slots"] or "{}"))
     queries = list(encode([s["example"] for s in recurring])) if encode and recurring else [
         s["example"] for s in recurring]
     for s, query in zip(recurring, queries, strict=True):

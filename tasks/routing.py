@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from schemas.extract import Lexicon, Skeleton
+from schemas.extract import Lexicon, Skeleton, fill_skeleton
 from schemas.plan import Plan, fill_slots
 from tasks.executor import Retrieved, retrieve
 from tasks.store import Index
@@ -106,10 +106,4 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
 
 def _question_text(sk: Skeleton) -> str:
     """A question rebuilt from the skeleton and its values: lexicon text only, never raw user text."""
-    text = sk.text
-    counters: dict[str, int] = {}
-    for c in sk.constraints:
-        if c.facet not in ("qualifier",):
-            counters[c.facet] = counters.get(c.facet, 0) + 1
-            text = text.replace("{" + c.facet + "}", c.value, 1)
-    return text
+    return fill_skeleton(sk.text, sk.slots)
