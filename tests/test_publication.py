@@ -130,3 +130,39 @@ def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "bad.yaml:" in res.output and "not valid YAML" in res.output
     res = CliRunner().invoke(app, ["lookup", "x", "--out", str(tmp_path)])
     assert res.exit_code == 4 and "nothing published" in res.output
+
+
+def test_crash_mid_write_of_the_index(seed_run: dict, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The table write dies between its upsert and its delete: nothing is published, and the next run
+    finishes the job with the same chunks and cache as a run that was never interrupted."""
+    import lancedb.table
+    import pyarrow.parquet as pq
+
+    out = seed_run["out"]
+    live = current_run(out)
+    rows = [json.loads(x) for x in (SEED / "corpus.jsonl").read_text().splitlines()]
+    rows = [r for r in rows if r["id"] != "perdiem-amsterdam"]
+    rows[0]["text"] += " Ask HR for the form."
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    kwargs = {**seed_run["kwargs"], "corpus": str(corpus)}
+
+    def crash(self: object, *args: object, **kw: object) -> None:
+        raise RuntimeError("simulated crash mid-write")
+
+    with monkeypatch.context() as m:
+        m.setattr(lancedb.table.LanceTable, "delete", crash)
+        with pytest.raises(RuntimeError, match="mid-write"):
+            run_stages(["index", "mine", "plan"], **kwargs)
+    assert current_run(out) == live
+    assert PlanCache.open(out).lookup("What is the per diem in Berlin and in Amsterdam?").hit
+    resumed = run_stages(["index", "mine", "plan"], **kwargs)
+    assert resumed["index"]["deleted"] == 1 and resumed["index"]["embedded"] == 0  # re-embedded before the crash
+
+    fresh = run_stages(["index", "mine", "plan"], **{**kwargs, "out": str(tmp_path / "fresh")})
+    a, b = Path(resumed["publication"]), Path(fresh["publication"])
+    ids = lambda run: sorted(pq.read_table(run / "chunks.parquet").column("id").to_pylist())  # noqa: E731
+    assert ids(a) == ids(b) and "perdiem-amsterdam" not in ids(a)
+    cols = ["key", "route", "plan"]
+    assert pq.read_table(a / "cache.parquet", columns=cols).to_pylist() == \
+        pq.read_table(b / "cache.parquet", columns=cols).to_pylist()
