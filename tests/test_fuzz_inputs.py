@@ -1,0 +1,69 @@
+"""Malformed input of every kind: never a crash, always a quarantined row or a clear error."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from schemas.config import ConfigError, load_config
+from tasks.corpus import CorpusError, read_corpus
+from tasks.logs import ingest
+
+GOOD = {"ts": "2026-11-24T09:00:00Z", "user": "u-1", "query": "how many vacation days in Berlin"}
+json_values = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=30),
+                        st.lists(st.integers(), max_size=3))
+bad_rows = st.one_of(
+    st.binary(min_size=1, max_size=200).filter(lambda b: b"\n" not in b and b.strip()),
+    st.fixed_dictionaries({}, optional={"ts": json_values, "user": json_values, "query": json_values}).map(
+        lambda d: json.dumps(d).encode()),
+    st.just(json.dumps({**GOOD, "ts": "2999-01-01T00:00:00Z"}).encode()),
+    st.just(json.dumps({**GOOD, "query": "x" * 50_000}).encode()),
+    st.text(min_size=1, max_size=80).filter(lambda t: "\n" not in t and "\r" not in t and t.strip()).map(
+        lambda t: t.encode("utf-16")),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(bad_rows, min_size=1, max_size=8))
+def test_log_rows_are_mined_or_quarantined(tmp_path: Path, rows: list[bytes]) -> None:
+    path = tmp_path / "logs.jsonl"
+    lines = [json.dumps(GOOD).encode(), *rows]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    ing = ingest(path, now=datetime(2026, 11, 30))
+    try:
+        reasons = [r[0] for r in ing.con.sql("SELECT reason FROM quarantine").fetchall()]
+        mined = ing.con.sql("SELECT count(*) FROM rows").fetchall()[0][0]
+        assert mined >= 1 and all(reasons)
+        nonblank = sum(1 for line in path.read_bytes().splitlines() if line.strip())
+        assert mined + len(reasons) >= nonblank - sum(b"\r" in line for line in lines)
+        assert "2999" not in str(ing.con.sql("SELECT max(ts) FROM rows").fetchall())
+    finally:
+        ing.con.close()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=300))
+def test_corpus_files_fail_clearly(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "corpus.jsonl"
+    path.write_bytes(data)
+    try:
+        docs = read_corpus(path)
+    except CorpusError as exc:
+        assert str(path) in str(exc)
+    else:
+        assert all(d.text.strip() for d in docs)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=300))
+def test_config_files_fail_clearly(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(text, encoding="utf-8")
+    try:
+        load_config(path)
+    except ConfigError as exc:
+        assert str(path) in str(exc)
