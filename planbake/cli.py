@@ -71,6 +71,7 @@ def _errors(fn: F) -> F:
 def _quiet_libraries() -> None:
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     for name in ("sentence_transformers", "transformers", "httpx"):
         logging.getLogger(name).setLevel(logging.WARNING)
     try:
@@ -101,7 +102,8 @@ def index(
 
     res = index_flow(corpus=corpus, config=config, out=str(out),
                      run_date=date.fromisoformat(run_date) if run_date else None, wait_s=wait, quiet=as_json)
-    doc = {k: res[k] for k in ("chunks", "embedded", "updated", "deleted", "version", "run_id", "publication")}
+    doc = {**{k: res["index"][k] for k in ("chunks", "embedded", "updated", "deleted", "version")},
+           "run_id": res["run_id"], "publication": res["publication"]}
     _emit(as_json, doc, lambda: out_console.print(
         f"indexed {doc['chunks']} chunks: {doc['embedded']} embedded, {doc['updated']} updated, "
         f"{doc['deleted']} deleted; table version {doc['version']}\npublished {doc['publication']}"))

@@ -166,3 +166,24 @@ def test_crash_mid_write_of_the_index(seed_run: dict, monkeypatch: pytest.Monkey
     cols = ["key", "route", "plan"]
     assert pq.read_table(a / "cache.parquet", columns=cols).to_pylist() == \
         pq.read_table(b / "cache.parquet", columns=cols).to_pylist()
+
+
+def test_index_and_search_commands(tmp_path: Path, prefect_harness: None) -> None:
+    runner = CliRunner()
+    out = str(tmp_path / "out")
+    res = runner.invoke(app, ["index", "--corpus", str(SEED / "corpus.jsonl"), "--out", out, "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert (doc["chunks"], doc["embedded"], doc["deleted"]) == (17, 17, 0) and doc["version"] >= 1
+    again = json.loads(runner.invoke(app, ["index", "--corpus", str(SEED / "corpus.jsonl"), "--out", out,
+                                           "--json"]).stdout)
+    assert again["embedded"] == 0 and again["version"] == doc["version"]
+    res = runner.invoke(app, ["search", "parental leave for the second parent, Amsterdam office", "-k", "3",
+                              "--filter", "office=Amsterdam", "--out", out, "--json"])
+    hits = json.loads(res.stdout)["hits"]
+    assert hits[0]["id"] == "leave-amsterdam" and {h["facets"]["office"] for h in hits} == {"Amsterdam"}
+    assert set(hits[0]) == {"id", "score", "text", "facets", "effective_from", "supersedes", "superseded_by",
+                            "is_current"}
+    res = runner.invoke(app, ["search", "remote work allowance", "-k", "2", "--all-versions", "--out", out, "--json"])
+    remote = {h["id"]: h for h in json.loads(res.stdout)["hits"]}
+    assert remote["remote-2025"]["superseded_by"] == "remote-2026" and not remote["remote-2025"]["is_current"]
