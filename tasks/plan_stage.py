@@ -21,7 +21,7 @@ from schemas.extract import Lexicon, Skeleton, cache_key
 from schemas.plan import Plan, PlanError, check_plan, fill_slots, validate_plan
 from tasks.model_writer import Generate, write_batch
 from tasks.progress import progress
-from tasks.routing import ShapeEvaluation, decide_route
+from tasks.routing import ROUTER_VERSION, ShapeEvaluation, decide_route
 from tasks.rules_writer import slotted, write_template
 from tasks.store import Index
 
@@ -149,7 +149,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     for shape in shapes:
         counted = _samples(by_shape[shape["shape_id"]], shape["skeleton"])
         shape_sig = _fingerprint([shape["skeleton"], shape["type"], [s.slots for s, _ in counted],
-                                  config.planning.model_dump()])
+                                  config.planning.model_dump(), ROUTER_VERSION])
         old = prev_tpls.get(shape["shape_id"])
         if (old is not None and not corpus_added and old.get("shape_sig") == shape_sig
                 and all(hashes.get(i) == h for i, h in json.loads(old.get("evidence") or "[]"))):

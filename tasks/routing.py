@@ -15,6 +15,7 @@ from tasks.executor import Retrieved, retrieve
 from tasks.store import Index
 
 ROUTES = ("one_search", "split", "split_original")
+ROUTER_VERSION = 2  # part of a template's signature: a changed router re-evaluates every shape
 
 
 TARGET_TOP = 1  # a part counts as reached when one of its own best chunks is in the context
