@@ -17,6 +17,7 @@ from schemas.plan import CONSTRAINT_SLOT, Plan
 from schemas.publication import POINTER, NoPublication, current_run, read_manifest
 
 MAX_QUESTION_CHARS = 4000
+_TEMPLATE_TRACE = ("shape_id", "skeleton", "type", "writer", "model", "prompt_hash", "route", "complaint")
 
 
 @dataclass
@@ -53,9 +54,12 @@ class PlanCache:
         self.shape_of: dict[str, str] = {}
         self.templates: dict[str, dict[str, Any]] = {}
         self._plans: dict[str, tuple[str, set[str]]] = {}  # template JSON and its constraint slots
+        self._template_trace: dict[str, dict[str, Any]] = {}
         for row in pq.read_table(run_dir / "templates.parquet").to_pylist():
             row["evaluation_doc"] = json.loads(row.get("evaluation") or "{}")
             self.templates[row["shape_id"]] = row
+            self._template_trace[row["shape_id"]] = {
+                "template": {k: row.get(k) for k in _TEMPLATE_TRACE}, "evaluation": row["evaluation_doc"]}
             if row["route"] != "one_search":
                 plan = Plan.model_validate_json(row["template"])  # validated once, filled as text per lookup
                 text = plan.model_dump_json(exclude_defaults=True)
@@ -64,6 +68,9 @@ class PlanCache:
             for sk in row["members"] or []:
                 self.shape_of.setdefault(sk, row["shape_id"])
         self.entries = {r["key"]: r for r in pq.read_table(run_dir / "cache.parquet").to_pylist()}
+        index = self.manifest.get("index", {})
+        self._run_trace = {"run_id": self.manifest.get("run_id"), "index_version": index.get("version"),
+                           "index_tag": index.get("tag"), "lexicon_hash": self.manifest.get("lexicon_hash")}
 
     @classmethod
     def open(cls, path: str | Path) -> PlanCache:
@@ -80,16 +87,8 @@ class PlanCache:
 
         The result's trace leads to the template row and the run that published it."""
         res = self._lookup(question, now)
-        tpl = self.templates.get(res.shape_id or "")
-        res.trace = {
-            "run_id": self.manifest.get("run_id"), "index_version": self.manifest.get("index", {}).get("version"),
-            "index_tag": self.manifest.get("index", {}).get("tag"), "lexicon_hash": self.manifest.get("lexicon_hash"),
-            "key": res.key, "skeleton": res.skeleton, "constraints": res.constraints, "reason": res.reason,
-        }
-        if tpl is not None:
-            res.trace["template"] = {k: tpl.get(k) for k in ("shape_id", "skeleton", "type", "writer", "model",
-                                                              "prompt_hash", "route", "complaint")}
-            res.trace["evaluation"] = tpl["evaluation_doc"]
+        res.trace = {**self._run_trace, "key": res.key, "skeleton": res.skeleton, "constraints": res.constraints,
+                     "reason": res.reason, **self._template_trace.get(res.shape_id or "", {})}
         return res
 
     def _lookup(self, question: str, now: date | datetime | None) -> LookupResult:

@@ -6,16 +6,18 @@ import re
 from collections.abc import Iterable
 
 # Order matters: emails before ids, ids before phone numbers, phone numbers before bare digit runs.
-_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+# Each pattern has a cheap gate that any match needs; a replacement never creates what a gate looks for.
+_RUN4 = re.compile(r"\d{4}")
+_PATTERNS: list[tuple[str, re.Pattern[str], re.Pattern[str]]] = [
     # the local part takes every character RFC 5322 allows ("o'brien", "a=b"), not only letters, dots and +-
-    ("email", re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+")),
-    ("url", re.compile(r"https?://\S+|www\.\S+", re.IGNORECASE)),
-    ("id", re.compile(r"\b[A-Za-z]{2,5}[-_#]?\d{4,}\b")),
+    ("email", re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+"), re.compile("@")),
+    ("url", re.compile(r"https?://\S+|www\.\S+", re.IGNORECASE), re.compile(r"://|www\.", re.IGNORECASE)),
+    ("id", re.compile(r"\b[A-Za-z]{2,5}[-_#]?\d{4,}\b"), _RUN4),
     ("id", re.compile(r"\b(?:employee|staff|personnel|badge)\s*(?:id|number|no\.?|#)?\s*:?\s*#?\d{4,}\b",
-                      re.IGNORECASE)),
-    ("phone", re.compile(r"(?<![\w-])\+?\(?\d(?:[\d\s().-]*\d){8,}(?![\w-])")),
-    ("id", re.compile(r"\b\d{6,}\b")),
-    ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){3,7}\b")),
+                      re.IGNORECASE), _RUN4),
+    ("phone", re.compile(r"(?<![\w-])\+?\(?\d(?:[\d\s().-]*\d){8,}(?![\w-])"), re.compile(r"\d(?:\D*\d){8}")),
+    ("id", re.compile(r"\b\d{6,}\b"), _RUN4),
+    ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){3,7}\b"), re.compile(r"[A-Z]{2}\d{2}")),
 ]
 # Runs of years and ISO dates look like phone numbers ("2024 2025 2026", "2023-11-24 2024-01-01"); they stay.
 _YEAR_OR_DATE = r"(?:19|20)[0-9]{2}(?:-[0-9]{2}-[0-9]{2})?"
@@ -32,8 +34,9 @@ _CUE_NAME = re.compile(
 _LEAD_NAME = re.compile(r"(?:^|(?<=[.!?:;]\s))(?P<cue>)(?P<name>" + _NAME + r")(?=\s+(?:from|here)\b)")
 
 
-# Every pattern above needs a digit, an "@", a URL, or a name (two capitalised words, particles between).
-_MAYBE_PII = re.compile(r"[0-9@]|://|www\.|" + _NAME)
+# Every pattern above needs a digit (of any script: \\d), an "@" or a URL; the name rules need a name.
+_MAYBE_PATTERN = re.compile(r"[\d@]|://|www\.", re.IGNORECASE)
+_MAYBE_NAME = re.compile(_NAME)
 
 
 class Scrubber:
@@ -51,20 +54,30 @@ class Scrubber:
         self._keep = {k.casefold() for k in keep}
 
     def __call__(self, text: str) -> str:
-        if self._names is None and not _MAYBE_PII.search(text):
-            return text  # no digit, @, URL or two capitalised words in a row: nothing to scrub
-        for kind, pattern in _PATTERNS:
-            text = pattern.sub(_phone if kind == "phone" else "{" + kind + "}", text)
+        if _MAYBE_PATTERN.search(text):
+            for kind, pattern, gate in _PATTERNS:
+                if gate.search(text):
+                    text = pattern.sub(_phone if kind == "phone" else "{" + kind + "}", text)
         if self._names is not None:
             text = self._names.sub("{name}", text)
-        text = _CUE_NAME.sub(self._cue_name, text)
-        return _LEAD_NAME.sub(self._cue_name, text)
+        if _MAYBE_NAME.search(text):  # two capitalised words in a row
+            text = _CUE_NAME.sub(self._cue_name, text)
+            text = _LEAD_NAME.sub(self._cue_name, text)
+        return text
 
     def _cue_name(self, m: re.Match[str]) -> str:
-        name = m.group("name")
-        if any(part.casefold() in self._keep for part in re.split(r"[\s-]+", name)):
+        """Replace the name, but keep lexicon words at its edges ("Lisbon Jan Kowalski" -> "Lisbon {name}")."""
+        parts = re.split(r"([\s-]+)", m.group("name"))  # words at even positions, separators between
+        words = parts[::2]
+        i, j = 0, len(words)
+        while i < j and words[i].casefold() in self._keep:
+            i += 1
+        while j > i and words[j - 1].casefold() in self._keep:
+            j -= 1
+        if j - i < 2 or any(w.casefold() in self._keep for w in words[i:j]):
             return m.group(0)
-        return f"{m.group('cue')} {{name}}" if m.group("cue") else "{name}"
+        name = "".join(parts[:2 * i]) + "{name}" + "".join(parts[2 * j - 1:])
+        return f"{m.group('cue')} {name}" if m.group("cue") else name
 
 
 def _phone(m: re.Match[str]) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_SPACE = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
 _NON_WORD = re.compile(r"[^\w{}]+")
 
@@ -18,8 +17,10 @@ def fold(text: str) -> str:
     if not text.isascii():  # ASCII is already NFKC and has no combining marks
         text = unicodedata.normalize("NFKC", text)
         text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
-    text = _CONTROL.sub(" ", text).casefold()
-    return _SPACE.sub(" ", text).strip()
+    if not text.isprintable():  # every control character is unprintable; most questions skip the pass
+        text = _CONTROL.sub(" ", text)
+    # str.split() and the regex \s agree on what whitespace is (both use str.isspace)
+    return " ".join(text.casefold().split())
 
 
 def words(text: str) -> str:
@@ -29,4 +30,4 @@ def words(text: str) -> str:
 
 def folded_words(folded: str) -> str:
     """`words` of a text that is already folded."""
-    return _SPACE.sub(" ", _NON_WORD.sub(" ", folded)).strip()
+    return " ".join(_NON_WORD.sub(" ", folded).split())

@@ -23,6 +23,7 @@ from tasks.mining import (
     write_outputs,
 )
 from tasks.store import Index
+from tasks.vectors import VectorStore
 
 
 def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since: date | None = None,
@@ -33,14 +34,21 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     ing = ingest(logs, since=since, until=until, max_query_chars=config.mining.max_query_chars, now=now,
                  scrub=scrub)
     extract_distinct(ing, lexicon, scrub, quiet=quiet)
-    rep_of = merge_skeletons(ing, config, index.embedder, quiet=quiet)
+    vectors = VectorStore(_vector_dir(index), index.embedder, config.model_path or "all-MiniLM-L6-v2")
+    rep_of = merge_skeletons(ing, config, vectors, quiet=quiet)
     shapes = build_shapes(ing, config, rep_of)
     classify_shapes(shapes, config, lambda query: _top_score(index, query),
-                    encode=lambda texts: index.embedder.encode(texts, label="embedding examples", quiet=quiet))
+                    encode=lambda texts: vectors.encode(texts, label="embedding examples", quiet=quiet))
     write_outputs(ing, shapes, staging)
+    vectors.save()
     result = summarize(ing, shapes)
     ing.con.close()
     return result, lexicon
+
+
+def _vector_dir(index: Index) -> Path | None:
+    """Skeleton vectors live beside a local index (`<out>/vectors`); a remote index keeps none."""
+    return None if "://" in index.uri else Path(index.uri).parent / "vectors"
 
 
 def _top_score(index: Index, query: str | np.ndarray) -> float | None:
@@ -48,4 +56,5 @@ def _top_score(index: Index, query: str | np.ndarray) -> float | None:
     return hits[0].score if hits else None
 
 
+# Not cached: it writes into the run's staging directory, and the log files are read by path.
 mine_task = task(name="mine-logs", cache_policy=NO_CACHE)(mine)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
+import os
 from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -22,6 +25,7 @@ from tasks.classify import classify
 from tasks.embed import Embedder
 from tasks.logs import Ingested
 from tasks.progress import progress
+from tasks.vectors import VectorStore
 
 
 @dataclass
@@ -42,25 +46,34 @@ def shape_id(skeleton: str) -> str:
     return "sh_" + hashlib.sha1(skeleton.encode()).hexdigest()[:10]
 
 
-def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bool = False) -> None:
-    """Scrub and skeletonise each distinct (query, year) once, in Python: the same code `lookup` runs."""
+_CHUNK = 20_000  # distinct questions per unit of work
+_PARALLEL_FROM = 40_000  # below this, worker start-up costs more than it saves
+
+
+def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bool = False,
+                     workers: int | None = None) -> None:
+    """Scrub and skeletonise each distinct (query, year) once, in Python: the same code `lookup` runs.
+
+    Many distinct questions are split over worker processes (one per core by default)."""
     con = ing.con
     distinct = con.sql('SELECT query, CAST(year(ts) AS INTEGER) AS y FROM rows GROUP BY ALL').fetchall()
-    out: dict[str, list[Any]] = {"query": [], "y": [], "skeleton": [], "signature": [], "slots": [],
-                                 "constraints": []}
+    chunks = [distinct[i:i + _CHUNK] for i in range(0, len(distinct), _CHUNK)]
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    out: dict[str, list[Any]] = {k: [] for k in _MAPPING_COLUMNS}
     with progress("extracting constraints", len(distinct), quiet=quiet) as bar:
-        for n, (query, y) in enumerate(distinct):
-            sk = lexicon.skeleton(scrub(query), date(y, 7, 1))
-            out["query"].append(query)
-            out["y"].append(y)
-            out["skeleton"].append(sk.text)
-            quals = sorted({c.value for c in sk.constraints if c.facet == QUALIFIER})
-            out["signature"].append(sk.signature + ("|" + ",".join(quals) if quals else ""))
-            out["slots"].append(json.dumps(sk.slots))
-            out["constraints"].append(json.dumps([[c.facet, c.value] for c in sk.constraints]))
-            if n % 5000 == 4999:
-                bar.advance(5000)
-        bar.advance(len(distinct) % 5000)
+        if workers > 1 and len(distinct) >= _PARALLEL_FROM:
+            ctx = multiprocessing.get_context("spawn")  # no fork of a process that holds DuckDB and torch threads
+            with ProcessPoolExecutor(min(workers, len(chunks)), mp_context=ctx, initializer=_init_worker,
+                                     initargs=(lexicon, scrub)) as pool:
+                results = pool.map(_extract_chunk, chunks)
+                for chunk, cols in zip(chunks, results, strict=True):
+                    _extend(out, cols)
+                    bar.advance(len(chunk))
+        else:
+            _init_worker(lexicon, scrub)
+            for chunk in chunks:
+                _extend(out, _extract_chunk(chunk))
+                bar.advance(len(chunk))
     mapping = pa.table(out)  # noqa: F841 - DuckDB reads the local variable by name
     con.execute("CREATE TABLE mapping AS SELECT * FROM mapping")
     con.execute("""
@@ -70,7 +83,37 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
         FROM rows r JOIN mapping m ON r.query = m.query AND CAST(year(r.ts) AS INTEGER) = m.y""")
 
 
-def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder, quiet: bool = False) -> dict[str, str]:
+_MAPPING_COLUMNS = ("query", "y", "skeleton", "signature", "slots", "constraints")
+_worker: dict[str, Any] = {}
+
+
+def _init_worker(lexicon: Lexicon, scrub: Scrubber) -> None:
+    _worker["lexicon"], _worker["scrub"] = lexicon, scrub
+
+
+def _extract_chunk(rows: list[tuple[str, int]]) -> dict[str, list[Any]]:
+    lexicon: Lexicon = _worker["lexicon"]
+    scrub: Scrubber = _worker["scrub"]
+    out: dict[str, list[Any]] = {k: [] for k in _MAPPING_COLUMNS}
+    for query, y in rows:
+        sk = lexicon.skeleton(scrub(query), date(y, 7, 1))
+        out["query"].append(query)
+        out["y"].append(y)
+        out["skeleton"].append(sk.text)
+        quals = sorted({c.value for c in sk.constraints if c.facet == QUALIFIER})
+        out["signature"].append(sk.signature + ("|" + ",".join(quals) if quals else ""))
+        out["slots"].append(json.dumps(sk.slots))
+        out["constraints"].append(json.dumps([[c.facet, c.value] for c in sk.constraints]))
+    return out
+
+
+def _extend(out: dict[str, list[Any]], cols: dict[str, list[Any]]) -> None:
+    for k, v in cols.items():
+        out[k].extend(v)
+
+
+def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorStore,
+                    quiet: bool = False) -> dict[str, str]:
     """Skeleton -> representative skeleton. Near duplicates (same placeholders and qualifiers, similar
     skeleton text) merge. Similarity compares skeletons only, never questions with their values. Most
     frequent first; skeletons of a single user are never embedded (they cannot recur). Only a skeleton with

@@ -330,6 +330,8 @@ def test_offline_mining_path_equals_online(tmp_path_factory: pytest.TempPathFact
     ("hi, this is Greta Lindqvist. what is the per diem", "name", "Lindqvist"),
     ("Jan Kowalski from HR told me to check: sick leave", "name", "Kowalski"),
     ("my manager Sanne de Vries said I should ask", "name", "Vries"),
+    ("Lisbon Jan Kowalski from HR: per diem", "name", "Kowalski"),  # an office word next to the name
+    ("per diem ١٢٣٤٥٦٧٨", "id", "١٢٣٤٥٦٧٨"),  # digits of another script
     ("q (asking for my colleague Marta Zielińska)", "name", "Zieli"),
     ("hi, this is Mei-Ling Chau. per diem", "name", "Chau"),
 ])

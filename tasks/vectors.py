@@ -1,0 +1,64 @@
+"""Skeleton vectors kept between runs, so a nightly run embeds only the skeletons it has not seen before.
+
+Keyed by the model and a hash of the text: no question or skeleton text is written to disk. A store holds
+the vectors of the last run only, so it stays as large as one log window. Losing it costs time, nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from tasks.embed import Embedder
+
+
+def text_key(text: str) -> bytes:
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
+
+
+class VectorStore:
+    def __init__(self, folder: Path | None, embedder: Embedder, model_id: str) -> None:
+        self.embedder = embedder
+        name = hashlib.sha256(f"{model_id}|{embedder.dim}".encode()).hexdigest()[:12]
+        self.path = folder / f"skeletons-{name}.npz" if folder is not None else None
+        self.known: dict[bytes, np.ndarray] = {}
+        self.used: dict[bytes, np.ndarray] = {}
+        self.hits = 0
+        if self.path is not None and self.path.exists():
+            try:
+                with np.load(self.path) as data:
+                    keys, vecs = data["keys"], data["vectors"]
+                self.known = {bytes(k): v for k, v in zip(keys, vecs, strict=True)}
+            except (OSError, ValueError, KeyError):
+                self.known = {}  # a damaged store is rebuilt, never trusted
+
+    def encode(self, texts: Sequence[str], label: str = "embedding", quiet: bool = False) -> np.ndarray:
+        """Unit vectors for `texts`, embedding only those not in the store."""
+        keys = [text_key(t) for t in texts]
+        todo = sorted({i for i, k in enumerate(keys) if k not in self.known and k not in self.used},
+                      key=lambda i: keys[i])
+        fresh = self.embedder.encode([texts[i] for i in todo], label=label, quiet=quiet)
+        for i, vec in zip(todo, fresh, strict=True):
+            self.used[keys[i]] = vec
+        out = np.empty((len(texts), self.embedder.dim), dtype=np.float32)
+        for n, k in enumerate(keys):
+            vec = self.used.get(k)
+            if vec is None:
+                vec = self.used[k] = self.known[k]
+                self.hits += 1
+            out[n] = vec
+        return out
+
+    def save(self) -> None:
+        """Write the vectors this run used (atomically: a crash leaves the old store or the new one)."""
+        if self.path is None or not self.used:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        keys = np.array(list(self.used), dtype="S16")
+        tmp = self.path.with_suffix(".tmp.npz")
+        np.savez(tmp, keys=keys, vectors=np.stack(list(self.used.values())).astype(np.float32))
+        os.replace(tmp, self.path)

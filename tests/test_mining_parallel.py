@@ -1,0 +1,96 @@
+"""Extraction spread over worker processes equals the serial loop; skeleton vectors persist between runs."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tasks.mining as mining
+from schemas.config import load_config
+from schemas.extract import Lexicon
+from schemas.pii import Scrubber
+from tasks.embed import Embedder
+from tasks.logs import ingest
+from tasks.vectors import VectorStore
+from tests.conftest import DEMO_CONFIG
+
+CONFIG = load_config(DEMO_CONFIG)
+LEX = Lexicon(CONFIG)
+SCRUB = Scrubber(keep=LEX.name_words())
+_PARTS = ["how many vacation days in", "per diem for", "parental leave Berlin", "Lisbon", "Amsterdam vs Berlin",
+          "this year", "last year", "2025", "mail me at a.b@example.com", "call +49 30 1234567", "Jan Kowalski from",
+          "remote work", "what about", "São Paulo", "2026-03-01", "?", "compare"]
+
+
+def _mapping(path: Path, workers: int) -> list[tuple]:
+    ing = ingest(path, now=datetime(2030, 1, 1), scrub=SCRUB)
+    try:
+        mining.extract_distinct(ing, LEX, SCRUB, quiet=True, workers=workers)
+        return ing.con.sql("SELECT * FROM q ORDER BY question_id").fetchall()
+    finally:
+        ing.con.close()
+
+
+def test_worker_processes_give_the_serial_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(7)
+    t0 = datetime(2025, 12, 20)
+    path = tmp_path / "log.jsonl"
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(600):
+            query = " ".join(rng.choice(_PARTS) for _ in range(rng.randint(1, 5)))
+            ts = t0 + timedelta(hours=rng.randint(0, 24 * 30))
+            f.write(json.dumps({"ts": ts.isoformat(), "user": f"u{i % 17}", "query": query}) + "\n")
+    serial = _mapping(path, workers=1)
+    monkeypatch.setattr(mining, "_PARALLEL_FROM", 1)
+    monkeypatch.setattr(mining, "_CHUNK", 50)
+    parallel = _mapping(path, workers=2)
+    assert len(serial) == 600
+    assert parallel == serial
+    skeletons = {row[2] for row in serial}
+    assert "parental leave {office}" in skeletons
+    assert not any("example.com" in s or "kowalski" in s or "1234567" in s for s in skeletons)
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return Embedder()
+
+
+def test_vector_store_embeds_each_skeleton_once(tmp_path: Path, embedder: Embedder) -> None:
+    texts = ["per diem for {office}", "parental leave {office} {year}", "per diem for {office}"]
+    first = VectorStore(tmp_path, embedder, "m")
+    v1 = first.encode(texts, quiet=True)
+    assert first.hits == 0 and len(first.used) == 2
+    assert np.allclose(v1[0], v1[2])
+    first.save()
+    raw = next(tmp_path.glob("skeletons-*.npz")).read_bytes()
+    assert b"per diem" not in raw and b"office" not in raw  # hashes only, no text on disk
+
+    second = VectorStore(tmp_path, embedder, "m")
+    v2 = second.encode([texts[1], "vacation days {office}"], quiet=True)
+    assert second.hits == 1  # the known skeleton came from the store, the new one was embedded
+    assert np.allclose(v2[0], v1[1], atol=1e-6)
+    assert np.allclose(v2[1], embedder.encode(["vacation days {office}"], quiet=True)[0], atol=1e-6)
+    second.save()
+    with np.load(next(tmp_path.glob("skeletons-*.npz"))) as data:
+        assert len(data["keys"]) == 2  # only what the last run used is kept
+
+    other_model = VectorStore(tmp_path, embedder, "another-model")
+    other_model.encode(texts[:1], quiet=True)
+    assert other_model.hits == 0
+
+
+def test_damaged_vector_store_is_rebuilt(tmp_path: Path, embedder: Embedder) -> None:
+    store = VectorStore(tmp_path, embedder, "m")
+    store.encode(["per diem for {office}"], quiet=True)
+    store.save()
+    path = next(tmp_path.glob("skeletons-*.npz"))
+    path.write_bytes(b"not a numpy file")
+    again = VectorStore(tmp_path, embedder, "m")
+    vec = again.encode(["per diem for {office}"], quiet=True)
+    assert again.hits == 0 and vec.shape == (1, embedder.dim)
