@@ -13,23 +13,23 @@ from flows.run import run_stages
 @flow(name="nightly", log_prints=True)
 def nightly_flow(corpus: str | None = None, logs: str | None = None, config: str | None = None,
                  out: str = "data/out", since: date | None = None, until: date | None = None,
-                 wait_s: float = 0.0, quiet: bool = False) -> dict[str, Any]:
-    """index (incremental) -> mine -> plan -> publish."""
+                 wait_s: float = 0.0, quiet: bool = False, force: bool = False) -> dict[str, Any]:
+    """index (incremental) -> mine -> plan -> quality gate -> publish (`force`: past a failed gate)."""
     return run_stages(["index", "mine", "plan"], corpus=corpus, logs=logs, config=config, out=out, since=since,
-                      until=until, wait_s=wait_s, quiet=quiet)
+                      until=until, wait_s=wait_s, quiet=quiet, force=force)
 
 
 @flow(name="mine", log_prints=True)
 def mine_flow(logs: str | None = None, config: str | None = None, out: str = "data/out",
               since: date | None = None, until: date | None = None, wait_s: float = 0.0,
-              quiet: bool = False) -> dict[str, Any]:
+              quiet: bool = False, force: bool = False) -> dict[str, Any]:
     """Mine the logs against the published index and publish the shapes."""
     return run_stages(["mine"], logs=logs, config=config, out=out, since=since, until=until, wait_s=wait_s,
-                      quiet=quiet)
+                      quiet=quiet, force=force)
 
 
 @flow(name="plan", log_prints=True)
 def plan_flow(config: str | None = None, out: str = "data/out", writer: str | None = None, wait_s: float = 0.0,
-              quiet: bool = False) -> dict[str, Any]:
+              quiet: bool = False, force: bool = False) -> dict[str, Any]:
     """Write, check and evaluate templates for the published shapes; publish the cache."""
-    return run_stages(["plan"], config=config, out=out, wait_s=wait_s, quiet=quiet, writer=writer)
+    return run_stages(["plan"], config=config, out=out, wait_s=wait_s, quiet=quiet, writer=writer, force=force)

@@ -7,14 +7,17 @@ from pathlib import Path
 from typing import Any
 
 from schemas.config import Bill
+from tasks.gate import GATE_FILE, GateRejected, QualityGate, Verdict
 from tasks.publish import (
     STAGE_FILES,
     carry_over,
     discard,
+    keep_rejected,
     new_run_id,
     previous_publication,
     publish,
     stage_dir,
+    write_manifest,
 )
 from tasks.report import write_report
 from tasks.store import tag_version
@@ -39,7 +42,7 @@ class Run:
         self.stages.append(stage)
         self.manifest[stage] = section
 
-    def finish(self, table: str) -> Path:
+    def finish(self, table: str, gate: QualityGate | None = None) -> Path:
         carried = [s for s in STAGE_FILES if s not in self.stages]
         carry_over(self.prev_dir, self.staging, carried)
         for stage in carried:
@@ -50,12 +53,28 @@ class Run:
                 self.manifest[key] = self.prev_manifest[key]
         self.manifest["stages_run"] = self.stages
         self.manifest["config"] = self.config_path
+        verdict = self._judge(gate) if gate is not None else None
+        write_report(self.staging, {**self.manifest, "run_id": self.run_id}, self.bill)
+        if verdict is not None and verdict.rejected:
+            self._reject(verdict)
         index = self.manifest.get("index")
         if index and "index" in self.stages:
             tag_version(index["uri"], table, self.run_id, index["version"])
             index["tag"] = self.run_id
-        write_report(self.staging, {**self.manifest, "run_id": self.run_id}, self.bill)
         return publish(self.out, self.staging, self.manifest)
+
+    def _judge(self, gate: QualityGate) -> Verdict:
+        """The quality gate's verdict, recorded in the manifest (the staged cache reader needs one on disk)."""
+        write_manifest(self.staging, {**self.manifest, "run_id": self.run_id})
+        verdict = gate.judge(self.staging, self.manifest, self.prev_dir, self.prev_manifest)
+        self.manifest["gate"] = verdict.to_json()
+        return verdict
+
+    def _reject(self, verdict: Verdict) -> None:
+        """Keep the report where people can read it; the staging directory goes with `abort`."""
+        kept = keep_rejected(self.out, self.staging, {**self.manifest, "run_id": self.run_id},
+                             ("report", GATE_FILE))
+        raise GateRejected(verdict.message(self.run_id, kept), kept)
 
     def abort(self) -> None:
         discard(self.staging)

@@ -14,34 +14,46 @@ from flows.publication import Run
 from flows.stages import index_stage, mine_stage, plan_stage, published_index
 from schemas.config import Config, load_config
 from schemas.publication import read_manifest
+from tasks.gate import GateRejected, QualityGate
 from tasks.publish import publish_lock
+from tasks.scale import task_runner
 
 
 def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None = None,
                config: str | Config | None = None, out: str = "data/out", run_date: date | None = None,
                since: date | None = None, until: date | None = None, wait_s: float = 0.0,
-               quiet: bool = False, writer: str | None = None) -> dict[str, Any]:
+               quiet: bool = False, writer: str | None = None, force: bool = False) -> dict[str, Any]:
+    """`force`: publish even when the quality gate finds a regression (the manifest and report say so)."""
     logger = _logger()
     cfg = config if isinstance(config, Config) else load_config(config)
-    with publish_lock(out, wait_s):
+    gate = QualityGate(cfg, force)
+    with publish_lock(out, wait_s), task_runner(cfg.runner) as runner:
         run = Run(Path(out), "" if isinstance(config, Config) else str(config or ""), bill=cfg.bill)
         try:
             if "index" in stages:
-                index = index_stage(run, corpus or cfg.corpus, cfg, run_date or date.today(), quiet)
+                index = index_stage(run, corpus or cfg.corpus, cfg, run_date or date.today(), quiet, runner)
                 logger.info("index: %s", run.manifest["index"])
             else:
                 index = published_index(run, cfg)
             if "mine" in stages:
-                logger.info("mine: %s", mine_stage(run, logs or cfg.logs, cfg, index, since, until, quiet))
+                logger.info("mine: %s", mine_stage(run, logs or cfg.logs, cfg, index, since, until, quiet, runner))
             if "plan" in stages:
                 logger.info("plan: %s", plan_stage(run, cfg, index, quiet, writer))
-            published = run.finish(cfg.table)
+            published = run.finish(cfg.table, gate)
+        except GateRejected as exc:
+            run.abort()
+            logger.error("%s", exc)
+            _artifact(exc.kept, run.run_id)
+            raise
         except BaseException:
             run.abort()
             raise
     logger.info("published %s; report %s", published, published / "report" / "report.md")
     _artifact(published, run.run_id)
-    return {**read_manifest(published), "publication": str(published)}
+    manifest = read_manifest(published)
+    if manifest.get("gate", {}).get("decision") == "forced":
+        logger.warning("quality gate failed, published with --force: %s", ", ".join(manifest["gate"]["regressions"]))
+    return {**manifest, "publication": str(published)}
 
 
 def _logger() -> Any:

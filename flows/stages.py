@@ -11,11 +11,13 @@ from schemas.publication import NoPublication
 from tasks.indexing import build_index_task, export_parquet_task
 from tasks.mine_stage import mine_task
 from tasks.plan_stage import plan_task, write_lexicon
+from tasks.scale import TaskEmbedder, run_task
 from tasks.store import Index
 
 
-def index_stage(run: Run, corpus: str, config: Config, run_date: date, quiet: bool) -> Index:
-    outcome = build_index_task(corpus, config, run.out, run_date, quiet)
+def index_stage(run: Run, corpus: str, config: Config, run_date: date, quiet: bool, runner: Any = None) -> Index:
+    """Build the index in this process; its embedding runs as tasks on `runner` (None: here)."""
+    outcome = build_index_task(corpus, config, run.out, run_date, quiet, embedder=TaskEmbedder(config, runner))
     rows = export_parquet_task(outcome.uri, config, outcome.result.version, run.staging / "chunks.parquet")
     run.record("index", {**outcome.to_json(), "corpus": str(corpus), "exported": rows, "table": config.table,
                          "run_date": run_date.isoformat()})
@@ -31,8 +33,10 @@ def published_index(run: Run, config: Config) -> Index:
 
 
 def mine_stage(run: Run, logs: str, config: Config, index: Index, since: date | None, until: date | None,
-               quiet: bool) -> dict[str, Any]:
-    result, lexicon = mine_task(logs, config, index, run.staging, since=since, until=until, quiet=quiet)
+               quiet: bool, runner: Any = None) -> dict[str, Any]:
+    """Mine the logs on `runner` (None: in this process)."""
+    result, lexicon = run_task(runner, mine_task, logs=logs, config=config, index=index, staging=run.staging,
+                               since=since, until=until, quiet=quiet)
     section = {**result.to_json(), "logs": str(logs), "since": since, "until": until}
     run.record("mine", section)
     run.manifest["lexicon_hash"] = lexicon.digest()

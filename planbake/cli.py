@@ -20,7 +20,10 @@ from schemas.config import ConfigError, load_config
 from schemas.publication import NoPublication, current_manifest
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
-                  help="Precompute query-decomposition plans for RAG, offline, in batch.")
+                  help="Precompute query-decomposition plans for RAG, offline, in batch.",
+                  epilog="Exit codes: 0 success, 1 unexpected failure, 2 bad input, 3 another run holds the "
+                         "publish lock, 4 nothing published yet, 5 the quality gate rejected the run (the last "
+                         "publication stays live; the report path is printed).")
 console = Console(stderr=True, soft_wrap=True)
 out_console = Console(width=max(Console().width, 140))
 
@@ -35,6 +38,8 @@ LogsOpt = Annotated[str | None, typer.Option("--logs", help="Logs (default: the 
 SinceOpt = Annotated[str | None, typer.Option("--since", help="First log date (YYYY-MM-DD).")]
 UntilOpt = Annotated[str | None, typer.Option("--until", help="Last log date (YYYY-MM-DD).")]
 WaitOpt = Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher.")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Publish even if the quality gate finds a regression "
+                                                        "(recorded in the manifest and the report).")]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -51,6 +56,7 @@ def _errors(fn: F) -> F:
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from tasks.corpus import CorpusError
+        from tasks.gate import GateRejected
         from tasks.publish import PublishBusy
 
         try:
@@ -61,6 +67,9 @@ def _errors(fn: F) -> F:
         except PublishBusy as exc:
             console.print(f"busy: {exc}", markup=False)
             raise typer.Exit(EXIT_BUSY) from None
+        except GateRejected as exc:
+            console.print(f"rejected: {exc}", markup=False)
+            raise typer.Exit(EXIT_GATE) from None
         except (NoPublication, FileNotFoundError) as exc:
             console.print(f"error: {exc}", markup=False)
             raise typer.Exit(EXIT_NOT_PUBLISHED) from None
@@ -90,6 +99,7 @@ def index(
     out: OutOpt = Path("data/out"),
     run_date: Annotated[str | None, typer.Option("--run-date", help="Date deciding current versions.")] = None,
     wait: WaitOpt = 0.0,
+    force: ForceOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Build or update the index and publish it.
@@ -101,7 +111,8 @@ def index(
     from flows.index import index_flow
 
     res = index_flow(corpus=corpus, config=config, out=str(out),
-                     run_date=date.fromisoformat(run_date) if run_date else None, wait_s=wait, quiet=as_json)
+                     run_date=date.fromisoformat(run_date) if run_date else None, wait_s=wait, quiet=as_json,
+                     force=force)
     doc = {**{k: res["index"][k] for k in ("chunks", "embedded", "updated", "deleted", "version")},
            "run_id": res["run_id"], "publication": res["publication"]}
     _emit(as_json, doc, lambda: out_console.print(
@@ -175,6 +186,7 @@ def nightly(
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
     wait: WaitOpt = 0.0,
+    force: ForceOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run index -> mine -> plan and publish atomically.
@@ -186,7 +198,7 @@ def nightly(
     from flows.nightly import nightly_flow
 
     res = nightly_flow(corpus=corpus, logs=logs, config=config, out=str(out), since=_date(since),
-                       until=_date(until), wait_s=wait, quiet=as_json)
+                       until=_date(until), wait_s=wait, quiet=as_json, force=force)
     _emit(as_json, res, lambda: _summary(res))
 
 
@@ -201,6 +213,10 @@ def _summary(res: dict[str, Any]) -> None:
     if plan_:
         out_console.print(f"plan: {plan_['templates']} templates ({plan_['rejected']} rejected), routes "
                           f"{plan_['routes']}, {plan_['cache_entries']} cache entries")
+    gate = res.get("gate") or {}
+    if gate:
+        failed = f" ({', '.join(gate['regressions'])})" if gate["regressions"] else ""
+        out_console.print(f"quality gate: {gate['decision']}{failed}", markup=False)
     out_console.print(f"published: {res['publication']}")
     out_console.print(f"report: {Path(res['publication']) / 'report' / 'report.md'}")
 
@@ -214,6 +230,7 @@ def mine(
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
     wait: WaitOpt = 0.0,
+    force: ForceOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Mine the query logs into recurring, classified shapes against the published index.
@@ -225,7 +242,7 @@ def mine(
     from flows.nightly import mine_flow
 
     res = mine_flow(logs=logs, config=config, out=str(out), since=_date(since), until=_date(until), wait_s=wait,
-                    quiet=as_json)
+                    quiet=as_json, force=force)
     _emit(as_json, res, lambda: _summary(res))
 
 
@@ -236,6 +253,7 @@ def plan(
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
     wait: WaitOpt = 0.0,
+    force: ForceOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Write, validate and evaluate template plans for the published shapes; publish the cache.
@@ -248,7 +266,7 @@ def plan(
     load_config(config)
     from flows.nightly import plan_flow
 
-    res = plan_flow(config=config, out=str(out), writer=writer, wait_s=wait, quiet=as_json)
+    res = plan_flow(config=config, out=str(out), writer=writer, wait_s=wait, quiet=as_json, force=force)
     _emit(as_json, res, lambda: _summary(res))
 
 
@@ -343,11 +361,14 @@ def eval_(
     merge: Annotated[str | None, typer.Option("--merge", help="round_robin | max | rrf (default: config)")] = None,
     config: ConfigOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Where to build (default: a temporary folder).")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="PNG of the four systems per question type "
+                                                             "(default: eval.png in --out, else here).")] = None,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print the rows as a Markdown table.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Build the index and plans for a labeled set (its questions as the log) and compare four systems.
 
-    Example: planbake eval --corpus corpus.jsonl --questions questions.jsonl --budget 4
+    Example: planbake eval --corpus corpus.jsonl --questions questions.jsonl --budget 4 --plot eval.png
     """
     import tempfile
 
@@ -355,11 +376,12 @@ def eval_(
     cfg = load_config(config)
     from flows.run import run_stages
     from schemas.cache import PlanCache
-    from tasks.evaluate import SYSTEMS, evaluate, questions_as_log, read_labeled
+    from tasks.evaluate import SYSTEMS, evaluate, markdown_rows, plot_rows, questions_as_log, read_labeled
     from tasks.store import Index
 
     labeled = read_labeled(questions)
     cfg.mining.min_count = cfg.mining.min_users = 1
+    cfg.gate.enabled = False  # a throwaway publication: nothing to guard
     if budget:
         cfg.planning.budget = budget
     if merge:
@@ -377,16 +399,27 @@ def eval_(
         idx = cache.manifest["index"]
         result = evaluate(labeled, cache, Index(idx["uri"], cfg, idx["version"]), cfg.planning.budget,
                           cfg.planning.per_step_k, cfg.planning.merge)
+    result["budget"] = cfg.planning.budget
+    result["plot"] = str(plot_rows(result["rows"], plot or (out or Path(".")) / "eval.png",
+                                   f"{Path(questions).parent.name or questions}, budget {cfg.planning.budget}, "
+                                   f"merge {cfg.planning.merge}"))
 
     def human() -> None:
-        table = Table("system", "shape", "n", "part coverage", "all parts", "searches/q", "split vs label",
-                      "missed splits")
-        for r in result["rows"]:
-            table.add_row(r["system"], r["shape"], str(r["n"]), f"{r['part_coverage']:.2f}",
-                          f"{r['all_parts_count']}/{r['n']}", f"{r['searches_per_question']:.1f}",
-                          str(r["split_against_label"]), str(r["missed_splits"]))
-        out_console.print(table)
-        out_console.print(f"merge: {result['merge']}, budget {cfg.planning.budget}", markup=False)
+        if markdown:
+            out_console.print("\n".join(markdown_rows(result["rows"])), markup=False, soft_wrap=True)
+        else:
+            table = Table("system", "shape", "n", "part coverage", "all parts", "searches/q", "split vs label",
+                          "missed splits", "bridge acc.", "plan validity", "steps/plan")
+            for r in result["rows"]:
+                table.add_row(r["system"], r["shape"], str(r["n"]), f"{r['part_coverage']:.2f}",
+                              f"{r['all_parts_count']}/{r['n']}", f"{r['searches_per_question']:.1f}",
+                              str(r["split_against_label"]), str(r["missed_splits"]),
+                              f"{r['bridges_right']}/{r['bridges']}" if r["bridges"] else "-",
+                              "-" if r["plan_validity"] is None else f"{r['plan_validity']:.2f}",
+                              "-" if r["steps_per_plan"] is None else f"{r['steps_per_plan']:.1f}")
+            out_console.print(table)
+        out_console.print(f"merge: {result['merge']}, budget {cfg.planning.budget}; plot: {result['plot']}",
+                          markup=False)
         for system in SYSTEMS:
             incomplete = [q["id"] for q in result["questions"] if q[system]["coverage"] < 1]
             out_console.print(f"{system}: incomplete {incomplete}", markup=False)
@@ -449,6 +482,7 @@ def backfill(
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
     wait: WaitOpt = 0.0,
+    force: ForceOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Re-index after a corpus update (or mine a past window) and re-evaluate only what changed.
@@ -460,7 +494,7 @@ def backfill(
     from flows.backfill import backfill_flow
 
     res = backfill_flow(corpus=corpus, logs=logs, config=config, out=str(out), since=_date(since),
-                        until=_date(until), wait_s=wait, quiet=as_json)
+                        until=_date(until), wait_s=wait, quiet=as_json, force=force)
 
     def human() -> None:
         _summary(res)

@@ -101,6 +101,40 @@ class Classify(_Strict):
     bridge: list[str] = Field(default_factory=lambda: ["offsite", "kickoff", "hosts", "hosted", "held"])
 
 
+class Gate(_Strict):
+    """The quality gate before a publication switches (tasks/gate.py). Figures are shares in [0, 1].
+
+    Floors hold every run, a first one included; drops, rises and caps compare with the last publication.
+    Labeled figures are the routed system's, as `planbake eval` scores it, on each set under `labeled:`.
+    """
+
+    enabled: bool = True
+    min_validity: float = Field(0.5, ge=0, le=1)  # templates valid and passing the constraint check
+    max_validity_drop: float = Field(0.05, ge=0, le=1)
+    max_fallback_rise: float = Field(0.10, ge=0, le=1)  # templates the model failed, written by rules
+    max_cache_coverage_drop: float = Field(0.10, ge=0, le=1)  # last day's questions with a recurring shape
+    max_route_change: float = Field(0.5, ge=0, le=1)  # shapes in both runs whose route changed
+    min_part_coverage: float = Field(0.5, ge=0, le=1)
+    max_part_coverage_drop: float = Field(0.05, ge=0, le=1)
+    min_all_parts: float = Field(0.25, ge=0, le=1)
+    max_all_parts_drop: float = Field(0.10, ge=0, le=1)
+    max_question_drop: float = Field(0.34, ge=0, le=1)  # any one labeled question's part coverage
+
+
+class Runner(_Strict):
+    """Where the embedding and mining tasks run.
+
+    kind "default": in the flow's own process.
+    kind "ray": on a Ray cluster through prefect-ray (the `ray` extra, part of `dev`): a local cluster started
+    for the run when `address` is empty, else the running cluster at `address` ("ray://head:10001").
+    Workers of a remote cluster must see the same paths as the flow: corpus, logs, `--out` and the index URI.
+    """
+
+    kind: Literal["default", "ray"] = "default"
+    address: str = ""
+    num_cpus: int | None = Field(None, ge=1)  # a local cluster's CPUs; empty: all of the machine's
+
+
 class Config(_Strict):
     facets: list[Facet]
     qualifiers: dict[str, list[str]] = Field(default_factory=dict)
@@ -119,7 +153,9 @@ class Config(_Strict):
     table: str = "chunks"
     corpus: str = ""
     logs: str = ""
-    labeled: list[str] = Field(default_factory=list)
+    labeled: list[str] = Field(default_factory=list)  # questions JSONL files, or folders holding questions.jsonl
+    gate: Gate = Field(default_factory=lambda: Gate())
+    runner: Runner = Field(default_factory=lambda: Runner())
 
     @model_validator(mode="after")
     def _unique_facets(self) -> Config:

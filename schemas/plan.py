@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from schemas.constraint import Constraint
+from schemas.text import words
 
 DEFAULT_FACETS: tuple[str, ...] = ("office", "year")
 MAX_QUERY_CHARS = 1000
@@ -36,6 +37,18 @@ INSTRUCTION_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"\bhttps?://|\bwww\.",
     )
 )
+
+# Words a step query may use besides the shape's skeleton, the lexicon and slots (`check_words`): function
+# words, and the rule writer's own phrasing ("where is the {event} held").
+PLAN_WORDS = frozenset({
+    "a", "an", "the", "of", "in", "on", "at", "for", "to", "from", "by", "with", "and", "or", "vs", "versus",
+    "than", "between", "about", "per", "as", "into", "over", "under", "after", "before", "during", "since",
+    "within", "without", "not", "no", "is", "are", "was", "were", "be", "been", "do", "does", "did", "can",
+    "may", "must", "should", "will", "would", "have", "has", "had", "get", "gets", "i", "we", "you", "my",
+    "our", "your", "their", "its", "it", "this", "that", "these", "those", "each", "every", "all", "any",
+    "both", "other", "more", "most", "less", "many", "much", "what", "which", "who", "whom", "whose", "where",
+    "when", "how", "why", "there", "here", "held",
+})
 
 
 class Extract(BaseModel):
@@ -159,6 +172,19 @@ def _check_query(step: Step) -> None:
     for pattern in INSTRUCTION_PATTERNS:
         if pattern.search(step.query):
             raise PlanError("instruction_text", f"{step.id}: query matches {pattern.pattern!r}")
+
+
+def check_words(plan: Plan, vocabulary: Collection[str]) -> None:
+    """Reject a step query with a word that is neither in `vocabulary` (the shape's skeleton and the lexicon,
+    as `words` forms), nor in PLAN_WORDS, nor a slot or a number: a writer may rephrase a shape's own words,
+    never carry text of its own (instructions, guesses, chatter) into a search."""
+    for step in plan.steps:
+        for word in words(step.query).split():
+            if word in vocabulary or word in PLAN_WORDS or word.isdigit():
+                continue
+            if STEP_SLOT.fullmatch(word) or CONSTRAINT_SLOT.fullmatch(word):
+                continue
+            raise PlanError("unknown_words", f"{step.id}: query word {word!r} is not in the shape or the lexicon")
 
 
 def _check_graph(plan: Plan, ids: list[str]) -> list[str]:

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from schemas.cache import PlanCache
+from schemas.cache import LookupResult, PlanCache
 from schemas.plan import Plan, fill_slots
-from tasks.executor import retrieve
+from tasks.executor import Retrieved, retrieve
 from tasks.store import Index
 
 SYSTEMS = ("one-search", "rules", "routed", "routed+original")
@@ -60,51 +60,169 @@ def _doc(chunk_id: str) -> str:
     return chunk_id.split("#", 1)[0]
 
 
+def doc_facets(index: Index) -> dict[str, dict[str, str]]:
+    """Document id -> its facet values as text (the first chunk's; a document's chunks share them)."""
+    names = index.config.facet_names
+    t = index.to_arrow().select(["doc_id", *names]).to_pylist()
+    out: dict[str, dict[str, str]] = {}
+    for row in t:
+        out.setdefault(row["doc_id"], {f: str(row[f]) for f in names if row[f] not in (None, "")})
+    return out
+
+
+def bridge_right(run: Retrieved, parts: list[set[str]], facets: dict[str, dict[str, str]]) -> bool | None:
+    """Whether every step-answer slot the extractor filled names a value of the gold parts' documents
+    (a refusal is wrong). None when the plan extracts nothing or the label cannot tell."""
+    judged = []
+    for step in run.parts:
+        if step.answer_facet is None:
+            continue
+        gold = {facets.get(d, {}).get(step.answer_facet) for part in parts for d in part} - {None}
+        if gold:
+            judged.append(step.answer in gold)
+    return all(judged) if judged else None
+
+
+def template_sound(cache: PlanCache, shape_id: str | None) -> bool | None:
+    """The question's template passed validation and the constraint check, with no fallback (None: no shape)."""
+    tpl = cache.templates.get(shape_id or "")
+    if tpl is None:
+        return None
+    return bool(tpl["valid"] and tpl["check_ok"] and not tpl.get("fallback"))
+
+
+def _plans(cache: PlanCache, q: Labeled, res: LookupResult) -> tuple[Plan | None, Plan | None, bool]:
+    """The rule plan (the shape's template filled, whatever its route), the routed plan, keep-original."""
+    tpl = cache.templates.get(res.shape_id or "")
+    rule_plan = None
+    if tpl is not None and res.skeleton is not None:
+        sk = cache.lexicon.skeleton(cache.scrub(q.question))
+        rule_plan = fill_slots(Plan.model_validate_json(tpl["template"]), sk.slots)
+    routed = Plan.model_validate(res.plan) if res.plan else None
+    return rule_plan, routed, bool(res.plan and res.plan.get("keep_original"))
+
+
+def _score(a: dict[str, float], q: Labeled, run: Retrieved, system: str, sound: bool | None,
+           bridge: bool | None) -> float:
+    """Add one question's outcome to an accumulator; returns its part coverage."""
+    docs = {_doc(c) for c in run.context}
+    covered = [bool(part & docs) for part in q.parts]
+    cov = sum(covered) / len(covered) if covered else 1.0
+    planned = system != "one-search" and any(p.id != "original" for p in run.parts)
+    split = run.searches > 1 and system != "one-search"
+    a["n"] += 1
+    a["part_coverage"] += cov
+    a["all_parts"] += all(covered)
+    a["searches"] += run.searches
+    a["split_against_label"] += split and q.should_split is False
+    a["missed_splits"] += (not split) and q.should_split is True
+    a["plans"] += planned
+    a["plan_steps"] += run.searches if planned else 0
+    if system != "one-search" and sound is not None:
+        a["templates"] += 1
+        a["templates_sound"] += sound
+    if bridge is not None:
+        a["bridges"] += 1
+        a["bridges_right"] += bridge
+    return cov
+
+
+def _ratio(num: float, den: float, digits: int) -> float | None:
+    return round(num / den, digits) if den else None
+
+
+def _row(system: str, shape: str, a: dict[str, float]) -> dict[str, Any]:
+    n = a["n"]
+    return {"system": system, "shape": shape, "n": int(n), "part_coverage": round(a["part_coverage"] / n, 3),
+            "all_parts": round(a["all_parts"] / n, 3), "all_parts_count": int(a["all_parts"]),
+            "searches_per_question": round(a["searches"] / n, 2),
+            "split_against_label": int(a["split_against_label"]), "missed_splits": int(a["missed_splits"]),
+            "bridge_accuracy": _ratio(a["bridges_right"], a["bridges"], 3), "bridges": int(a["bridges"]),
+            "bridges_right": int(a["bridges_right"]),
+            "plan_validity": _ratio(a["templates_sound"], a["templates"], 3), "templates": int(a["templates"]),
+            "steps_per_plan": _ratio(a["plan_steps"], a["plans"], 2), "plans": int(a["plans"])}
+
+
 def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int, k: int,
-             merge: str = "round_robin") -> dict[str, Any]:
+             merge: str = "round_robin", systems: tuple[str, ...] = SYSTEMS) -> dict[str, Any]:
     """Rows of {system, shape, n, part_coverage, all_parts, searches_per_question, split_against_label,
-    missed_splits}, per shape and "ALL"; plus per-question detail."""
+    missed_splits, bridge_accuracy, plan_validity, steps_per_plan}, per shape and "ALL"; plus per-question
+    detail. Only `systems` are run."""
     acc: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    facets = doc_facets(index)
     detail = []
     for q in labeled:
         res = cache.lookup(q.question)
         shape = q.shape or res.shape_type or "unknown"
-        tpl = cache.templates.get(res.shape_id or "")
-        rule_plan = None
-        if tpl is not None and res.skeleton is not None:
-            sk = cache.lexicon.skeleton(cache.scrub(q.question))
-            rule_plan = fill_slots(Plan.model_validate_json(tpl["template"]), sk.slots)
-        routed = Plan.model_validate(res.plan) if res.plan else None
-        keep = bool(res.plan and res.plan.get("keep_original"))
-        runs = {
-            "one-search": retrieve(q.question, None, index, cache.lexicon, budget, budget, False),
-            "rules": retrieve(q.question, rule_plan, index, cache.lexicon, budget, k, False, merge),
-            "routed": retrieve(q.question, routed, index, cache.lexicon, budget, k, keep, merge),
-            "routed+original": retrieve(q.question, routed, index, cache.lexicon, budget, k, routed is not None,
-                                        merge),
+        rule_plan, routed, keep = _plans(cache, q, res)
+        sound = template_sound(cache, res.shape_id)
+        calls = {  # system: plan, per-step k, keep the original question, merge
+            "one-search": (None, budget, False, "round_robin"),
+            "rules": (rule_plan, k, False, merge),
+            "routed": (routed, k, keep, merge),
+            "routed+original": (routed, k, routed is not None, merge),
         }
-        row: dict[str, Any] = {"id": q.id, "question": q.question, "shape": shape, "route": res.route}
+        runs = {system: retrieve(q.question, plan, index, cache.lexicon, budget, kk, original, how)
+                for system, (plan, kk, original, how) in calls.items() if system in systems}
+        row: dict[str, Any] = {"id": q.id, "question": q.question, "shape": shape, "route": res.route,
+                               "shape_type": res.shape_type, "template_sound": sound}
         for system, run in runs.items():
-            docs = {_doc(c) for c in run.context}
-            covered = [bool(part & docs) for part in q.parts]
-            cov = sum(covered) / len(covered) if covered else 1.0
-            split = run.searches > 1 and system != "one-search"
+            bridge = bridge_right(run, q.parts, facets)
             for key in (shape, "ALL"):
-                a = acc[(system, key)]
-                a["n"] += 1
-                a["part_coverage"] += cov
-                a["all_parts"] += all(covered)
-                a["searches"] += run.searches
-                a["split_against_label"] += split and q.should_split is False
-                a["missed_splits"] += (not split) and q.should_split is True
-            row[system] = {"coverage": cov, "context": run.context, "searches": run.searches}
+                cov = _score(acc[(system, key)], q, run, system, sound, bridge)
+            row[system] = {"coverage": cov, "context": run.context, "searches": run.searches, "bridge_right": bridge}
         detail.append(row)
-    rows = []
-    for (system, shape), a in sorted(acc.items(), key=lambda x: (SYSTEMS.index(x[0][0]), x[0][1] != "ALL",
-                                                                 x[0][1])):
-        n = a["n"]
-        rows.append({"system": system, "shape": shape, "n": int(n), "part_coverage": round(a["part_coverage"] / n, 3),
-                     "all_parts": round(a["all_parts"] / n, 3), "all_parts_count": int(a["all_parts"]),
-                     "searches_per_question": round(a["searches"] / n, 2),
-                     "split_against_label": int(a["split_against_label"]), "missed_splits": int(a["missed_splits"])})
+    rows = [_row(system, shape, a) for (system, shape), a in
+            sorted(acc.items(), key=lambda x: (SYSTEMS.index(x[0][0]), x[0][1] != "ALL", x[0][1]))]
     return {"rows": rows, "questions": detail, "merge": merge}
+
+
+_MEASURES = (("part_coverage", "part coverage"), ("all_parts", "all-parts rate"))
+
+
+def plot_rows(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
+    """Grouped bars, one panel per measure: per question type (and ALL), the systems side by side."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    systems = [s for s in SYSTEMS if any(r["system"] == s for r in rows)]
+    shapes = sorted({r["shape"] for r in rows}, key=lambda s: (s != "ALL", s))
+    value = {(r["system"], r["shape"], m): r[m] for r in rows for m, _ in _MEASURES}
+    width = 0.8 / max(len(systems), 1)
+    fig, axes = plt.subplots(1, len(_MEASURES), figsize=(5 + 1.3 * len(shapes), 3.8), sharey=True)
+    for ax, (measure, label) in zip(axes, _MEASURES, strict=True):
+        for i, system in enumerate(systems):
+            xs = [n + (i - (len(systems) - 1) / 2) * width for n in range(len(shapes))]
+            ax.bar(xs, [value.get((system, s, measure), 0.0) for s in shapes], width, label=system)
+        n_of = {r["shape"]: r["n"] for r in rows}
+        ax.set_xticks(range(len(shapes)), [f"{s}\n(n={n_of[s]})" for s in shapes], fontsize=8)
+        ax.set_ylim(0, 1)
+        ax.set_title(label)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].legend(fontsize=8, loc="lower left")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _cell(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def markdown_rows(rows: list[dict[str, Any]]) -> list[str]:
+    """The rows as a Markdown table, as BENCHMARKS.md records them."""
+    out = ["| system | shape | n | part coverage | all parts | searches/q | split vs label | missed splits "
+           "| bridge accuracy | plan validity | steps/plan |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        bridge = f"{r['bridges_right']}/{r['bridges']}" if r["bridges"] else "-"
+        out.append(f"| {r['system']} | {r['shape']} | {r['n']} | {r['part_coverage']:.3f} | "
+                   f"{r['all_parts']:.3f} ({r['all_parts_count']}/{r['n']}) | {r['searches_per_question']:.2f} | "
+                   f"{r['split_against_label']} | {r['missed_splits']} | {bridge} | "
+                   f"{_cell(r['plan_validity'], '.2f')} | {_cell(r['steps_per_plan'], '.2f')} |")
+    return out

@@ -34,8 +34,10 @@ def index_uri(config: Config, out: str | Path) -> str:
 
 
 def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: date,
-                quiet: bool = False) -> IndexOutcome:
-    """Validate the whole corpus first (a bad record writes nothing), then merge it into the table."""
+                quiet: bool = False, embedder: Embedder | None = None) -> IndexOutcome:
+    """Validate the whole corpus first (a bad record writes nothing), then merge it into the table.
+
+    `embedder` embeds new or changed chunks (default: in this process; flows pass a TaskEmbedder)."""
     docs = read_corpus(corpus)
     check_facet_types(docs, config)
     lexicon = Lexicon(config, {f.name: [str(d.metadata[f.name]) for d in docs if d.metadata.get(f.name)]
@@ -43,7 +45,7 @@ def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: d
     chunks = [c for d in docs for c in chunk_document(d, config.chunking)]
     enriched = enrich(chunks, docs, config, lexicon, run_date)
     uri = index_uri(config, out)
-    embedder = Embedder(config.model_path, config.embed_batch_size)
+    embedder = embedder or Embedder(config.model_path, config.embed_batch_size)
     result = write_index(enriched, config, uri, embedder, quiet=quiet)
     return IndexOutcome(result, uri, len(docs))
 
@@ -59,5 +61,6 @@ def export_parquet(uri: str, config: Config, version: int, path: Path) -> int:
     return len(data)
 
 
+# Not cached: both write (the LanceDB table; a Parquet file in the run's staging directory).
 build_index_task = task(name="build-index", cache_policy=NO_CACHE)(build_index)
 export_parquet_task = task(name="export-parquet", cache_policy=NO_CACHE)(export_parquet)

@@ -60,17 +60,18 @@ def _source_sql(glob: str, kind: str) -> str:
     """A relation of (filename, ts VARCHAR, user VARCHAR, query VARCHAR, bad VARCHAR)."""
     g = glob.replace("'", "''")
     if kind == "jsonl":
+        lines = (f"read_csv('{g}', columns={{'line': 'VARCHAR'}}, delim='\x1e', quote='', escape='', header=false, "
+                 "auto_detect=false, strict_mode=false, max_line_size=100000000, filename=true, store_rejects=true, "
+                 "ignore_errors=true, hive_partitioning=false)")
+        # Each line is parsed twice at most: once to validate, once to take the three fields.
         return f"""
-            SELECT filename, line,
-                   CASE WHEN json_valid(line) AND json_type(line) = 'OBJECT' THEN NULL
-                        ELSE 'unparsable line' END AS bad,
-                   CASE WHEN json_valid(line) THEN line ->> 'ts' END AS ts,
-                   CASE WHEN json_valid(line) THEN line ->> 'user' END AS "user",
-                   CASE WHEN json_valid(line) THEN line ->> 'query' END AS query
-            FROM read_csv('{g}', columns={{'line': 'VARCHAR'}}, delim='\x1e', quote='', escape='', header=false,
-                          auto_detect=false, strict_mode=false, max_line_size=100000000, filename=true,
-                          store_rejects=true, ignore_errors=true, hive_partitioning=false)
-            WHERE trim(line) <> ''"""
+            SELECT filename, line, CASE WHEN obj THEN NULL ELSE 'unparsable line' END AS bad,
+                   v[1] AS ts, v[2] AS "user", v[3] AS query
+            FROM (SELECT filename, line, obj,
+                         CASE WHEN obj THEN json_extract_string(line, ['$.ts', '$.user', '$.query']) END AS v
+                  FROM (SELECT filename, line,
+                               ok AND json_type(CASE WHEN ok THEN line END) = 'OBJECT' AS obj
+                        FROM (SELECT filename, line, json_valid(line) AS ok FROM {lines} WHERE trim(line) <> '')))"""
     reader = (f"read_parquet('{g}', filename=true, hive_partitioning=false)" if kind == "parquet" else
               f"read_csv('{g}', all_varchar=true, header=true, filename=true, store_rejects=true, "
               "ignore_errors=true, hive_partitioning=false)")

@@ -62,7 +62,8 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
     out: dict[str, list[Any]] = {k: [] for k in _MAPPING_COLUMNS}
     with progress("extracting constraints", len(distinct), quiet=quiet) as bar:
         if workers > 1 and len(distinct) >= _PARALLEL_FROM:
-            ctx = multiprocessing.get_context("spawn")  # no fork of a process that holds DuckDB and torch threads
+            # fork: a worker inherits the lexicon and runs pure Python only; spawn would re-run an unguarded script
+            ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
             with ProcessPoolExecutor(min(workers, len(chunks)), mp_context=ctx, initializer=_init_worker,
                                      initargs=(lexicon, scrub)) as pool:
                 results = pool.map(_extract_chunk, chunks)

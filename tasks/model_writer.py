@@ -9,11 +9,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+from prefect.states import State
+from prefect.tasks import exponential_backoff
 from pydantic import ValidationError
 
 from schemas.config import Config
@@ -29,7 +33,8 @@ named, {year_1} the first year. Return JSON for a plan: steps s1, s2, ... Each s
 - If a step needs a value only another step's evidence can supply, list that step in depends_on, give the
   earlier step "extract": {"facet": ..., "top": 1}, and write {s1} where the value goes. Never fill such
   a value in yourself.
-- At most MAX_STEPS steps. Queries are short search phrases; no instructions, no URLs.
+- At most MAX_STEPS steps. Queries are short search phrases in the skeleton's own words, lexicon terms and
+  slots; no other words, no instructions, no URLs.
 Facets and their known values: LEXICON"""
 
 
@@ -50,11 +55,14 @@ def prompt_hash(messages: list[dict[str, str]]) -> str:
 
 
 def parse_plan(text: str) -> Plan:
-    """The model's JSON as a Plan; PlanError("bad_json") when it is not one."""
+    """The model's JSON as a Plan; PlanError "invalid_json" when it is no JSON, "schema" when no plan."""
     try:
         return Plan.model_validate_json(text)
     except ValidationError as exc:
-        raise PlanError("bad_json", f"model output is not a plan: {exc.errors()[0]['msg']}") from None
+        error = exc.errors()[0]
+        if error["type"] == "json_invalid":
+            raise PlanError("invalid_json", f"model output is not JSON: {error['msg']}") from None
+        raise PlanError("schema", f"model output is not a plan: {error['msg']}") from None
 
 
 Generate = Callable[[list[list[dict[str, str]]]], list[str]]
@@ -64,15 +72,21 @@ Generate = Callable[[list[list[dict[str, str]]]], list[str]]
 class WriteOutcome:
     plan: Plan | None
     attempts: int
-    complaints: list[str] = field(default_factory=list)
+    complaints: list[str] = field(default_factory=list)  # each "kind: detail", one per rejected output
     prompt_hash: str = ""
+
+    @property
+    def rejections(self) -> list[str]:
+        """The kind of each rejected output ("invalid_json", "cycle", ...), for the per-kind counts."""
+        return [c.split(":", 1)[0] for c in self.complaints]
 
 
 def write_batch(shapes: Sequence[dict[str, Any]], config: Config, known: dict[str, list[str]], generate: Generate,
                 accept: Callable[[dict[str, Any], Plan], str]) -> list[WriteOutcome]:
     """All shapes in one batch; rejected ones get one re-plan batch with their complaint.
 
-    `accept(shape, plan)` returns "" for a sound plan or the complaint. A shape whose second plan also fails
+    `accept(shape, plan)` returns "" for a sound plan or the complaint, "kind: detail" (the kind a stable code
+    like PlanError's reason, counted per kind in the report). A shape whose second plan also fails
     comes back with plan None: the caller falls back to the rule writer and counts it.
     """
     outcomes = [WriteOutcome(None, 0) for _ in shapes]
@@ -92,7 +106,7 @@ def write_batch(shapes: Sequence[dict[str, Any]], config: Config, known: dict[st
                 plan = parse_plan(text)
                 complaint = accept(shapes[i], plan)
             except PlanError as exc:
-                complaint = f"{exc.reason}: {exc}"
+                complaint = str(exc)  # "reason: message"
             if complaint:
                 out.complaints.append(complaint)
                 still.append(i)
@@ -120,33 +134,43 @@ def vllm_generator(config: Config) -> Generate:
     return generate
 
 
-def openai_generator(config: Config, retries: int = 3) -> Generate:
-    """Any OpenAI-compatible chat endpoint (vLLM's server included), with a JSON-schema response format.
+def is_transient(exc: BaseException) -> bool:
+    """Worth retrying: the server was unreachable or timed out, rate-limited (429) or failed (5xx)."""
+    if isinstance(exc, httpx.TransportError):
+        return True
+    if isinstance(exc, httpx.HTTPStatusError):
+        return exc.response.status_code in (408, 429) or exc.response.status_code >= 500
+    return False
 
-    Transient failures (connection errors, 429, 5xx) are retried with exponential backoff.
-    """
-    import httpx
 
+def _retry_if_transient(task: Any, task_run: Any, state: State[Any]) -> bool:
+    try:
+        state.result()
+    except Exception as exc:  # noqa: BLE001 - the failed run's own exception, classified here
+        return is_transient(exc)
+    return False
+
+
+# Not cached: a model server's answer is I/O, not a function of the request alone.
+@task(name="chat-completion", cache_policy=NO_CACHE, retries=3, retry_delay_seconds=exponential_backoff(1),
+      retry_condition_fn=_retry_if_transient)
+def chat_completion(base_url: str, body: dict[str, Any], api_key_env: str) -> str:
+    """One chat request to an OpenAI-compatible endpoint; transient failures retry after 1, 2, 4 s."""
+    headers = {"Authorization": f"Bearer {os.environ.get(api_key_env, 'none')}"}
+    r = httpx.post(f"{base_url.rstrip('/')}/chat/completions", json=body, headers=headers, timeout=120)
+    r.raise_for_status()
+    return str(r.json()["choices"][0]["message"]["content"])
+
+
+def openai_generator(config: Config) -> Generate:
+    """Any OpenAI-compatible chat endpoint (vLLM's server included), with a JSON-schema response format."""
     p = config.planning
     schema = plan_json_schema(config.facet_names)
-    headers = {"Authorization": f"Bearer {os.environ.get(p.openai_api_key_env, 'none')}"}
 
     def one(messages: list[dict[str, str]]) -> str:
         body = {"model": p.model, "messages": messages, "temperature": 0,
                 "response_format": {"type": "json_schema",
                                     "json_schema": {"name": "plan", "schema": schema, "strict": True}}}
-        for attempt in range(retries + 1):
-            try:
-                r = httpx.post(f"{p.openai_base_url.rstrip('/')}/chat/completions", json=body, headers=headers,
-                               timeout=120)
-                if r.status_code == 429 or r.status_code >= 500:
-                    raise httpx.HTTPStatusError("transient", request=r.request, response=r)
-                r.raise_for_status()
-                return str(r.json()["choices"][0]["message"]["content"])
-            except (httpx.TransportError, httpx.HTTPStatusError):
-                if attempt == retries:
-                    raise
-                time.sleep(2**attempt)
-        raise RuntimeError("unreachable")
+        return chat_completion(p.openai_base_url, body, p.openai_api_key_env)
 
     return lambda batch: [one(m) for m in batch]

@@ -18,7 +18,8 @@ from prefect.cache_policies import NO_CACHE
 from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.extract import Lexicon, Skeleton, cache_key
-from schemas.plan import Plan, PlanError, check_plan, fill_slots, validate_plan
+from schemas.plan import Plan, PlanError, check_plan, check_words, fill_slots, validate_plan
+from schemas.text import words
 from tasks.model_writer import Generate, write_batch
 from tasks.progress import progress
 from tasks.routing import ROUTER_VERSION, ShapeEvaluation, decide_route
@@ -38,6 +39,7 @@ class PlanResult:
     cache_entries: int = 0
     reused: int = 0
     evaluated: int = 0
+    rejections: dict[str, int] = field(default_factory=dict)  # rejected model outputs by kind
 
     def to_json(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -53,25 +55,39 @@ def _samples(questions: list[dict[str, Any]], skeleton: str) -> list[tuple[Skele
     return out
 
 
+def lexicon_words(config: Config, lexicon: Lexicon) -> set[str]:
+    """Every word of the lexicon: facet values and aliases, qualifier terms, synonyms."""
+    terms = [v for vals in lexicon.known_values().values() for v in vals]
+    terms += [a for f in config.facets for a in f.aliases]
+    terms += [t for k, ts in config.qualifiers.items() for t in (k, *ts)]
+    terms += [t for k, ts in config.synonyms.items() for t in (k, *ts)]
+    return {w for t in terms for w in words(t).split()}
+
+
 def check_template(template: Plan, shape: dict[str, Any], config: Config, lexicon: Lexicon,
                    samples: list[Skeleton]) -> dict[str, Any]:
-    """Validate a template and check it, filled, against the shape's questions: the status columns."""
+    """Validate a template and check it, filled, against the shape's questions: the status columns.
+
+    A complaint reads "kind: detail"; the kind is a PlanError reason, or invented_value / dropped_constraint
+    from the constraint check."""
     facets: dict[str, set[str]] = {f.name: set() for f in config.facets}
     facets.update(lexicon.known_values())
     slots = set(_slot_names(shape["skeleton"], config.facet_names))
     status: dict[str, Any] = {"valid": True, "check_ok": True, "complaint": ""}
     try:
         validate_plan(template, max_steps=config.planning.max_steps, facets=facets, slot_names=slots)
+        check_words(template, lexicon_words(config, lexicon) | set(words(shape["skeleton"]).split()))
         for sk in samples[:SAMPLES_PER_SHAPE]:
             filled = fill_slots(template, sk.slots)
             result = check_plan(filled, list(sk.constraints), lambda text: lexicon.extract(text))
             if not result.ok:
-                status.update(check_ok=False, complaint=result.complaint())
+                kind = "invented_value" if result.invented else "dropped_constraint"
+                status.update(check_ok=False, complaint=f"{kind}: {result.complaint()}")
                 break
             if result.year_only_in_text:
                 status["complaint"] = "year only in text: " + ", ".join(v for _, v in sorted(result.year_only_in_text))
     except PlanError as exc:
-        status.update(valid=False, complaint=f"{exc.reason}: {exc}")
+        status.update(valid=False, complaint=str(exc))
     return status
 
 
@@ -92,7 +108,8 @@ def write_templates(todo: list[tuple[dict[str, Any], list[Skeleton]]], config: C
         outcomes = write_batch([shape for shape, _ in todo], config, known, generate, accept)
         for i, o in enumerate(outcomes):
             model_plans[i] = o.plan
-            meta[i] = {"prompt_hash": o.prompt_hash, "attempts": o.attempts, "model_complaints": o.complaints}
+            meta[i] = {"prompt_hash": o.prompt_hash, "attempts": o.attempts, "model_complaints": o.complaints,
+                       "rejections": o.rejections}
     out, fallbacks = [], 0
     for i, (shape, samples) in enumerate(todo):
         plan = model_plans[i]
@@ -144,6 +161,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
             by_shape[q["shape_id"]].append(q)
     templates, entries = [], []
     routes: Counter[str] = Counter()
+    rejections: Counter[str] = Counter()
     rejected = 0
     todo: list[tuple[dict[str, Any], list[tuple[Skeleton, int]], str]] = []
     for shape in shapes:
@@ -166,6 +184,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     with progress("evaluating templates", len(todo), quiet=quiet) as bar:
         for (shape, counted, shape_sig), (template, status) in zip(todo, written, strict=True):
             samples = [sk for sk, _ in counted]
+            rejections.update(status.get("rejections", []))
             sound = status["valid"] and status["check_ok"]
             rejected += not sound
             if sound and shape["type"] != "null":
@@ -173,7 +192,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                     ev = decide_route(template, samples[:SAMPLES_PER_SHAPE], index, lexicon,
                                       config.planning.budget, config.planning.per_step_k, config.planning.merge)
                 except PlanError as exc:  # a filled plan that fails validation is served as one search
-                    status.update(valid=False, complaint=f"{exc.reason}: {exc}")
+                    status.update(valid=False, complaint=str(exc))
                     rejected += 1
                     ev = ShapeEvaluation("one_search", 0)
             else:
@@ -205,7 +224,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     pq.write_table(pa.Table.from_pylist(sorted(entries, key=lambda e: e["key"]), CACHE_SCHEMA),
                    staging / "cache.parquet")
     return PlanResult(len(shapes), len(templates), rejected, fallbacks, dict(routes), len(entries), reused,
-                      len(templates) - reused)
+                      len(templates) - reused, dict(sorted(rejections.items())))
 
 
 TEMPLATE_SCHEMA = pa.schema([
@@ -231,4 +250,5 @@ def write_lexicon(staging: Path, config: Config, index: Index) -> None:
                                           encoding="utf-8")
 
 
+# Not cached: it writes into the run's staging directory, and the index and lexicon are handles.
 plan_task = task(name="plan-shapes", cache_policy=NO_CACHE)(plan_shapes)

@@ -103,16 +103,35 @@ def publish(out: str | Path, staging: Path, manifest: dict[str, Any]) -> Path:
     prev, _ = previous_publication(out)
     manifest = {**manifest, "run_id": run_id, "previous": prev.name if prev else None,
                 "published_at": datetime.now(UTC).isoformat(timespec="seconds")}
-    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n",
-                                    encoding="utf-8")
+    write_manifest(staging, manifest)
     final = Path(out) / "runs" / run_id
     os.replace(staging, final)
     switch_pointer(out, run_id)
     return final
 
 
+def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
+    (run_dir / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n",
+                                    encoding="utf-8")
+
+
 def discard(staging: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
+
+
+def keep_rejected(out: str | Path, staging: Path, manifest: dict[str, Any], keep: tuple[str, ...]) -> Path:
+    """Keep what explains a rejected run (its manifest and the `keep` files or folders) under
+    `<out>/rejected/<run id>/`; readers of the publication never look there. The caller discards the rest."""
+    dest = Path(out) / "rejected" / staging.name
+    dest.mkdir(parents=True, exist_ok=True)
+    write_manifest(dest, manifest)
+    for name in keep:
+        src = staging / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, dirs_exist_ok=True)
+        elif src.exists():
+            shutil.copy2(src, dest / name)
+    return dest
 
 
 def rollback(out: str | Path) -> tuple[str, dict[str, Any]]:

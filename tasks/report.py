@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from schemas.config import Bill
+from tasks.gate import report_lines
 
 
 def bill(b: Bill, searches: int, rounds: int, planner_steps: int = 0) -> dict[str, float]:
@@ -53,6 +54,7 @@ def write_report(run_dir: Path, manifest: dict[str, Any], b: Bill) -> Path:
     out = run_dir / "report"
     out.mkdir(exist_ok=True)
     lines = [f"# planbake run {manifest.get('run_id', run_dir.name)}", ""]
+    lines += report_lines(manifest.get("gate"))
     idx = manifest.get("index", {})
     if idx:
         lines += [
@@ -84,6 +86,23 @@ def write_report(run_dir: Path, manifest: dict[str, Any], b: Bill) -> Path:
     path = out / "report.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def _rejections(plan: dict[str, Any]) -> list[str]:
+    """Fallbacks and rejections: model outputs that never reached the cache, counted per kind."""
+    kinds = plan.get("rejections") or {}
+    if not kinds and not plan.get("fallbacks"):
+        return []
+    return [
+        "### Fallbacks and rejections",
+        f"{sum(kinds.values())} model outputs rejected; {plan.get('fallbacks', 0)} shapes fell back to the "
+        "rule writer.",
+        "",
+        "| kind | model outputs |",
+        "|---|---|",
+        *[f"| {kind} | {n} |" for kind, n in sorted(kinds.items())],
+        "",
+    ]
 
 
 def _plan_section(out: Path, tpl_path: Path, questions: Path, manifest: dict[str, Any], b: Bill) -> list[str]:
@@ -120,6 +139,7 @@ def _plan_section(out: Path, tpl_path: Path, questions: Path, manifest: dict[str
         lines += (
             ["### Rejected templates", ""] + [f"- `{t['skeleton']}`: {t['complaint']}" for t in rejected[:20]] + [""]
         )
+    lines += _rejections(manifest.get("plan", {}))
     if questions.exists():
         q = pq.read_table(questions, columns=["shape_id", "ts"]).to_pylist()
         if q:

@@ -166,8 +166,12 @@ class Index:
             raise FileNotFoundError(f"{uri}: no table '{config.table}'; run 'planbake index' first")
         if version is not None:
             table.checkout(version)
-        self.table, self.config = table, config
+        self.table, self.config, self.uri = table, config, uri
         self.embedder = embedder or Embedder(config.model_path, config.embed_batch_size)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as where to reopen it (for a task on another process), not as a table handle and a model."""
+        return Index, (self.uri, self.config, int(self.table.version))
 
     def search(self, query: str | np.ndarray, k: int = 5, filters: dict[str, str] | None = None,
                all_versions: bool = False) -> list[Hit]:

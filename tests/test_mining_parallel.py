@@ -53,7 +53,7 @@ def test_worker_processes_give_the_serial_result(tmp_path: Path, monkeypatch: py
     assert parallel == serial
     skeletons = {row[2] for row in serial}
     assert "parental leave {office}" in skeletons
-    assert not any("example.com" in s or "kowalski" in s or "1234567" in s for s in skeletons)
+    assert not any("example.com" in s or "1234567" in s for s in skeletons)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,154 @@
+"""The quality gate: a regressed run is not published, the last publication keeps answering, --force publishes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from flows.run import run_stages
+from planbake.cli import EXIT_GATE, EXIT_INPUT, app
+from schemas.cache import PlanCache
+from schemas.config import ConfigError, Gate, load_config
+from schemas.publication import NoPublication, current_run, read_manifest
+from tasks.evaluate import questions_as_log, read_labeled
+from tasks.gate import GATE_FILE, GateRejected, QualityGate, compare
+from tests.conftest import DEMO_CONFIG, SEED
+
+QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."
+
+
+def _corpus_without(tmp_path: Path, chunk_id: str) -> Path:
+    rows = [json.loads(x) for x in (SEED / "corpus.jsonl").read_text().splitlines()]
+    path = tmp_path / f"corpus-without-{chunk_id}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows if r["id"] != chunk_id))
+    return path
+
+
+def _seed_config(tmp_path: Path, **gate: float) -> Path:
+    """The demo config on the seed handbook, its questions as the log and as the labeled set."""
+    raw = yaml.safe_load(DEMO_CONFIG.read_text())
+    log = questions_as_log(read_labeled(SEED / "questions.jsonl"), tmp_path / "log.jsonl", "2026-11-29T10:00:00")
+    raw.update(corpus=str(SEED / "corpus.jsonl"), logs=str(log), labeled=[str(SEED)], gate=gate)
+    raw["mining"].update(min_count=1, min_users=1)
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def _nightly(*args: str) -> tuple[int, str, dict]:
+    res = CliRunner().invoke(app, ["nightly", *args, "--json"])
+    return res.exit_code, res.output, json.loads(res.stdout) if res.exit_code == 0 else {}
+
+
+def test_coverage_drop_is_not_published_until_forced(tmp_path: Path, prefect_harness: None) -> None:
+    config, out = _seed_config(tmp_path), tmp_path / "out"
+    code, output, first = _nightly("--config", str(config), "--out", str(out))
+    assert code == 0, output
+    assert first["gate"]["decision"] == "passed" and first["gate"]["baseline"] is None
+    live = current_run(out)
+    answer = PlanCache.open(out).lookup(QUESTION)
+    assert answer.hit and answer.plan
+    stored = (live / GATE_FILE).read_bytes()
+    (live / GATE_FILE).unlink()  # a publication from before the gate: its labeled figures are scored anew
+    rescored = QualityGate(load_config(config)).baseline(live, read_manifest(live))["labeled"]
+    (live / GATE_FILE).write_bytes(stored)
+    assert rescored == json.loads(stored)["labeled"]
+
+    smaller = str(_corpus_without(tmp_path, "leave-amsterdam"))
+    code, output, _ = _nightly("--config", str(config), "--out", str(out), "--corpus", smaller)
+    assert code == EXIT_GATE, output
+    assert "not published" in output and "question 1: 1 -> 0.5" in output
+    assert current_run(out) == live  # the last good publication stays live
+    assert PlanCache.open(out).lookup(QUESTION) == answer  # and lookup keeps answering from it
+    assert not list((out / "runs" / ".staging").iterdir())
+    found = re.search(r"Report: (\S+report\.md)", output)
+    assert found, output
+    report = Path(found.group(1))
+    rejected = read_manifest(report.parent.parent)
+    assert report.parent.parent.parent == out / "rejected" and not (out / "runs" / rejected["run_id"]).exists()
+    assert rejected["gate"]["decision"] == "rejected"
+    assert "seed_handbook/questions.jsonl: part coverage" in rejected["gate"]["regressions"]
+    text = report.read_text()
+    assert "**rejected**" in text and "| seed_handbook/questions.jsonl: part coverage | 1 | 0.9 |" in text
+
+    code, output, forced = _nightly("--config", str(config), "--out", str(out), "--corpus", smaller, "--force")
+    assert code == 0, output
+    assert forced["gate"]["decision"] == "forced" and forced["gate"]["forced"] is True
+    assert forced["gate"]["baseline"] == live.name and forced["previous"] == live.name
+    assert "seed_handbook/questions.jsonl: questions losing coverage" in forced["gate"]["regressions"]
+    now = current_run(out)
+    assert now.name == forced["run_id"] != live.name
+    assert read_manifest(now)["gate"]["decision"] == "forced"
+    assert "published anyway with --force" in (now / "report" / "report.md").read_text()
+    assert PlanCache.open(out).lookup(QUESTION).trace["run_id"] == now.name
+
+
+def test_first_run_is_held_to_its_own_floors(tmp_path: Path, prefect_harness: None) -> None:
+    cfg = load_config(_seed_config(tmp_path, min_part_coverage=0.95))
+    out = tmp_path / "out"
+    with pytest.raises(GateRejected, match="nothing is published") as err:
+        run_stages(["index", "mine", "plan"], corpus=str(_corpus_without(tmp_path, "leave-amsterdam")),
+                   config=cfg, out=str(out), quiet=True)
+    with pytest.raises(NoPublication):
+        current_run(out)
+    text = (err.value.kept / "report" / "report.md").read_text()
+    assert "floors only (first run)" in text
+    assert "| seed_handbook/questions.jsonl: part coverage | n/a | 0.9 | >= 0.95, drop <= 0.05 | **regressed** |" \
+        in text
+
+
+def _figures(**kw: object) -> dict:
+    base = {"validity": 0.9, "fallbacks": 0.0, "cache_coverage": 0.8, "route_changes": 0.1,
+            "labeled": {"k": {"name": "set", "part_coverage": 0.8, "all_parts": 0.6,
+                              "questions": {"1": 1.0, "2": 0.5, "3": 1.0}}}}
+    return {**base, **kw}
+
+
+@pytest.mark.parametrize(("change", "failed"), [
+    ({}, []),
+    ({"validity": 0.8}, ["plan validity"]),
+    ({"validity": 0.45}, ["plan validity"]),
+    ({"fallbacks": 0.2}, ["fallbacks"]),
+    ({"cache_coverage": 0.6}, ["cache coverage (last day)"]),
+    ({"route_changes": 0.6}, ["route changes"]),
+    ({"labeled": {"k": {"name": "set", "part_coverage": 0.8, "all_parts": 0.6,
+                        "questions": {"1": 0.5, "2": 1.0, "3": 1.0}}}}, ["set: questions losing coverage"]),
+    ({"labeled": {"k": {"name": "set", "part_coverage": 0.7, "all_parts": 0.4,
+                        "questions": {"1": 1.0, "2": 0.5, "3": 1.0}}}}, ["set: part coverage", "set: all parts"]),
+])
+def test_each_limit_against_the_last_publication(change: dict, failed: list[str]) -> None:
+    checks = compare(_figures(**change), _figures(), Gate())
+    assert [c.name for c in checks if not c.ok] == failed
+
+
+def test_first_run_checks_floors_only() -> None:
+    low = _figures(validity=0.6, fallbacks=1.0, cache_coverage=0.0, route_changes=None)
+    assert all(c.ok for c in compare(low, None, Gate()))
+    assert "route changes" not in {c.name for c in compare(low, None, Gate())}
+    failed = [c.name for c in compare(low, None, Gate(min_validity=0.7, min_all_parts=0.7)) if not c.ok]
+    assert failed == ["plan validity", "set: all parts"]
+
+
+def test_gate_config_section(tmp_path: Path) -> None:
+    raw = yaml.safe_load(DEMO_CONFIG.read_text())
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({**raw, "gate": {"max_route_change": 0.2}}))
+    assert load_config(path).gate.max_route_change == 0.2 and load_config(DEMO_CONFIG).gate == Gate()
+    path.write_text(yaml.safe_dump({**raw, "gate": {"max_route_chnge": 0.2}}))
+    with pytest.raises(ConfigError, match="gate.max_route_chnge"):
+        load_config(path)
+
+
+def test_bad_labeled_set_fails_before_any_work(tmp_path: Path, prefect_harness: None) -> None:
+    raw = yaml.safe_load(DEMO_CONFIG.read_text())
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({**raw, "labeled": [str(tmp_path / "missing.jsonl")]}))
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["nightly", "--config", str(path), "--out", str(out)])
+    assert res.exit_code == EXIT_INPUT and "missing.jsonl" in res.output
+    assert not out.exists()
