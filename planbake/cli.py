@@ -77,7 +77,26 @@ def _errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+class _OneLineFor(logging.Filter):
+    """Expected failures (bad input, busy, gate) reach the user as one line from the CLI: the flow engine's log
+    record of them keeps its message and loses the traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from tasks.corpus import CorpusError
+        from tasks.gate import GateRejected
+        from tasks.publish import PublishBusy
+
+        expected = (ConfigError, CorpusError, ValueError, PublishBusy, GateRejected, NoPublication, FileNotFoundError)
+        if record.exc_info and isinstance(record.exc_info[1], expected):
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
 def _quiet_libraries() -> None:
+    for name in ("prefect.flow_runs", "prefect.task_runs"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _OneLineFor) for f in logger.filters):
+            logger.addFilter(_OneLineFor())
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -276,21 +295,28 @@ def lookup(
     question: Annotated[str, typer.Argument(help="The user's question.")],
     now: Annotated[str | None, typer.Option("--now", help="Date that resolves 'this year'.")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Print the trace: key, template, run.")] = False,
+    history: Annotated[list[str] | None, typer.Option(
+        "--history", help="An earlier question of the same user, oldest first (repeat the option); a follow-up "
+                          "resolves into the last one's shape.")] = None,
     out: OutOpt = Path("data/out"),
     as_json: JsonOpt = False,
 ) -> None:
     """Look a question up in the published plan cache (no model, no index).
 
     Example: planbake lookup "Compare parental leave for the second parent in Berlin and Amsterdam"
+
+    Example: planbake lookup "what about Lisbon?" --history "how many vacation days do we get in Berlin"
     """
     from schemas.cache import PlanCache
 
-    res = PlanCache.open(out).lookup(question, _date(now))
+    res = PlanCache.open(out).lookup(question, _date(now), history=history or [])
     doc = res.to_json()
 
     def human() -> None:
         out_console.print(f"{'hit' if res.hit else 'miss'}: route {res.route}; shape {res.shape_id} "
                           f"({res.shape_type}); key {res.key}", markup=False)
+        if res.followup:
+            out_console.print(f"follow-up resolved to: {res.resolved or '(not resolved)'}", markup=False)
         out_console.print(f"skeleton: {res.skeleton}\nconstraints: {res.constraints}", markup=False)
         if res.reason:
             out_console.print(f"reason: {res.reason}", markup=False)

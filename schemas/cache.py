@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -11,7 +12,8 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from schemas.config import Config
-from schemas.extract import Lexicon, cache_key
+from schemas.extract import Lexicon, Skeleton, cache_key
+from schemas.followup import NO_PREVIOUS, Conversation, Followups
 from schemas.pii import Scrubber
 from schemas.plan import CONSTRAINT_SLOT, Plan
 from schemas.publication import POINTER, NoPublication, current_run, read_manifest
@@ -33,12 +35,16 @@ class LookupResult:
     source: str | None = None  # cache | template
     reason: str = ""
     trace: dict[str, Any] = field(default_factory=dict)
+    followup: bool = False
+    resolved: str | None = None  # a follow-up: the standalone question it resolved to
+
 
     def to_json(self) -> dict[str, Any]:
         return {"hit": self.hit, "route": self.route, "key": self.key, "shape": self.shape_id,
                 "shape_type": self.shape_type, "skeleton": self.skeleton,
                 "constraints": [{"facet": f, "value": v} for f, v in self.constraints], "plan": self.plan,
-                "source": self.source, "reason": self.reason, "trace": self.trace}
+                "source": self.source, "reason": self.reason, "followup": self.followup, "resolved": self.resolved,
+                "trace": self.trace}
 
 
 class PlanCache:
@@ -51,6 +57,8 @@ class PlanCache:
         values = json.loads((run_dir / "lexicon.json").read_text(encoding="utf-8"))
         self.lexicon = Lexicon(config, values)
         self.scrub = Scrubber(config.pii_names, keep=self.lexicon.name_words())
+        learned = self.manifest.get("mine", {}).get("followups", {}).get("skeletons", [])
+        self.followups = Followups(config.mining, learned)  # mining learned them; the manifest carries them
         self.shape_of: dict[str, str] = {}
         self.templates: dict[str, dict[str, Any]] = {}
         self._plans: dict[str, tuple[str, set[str]]] = {}  # template JSON and its constraint slots
@@ -82,21 +90,53 @@ class PlanCache:
             raise NoPublication(f"{p}: nothing published yet; run 'planbake nightly' first")
         return cls(p)
 
-    def lookup(self, question: str, now: date | datetime | None = None) -> LookupResult:
+    def lookup(self, question: str, now: date | datetime | None = None,
+               history: Sequence[str] | None = None) -> LookupResult:
         """Hit: a ready plan (or "one search") for this exact shape and these constraint values. Miss: why.
 
-        The result's trace leads to the template row and the run that published it."""
-        res = self._lookup(question, now)
+        `history`: the user's earlier questions, oldest first. A follow-up ("what about Lisbon?") resolves into
+        the last one's shape (`resolved` holds the standalone question); an ambiguous one is a miss with the
+        reason. The result's trace leads to the template row and the run that published it."""
+        res = self._with_history(question, history, now) if history else self._lookup(question, now)
         res.trace = {**self._run_trace, "key": res.key, "skeleton": res.skeleton, "constraints": res.constraints,
-                     "reason": res.reason, **self._template_trace.get(res.shape_id or "", {})}
+                     "reason": res.reason, "resolved": res.resolved,
+                     **self._template_trace.get(res.shape_id or "", {})}
         return res
 
     def _lookup(self, question: str, now: date | datetime | None) -> LookupResult:
-        if not isinstance(question, str) or not question.strip():
-            return LookupResult(False, "one_search", reason="empty question")
-        if len(question) > MAX_QUESTION_CHARS:
-            return LookupResult(False, "online_planner", reason=f"question longer than {MAX_QUESTION_CHARS} chars")
+        bad = _unusable(question)
+        if bad is not None:
+            return bad
         sk = self.lexicon.skeleton(self.scrub(question), now or date.today())
+        res = self._from_skeleton(sk)
+        if res.shape_id is None and self.followups.is_followup(sk):
+            res.followup, res.reason = True, NO_PREVIOUS
+        return res
+
+    def _with_history(self, question: str, history: Sequence[str], now: date | datetime | None) -> LookupResult:
+        bad = _unusable(question)
+        if bad is not None:
+            return bad
+        when = now or date.today()
+        talk = Conversation(self.followups)
+        for earlier in history:
+            if _unusable(earlier) is None:
+                talk.add(self.lexicon.skeleton(self.scrub(earlier), when))
+            else:
+                talk.reset()
+        sk = self.lexicon.skeleton(self.scrub(question), when)
+        turn = talk.add(sk)
+        if not turn.followup:
+            return self._from_skeleton(sk)
+        if turn.standalone is None:
+            return LookupResult(False, "online_planner", skeleton=sk.text,
+                                constraints=[(c.facet, c.value) for c in sk.constraints], reason=turn.reason,
+                                followup=True)
+        res = self._from_skeleton(turn.standalone)
+        res.followup, res.resolved = True, turn.question
+        return res
+
+    def _from_skeleton(self, sk: Skeleton) -> LookupResult:
         constraints = [(c.facet, c.value) for c in sk.constraints]
         shape_id = self.shape_of.get(sk.text)
         if shape_id is None:
@@ -123,3 +163,12 @@ class PlanCache:
         base.plan, base.source = json.loads(text), "template"
         base.plan["keep_original"] = tpl["route"] == "split_original"
         return base
+
+
+def _unusable(question: Any) -> LookupResult | None:
+    """A miss for a question no lookup can serve (empty, or too long); None for a usable one."""
+    if not isinstance(question, str) or not question.strip():
+        return LookupResult(False, "one_search", reason="empty question")
+    if len(question) > MAX_QUESTION_CHARS:
+        return LookupResult(False, "online_planner", reason=f"question longer than {MAX_QUESTION_CHARS} chars")
+    return None

@@ -55,6 +55,13 @@ class Mining(_Strict):
     window_days: int = Field(7, ge=1)
     null_floor: float = Field(0.35, ge=-1, le=1)
     followup_seconds: int = Field(300, ge=1)
+    # A follow-up ("what about Lisbon?"): a short skeleton that mostly comes right after another question of
+    # the same user (learned), or a short one with a cue that refers back. Its values go into the previous
+    # question's slots (schemas/followup.py).
+    followup_cues: list[str] = Field(default_factory=lambda: ["there", "that office", "that one", "the same",
+                                                              "same for", "what about", "how about"])
+    followup_max_words: int = Field(6, ge=1)  # words besides placeholders
+    followup_min_share: float = Field(0.8, gt=0, le=1)  # of a skeleton's rows that follow another question
 
 
 class Planning(_Strict):

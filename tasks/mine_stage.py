@@ -12,6 +12,7 @@ from prefect.cache_policies import NO_CACHE
 from schemas.config import Config
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
+from tasks import followups
 from tasks.logs import ingest
 from tasks.mining import (
     MineResult,
@@ -34,14 +35,18 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     ing = ingest(logs, since=since, until=until, max_query_chars=config.mining.max_query_chars, now=now,
                  scrub=scrub)
     extract_distinct(ing, lexicon, scrub, quiet=quiet)
+    rules = followups.learn(ing, config)
     vectors = VectorStore(_vector_dir(index), index.embedder, config.model_path or "all-MiniLM-L6-v2")
     rep_of = merge_skeletons(ing, config, vectors, quiet=quiet)
     shapes = build_shapes(ing, config, rep_of)
+    followups.drop_followup_shapes(shapes, rules)
     classify_shapes(shapes, config, lambda query: _top_score(index, query),
                     encode=lambda texts: vectors.encode(texts, label="embedding examples", quiet=quiet))
+    linked = followups.link(ing, config, rules, followups.shape_lookup(shapes))
     write_outputs(ing, shapes, staging)
     vectors.save()
     result = summarize(ing, shapes)
+    result.followups = linked
     ing.con.close()
     return result, lexicon
 

@@ -8,7 +8,7 @@ import multiprocessing
 import os
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ class MineResult:
     recurring: int
     recurring_questions: int
     by_type: dict[str, int]
+    followups: dict[str, Any] = field(default_factory=dict)  # learned skeletons and counts (tasks/followups.py)
 
     def to_json(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -210,9 +211,13 @@ def write_outputs(ing: Ingested, shapes: list[dict[str, Any]], staging: Path) ->
     con = ing.con
     con.execute("CREATE TABLE shape_ids AS SELECT * FROM ids")
     path = str(staging / "questions.parquet").replace("'", "''")
+    con.execute("""CREATE TABLE IF NOT EXISTS followups (question_id VARCHAR, followup BOOLEAN,
+        resolved_question VARCHAR, resolved_shape_id VARCHAR, resolved_key VARCHAR, followup_reason VARCHAR)""")
     con.execute(f"""
-        COPY (SELECT q.question_id, s.shape_id, q.ts, q.slots, q.constraints
-              FROM q LEFT JOIN shape_ids s ON s.rep = q.rep ORDER BY q.ts, q.question_id)
+        COPY (SELECT q.question_id, s.shape_id, q.ts, q.slots, q.constraints, coalesce(f.followup, false) AS followup,
+                     f.resolved_question, f.resolved_shape_id, f.resolved_key, f.followup_reason
+              FROM q LEFT JOIN shape_ids s ON s.rep = q.rep LEFT JOIN followups f ON f.question_id = q.question_id
+              ORDER BY q.ts, q.question_id)
         TO '{path}' (FORMAT parquet)""")
     qpath = str(staging / "quarantine.parquet").replace("'", "''")
     con.execute(f"COPY (SELECT * FROM quarantine ORDER BY file, line, reason, raw) TO '{qpath}' (FORMAT parquet)")

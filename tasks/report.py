@@ -105,6 +105,31 @@ def _rejections(plan: dict[str, Any]) -> list[str]:
     ]
 
 
+def _followup_lines(questions: Path) -> list[str]:
+    """How much of the traffic is follow-ups, and how much of it resolved to a cached plan."""
+    if "followup" not in pq.read_schema(questions).names:
+        return []
+    rows = pq.read_table(questions, columns=["followup", "resolved_question", "resolved_shape_id",
+                                            "followup_reason"]).to_pylist()
+    fu = [r for r in rows if r["followup"]]
+    if not rows or not fu:
+        return []
+    resolved = sum(r["resolved_question"] is not None for r in fu)
+    cached = sum(r["resolved_shape_id"] is not None for r in fu)
+    refused = Counter(r["followup_reason"] for r in fu if r["resolved_question"] is None)
+    return [
+        "## Follow-ups",
+        f"{len(fu):,} of {len(rows):,} questions ({len(fu) / len(rows):.1%}) are follow-ups; {resolved:,} resolved "
+        f"to a standalone question, {cached:,} ({cached / len(fu):.1%}) of them to a recurring shape whose key hits "
+        "the cache.",
+        "",
+        "| refused: reason | follow-ups |",
+        "|---|---|",
+        *[f"| {reason} | {n:,} |" for reason, n in refused.most_common(8)],
+        "",
+    ]
+
+
 def _plan_section(out: Path, tpl_path: Path, questions: Path, manifest: dict[str, Any], b: Bill) -> list[str]:
     tpls = pq.read_table(tpl_path).to_pylist()
     routes = Counter(t["route"] for t in tpls)
@@ -152,6 +177,7 @@ def _plan_section(out: Path, tpl_path: Path, questions: Path, manifest: dict[str
                 "have a recurring shape, so their key hits the cache.",
                 "",
             ]
+        lines += _followup_lines(questions)
     lines += [
         "## The bill per route",
         "Assumptions (configurable under `bill:`): "

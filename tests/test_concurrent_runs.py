@@ -84,6 +84,7 @@ def _assert_stopped_cleanly(proc: dict[str, Any]) -> None:
     assert proc["code"] == EXIT_BUSY, proc
     last = proc["stderr"].strip().splitlines()[-1]
     assert last.startswith("busy:") and "another planbake run is publishing here" in last, proc["stderr"]
+    assert "Traceback" not in proc["stderr"], proc["stderr"]  # one clear line, no traceback
     assert proc["stdout"] == ""  # no JSON document: nothing was published
 
 

@@ -1,0 +1,278 @@
+"""Conversational follow-ups: detected, resolved into the previous question's shape, refused when ambiguous;
+the same code and the same keys in mining (per log row) and in `lookup` (per history)."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from schemas.cache import PlanCache
+from schemas.config import load_config
+from schemas.extract import Lexicon
+from schemas.followup import NO_PREVIOUS, Conversation, Followups
+from schemas.pii import Scrubber
+from tasks import followups
+from tasks.logs import ingest
+from tasks.mining import build_shapes, extract_distinct, shape_id, write_outputs
+from tasks.plan_stage import CACHE_SCHEMA, TEMPLATE_SCHEMA
+from tasks.report import _followup_lines
+from tests.conftest import DEMO_CONFIG, ROOT
+
+CONFIG = load_config(DEMO_CONFIG)
+LEX = Lexicon(CONFIG)
+SCRUB = Scrubber(CONFIG.pii_names, keep=LEX.name_words())
+NOW = date(2026, 7, 1)
+LEARNED = ["and in {office}", "and in {year}", "and for the birth parent"]
+RULES = Followups(CONFIG.mining, LEARNED)
+
+VACATION = "how many vacation days do we get in {office}"
+COMPARE = "compare vacation days in {office} and {office}"
+LEAVE = "how long is parental leave for the second parent in {office}"
+LEAVE_BIRTH = "how long is parental leave for the birth parent in {office}"
+HOLIDAYS = "which public holidays does {office} have in {year}"
+PLAN = {"steps": [{"id": "s1", "query": "vacation days {office_1}", "filters": {"office": "{office_1}"}}]}
+
+
+def turns(*questions: str) -> list[Any]:
+    talk = Conversation(RULES)
+    return [talk.add(LEX.skeleton(SCRUB(q), NOW)) for q in questions]
+
+
+# --- resolution, on skeletons ---------------------------------------------------------------------
+
+
+def test_office_followup_takes_the_office_slot() -> None:
+    first, fu = turns("How many vacation days do we get in Berlin?", "what about Lisbon??")
+    assert not first.followup and fu.followup and fu.standalone is not None
+    assert fu.standalone.text == VACATION and fu.standalone.slots == {"office_1": "Lisbon"}
+    assert fu.question == "how many vacation days do we get in Lisbon"
+
+
+def test_two_offices_before_one_after_is_refused() -> None:
+    _, fu = turns("compare vacation days in Berlin and Amsterdam", "what about Lisbon?")
+    assert fu.followup and fu.standalone is None and fu.question is None
+    assert "ambiguous" in fu.reason and "Berlin, Amsterdam" in fu.reason
+
+
+def test_no_previous_question_and_no_slot_are_refused() -> None:
+    [fu] = turns("what about Lisbon?")
+    assert fu.followup and fu.standalone is None and fu.reason == NO_PREVIOUS
+    _, year = turns("how many vacation days do we get in Berlin", "what about 2025?")
+    assert year.standalone is None and "no year slot" in year.reason
+
+
+def test_year_and_qualifier_followups() -> None:
+    _, year = turns("which public holidays does Berlin have in 2026", "and in 2027?")
+    assert year.standalone is not None and year.standalone.text == HOLIDAYS
+    assert year.standalone.slots == {"office_1": "Berlin", "year_1": "2027"}
+    _, parent = turns("how long is parental leave for the second parent in Berlin", "and for the birth parent?")
+    assert parent.standalone is not None and parent.standalone.text == LEAVE_BIRTH
+    assert parent.question == "how long is parental leave for the birth parent in Berlin"
+
+
+def test_chain_and_standalone_questions() -> None:
+    _, a, b = turns("how many vacation days do we get in Berlin", "what about Lisbon?", "and in Warsaw?")
+    assert a.question == "how many vacation days do we get in Lisbon"
+    assert b.question == "how many vacation days do we get in Warsaw"
+    _, refused, after = turns("compare vacation days in Berlin and Amsterdam", "what about Lisbon?", "and in Warsaw?")
+    assert refused.standalone is None and after.standalone is None and "did not resolve" in after.reason
+    # a question with a topic of its own is no follow-up, even with "there" in it
+    _, own = turns("how many vacation days do we get in Berlin",
+                   "is there a relocation package for moving to the Lisbon office")
+    assert not own.followup and own.standalone is not None and own.standalone.slots == {"office_1": "Lisbon"}
+
+
+# --- lookup, on a small publication ----------------------------------------------------------------
+
+
+def publish_small(run: Path, learned: list[str]) -> PlanCache:
+    """A hand-made publication: vacation days (split, a one-step plan), parental leave, a comparison."""
+    run.mkdir(parents=True, exist_ok=True)
+    shapes = [(VACATION, "single", "split", json.dumps(PLAN)), (LEAVE, "single", "one_search", ""),
+              (LEAVE_BIRTH, "single", "one_search", ""), (COMPARE, "comparison", "one_search", ""),
+              (HOLIDAYS, "single", "one_search", "")]
+    rows = [{"shape_id": shape_id(sk), "skeleton": sk, "type": t, "route": r, "template": tpl, "members": [sk],
+             "writer": "rules", "evaluation": "{}", "count": 10} for sk, t, r, tpl in shapes]
+    pq.write_table(pa.Table.from_pylist(rows, TEMPLATE_SCHEMA), run / "templates.parquet")
+    pq.write_table(pa.Table.from_pylist([], CACHE_SCHEMA), run / "cache.parquet")
+    (run / "config.json").write_text(CONFIG.model_dump_json(), encoding="utf-8")
+    (run / "lexicon.json").write_text("{}", encoding="utf-8")
+    manifest = {"run_id": run.name, "mine": {"followups": {"skeletons": learned}}}
+    (run / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return PlanCache.open(run)
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> PlanCache:
+    return publish_small(tmp_path_factory.mktemp("pub") / "run", LEARNED)
+
+
+def test_lookup_resolves_a_followup_to_the_standalone_plan(cache: PlanCache) -> None:
+    res = cache.lookup("what about Lisbon?", history=["How many vacation days do we get in Berlin?"])
+    direct = cache.lookup("how many vacation days do we get in Lisbon")
+    assert res.hit and res.followup and res.resolved == "how many vacation days do we get in Lisbon"
+    assert res.key == direct.key and res.plan == direct.plan and res.plan is not None
+    assert [s["filters"] for s in res.plan["steps"]] == [{"office": "Lisbon"}]
+    doc = res.to_json()
+    assert doc["resolved"] == res.resolved and doc["followup"] and doc["trace"]["resolved"] == res.resolved
+
+
+def test_lookup_refuses_ambiguous_and_orphan_followups(cache: PlanCache) -> None:
+    res = cache.lookup("what about Lisbon?", history=["compare vacation days in Berlin and Amsterdam"])
+    assert not res.hit and res.plan is None and res.route == "online_planner" and "ambiguous" in res.reason
+    assert res.followup and res.resolved is None and res.trace["reason"] == res.reason
+    for history in (None, [], ["", "   "]):
+        orphan = cache.lookup("what about Lisbon?", history=history)
+        assert not orphan.hit and orphan.followup and orphan.reason == NO_PREVIOUS
+    plain = cache.lookup("how many vacation days do we get in Warsaw", history=["compare per diem in Berlin"])
+    assert plain.hit and not plain.followup and plain.resolved is None
+
+
+def test_cli_lookup_history(cache: PlanCache) -> None:
+    from typer.testing import CliRunner
+
+    from planbake.cli import app
+
+    res = CliRunner().invoke(app, ["lookup", "what about Lisbon?", "--history", "compare vacation days in Berlin "
+                                   "and Amsterdam", "--history", "how many vacation days do we get in Berlin",
+                                   "--out", str(cache.run_dir), "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["hit"] and doc["resolved"] == "how many vacation days do we get in Lisbon"
+
+
+# --- mining: the same code per log row --------------------------------------------------------------
+
+
+def write_log(path: Path, conversations: list[tuple[str, list[str]]], gap_s: int = 30) -> None:
+    start = datetime(2026, 11, 24, 9)
+    lines = []
+    for n, (user, questions) in enumerate(conversations):
+        for i, q in enumerate(questions):
+            ts = start + timedelta(hours=n, seconds=i * gap_s)
+            lines.append(json.dumps({"ts": ts.isoformat(), "user": user, "query": q}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def mine_followups(path: Path, learned: list[str] | None = None,
+                   shape_of: dict[str, str] | None = None) -> tuple[Followups, dict[str, Any], list[dict[str, Any]]]:
+    """Ingest, extract, learn, link: the mining stage's follow-up steps, without the embedding model."""
+    ing = ingest(path, now=datetime(2030, 1, 1), scrub=SCRUB)
+    try:
+        extract_distinct(ing, LEX, SCRUB, quiet=True)
+        rules = Followups(CONFIG.mining, learned) if learned is not None else followups.learn(ing, CONFIG)
+        distinct = [r[0] for r in ing.con.sql("SELECT DISTINCT skeleton FROM q").fetchall()]
+        shapes = build_shapes(ing, CONFIG, {sk: sk for sk in distinct})
+        followups.drop_followup_shapes(shapes, rules)
+        figures = followups.link(ing, CONFIG, rules, shape_of if shape_of is not None else
+                                 followups.shape_lookup(shapes))
+        rows = ing.con.sql('SELECT q."user", q.ts, f.* FROM q LEFT JOIN followups f USING (question_id) '
+                           'ORDER BY q."user", q.ts').fetchall()
+        cols = ["user", "ts", *followups.FOLLOWUP_COLUMNS]
+        out = path.parent / "out"
+        out.mkdir(exist_ok=True)
+        write_outputs(ing, shapes, out)
+    finally:
+        ing.con.close()
+    return rules, figures, [dict(zip(cols, r, strict=True)) for r in rows]
+
+
+def test_mining_learns_and_resolves_followups(tmp_path: Path) -> None:
+    offices = ["Berlin", "Amsterdam", "Warsaw", "Toronto", "London", "Berlin"]
+    talks = [(f"u{i}", [f"how many vacation days do we get in {o}", "what about Lisbon?"]) for i, o in
+             enumerate(offices)]
+    talks += [(f"c{i}", ["compare vacation days in Berlin and Amsterdam", "and in Lisbon?"]) for i in range(6)]
+    talks += [("late", ["how many vacation days do we get in Berlin"]), ("late", ["and in Lisbon?"])]  # an hour on
+    write_log(tmp_path / "log.jsonl", talks)
+    rules, figures, rows = mine_followups(tmp_path / "log.jsonl")
+    assert {"what about {office}", "and in {office}"} <= rules.learned
+    assert VACATION not in rules.learned and COMPARE not in rules.learned
+    fu = [r for r in rows if r["followup"]]
+    assert len(fu) == figures["followups"] == 13 and figures["questions"] == 26
+    resolved = [r for r in fu if r["resolved_question"]]
+    assert {r["resolved_question"] for r in resolved} == {"how many vacation days do we get in Lisbon"}
+    assert {r["user"] for r in resolved} == {f"u{i}" for i in range(6)} and figures["cached"] == 6
+    assert {r["resolved_key"] for r in resolved} == {f"{shape_id(VACATION)}|office_1=Lisbon"}
+    reasons = {r["user"]: r["followup_reason"] for r in fu if not r["resolved_question"]}
+    assert all("ambiguous" in reasons[f"c{i}"] for i in range(6)) and reasons["late"] == NO_PREVIOUS
+    # follow-up skeletons are no shapes; questions.parquet records every row's follow-up columns
+    shapes = pq.read_table(tmp_path / "out" / "shapes.parquet").to_pylist()
+    assert {s["skeleton"] for s in shapes} == {VACATION, COMPARE}
+    q = pq.read_table(tmp_path / "out" / "questions.parquet").to_pylist()
+    assert len(q) == 26 and sum(r["followup"] for r in q) == 13
+    lines = "\n".join(_followup_lines(tmp_path / "out" / "questions.parquet"))
+    assert "13 of 26 questions (50.0%) are follow-ups" in lines and "6 (46.2%)" in lines
+
+
+# --- offline equals online (property) ----------------------------------------------------------------
+
+_STANDALONE = st.sampled_from([
+    "how many vacation days do we get in {o}", "compare vacation days in {o} and {p}",
+    "how long is parental leave for the second parent in {o}", "which public holidays does {o} have in {y}",
+    "what is the wifi password",
+])
+_FOLLOWUP = st.sampled_from(["what about {o}?", "and in {o}?", "and in {y}?", "and for the birth parent?",
+                             "what about {o} and {p}?", "the same there?"])
+
+
+@st.composite
+def _history(draw: st.DrawFn) -> list[str]:
+    offices = sorted(CONFIG.facet("office").values)
+    out = []
+    for _ in range(draw(st.integers(1, 5))):
+        text = draw(st.one_of(_STANDALONE, _FOLLOWUP))
+        o, p = draw(st.permutations(offices))[:2]
+        out.append(text.format(o=o, p=p, y=draw(st.sampled_from(["2025", "2026", "2027"]))))
+    return out
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(_history())
+def test_same_history_same_key_offline_and_online(tmp_path_factory: pytest.TempPathFactory, cache: PlanCache,
+                                                  history: list[str]) -> None:
+    path = tmp_path_factory.mktemp("log") / "log.jsonl"
+    write_log(path, [("u", history)])
+    _, _, rows = mine_followups(path, sorted(cache.followups.learned), cache.shape_of)
+    assert len(rows) == len(history)
+    for i, (q, row) in enumerate(zip(history, rows, strict=True)):
+        online = cache.lookup(q, NOW, history=history[:i])
+        assert online.to_json() == cache.lookup(q, NOW, history=history[:i]).to_json()  # deterministic
+        assert bool(row["followup"]) == online.followup, q
+        if online.followup:
+            assert row["resolved_question"] == online.resolved
+            assert row["resolved_key"] == (online.key if online.resolved else None)
+            assert (row["followup_reason"] or "") == (online.reason if not online.resolved else "")
+
+
+# --- the demo publication ---------------------------------------------------------------------------
+
+
+def test_demo_followups(demo_publication: Path) -> None:
+    cache = PlanCache.open(demo_publication)
+    assert "what about {office}" in cache.followups.learned
+    res = cache.lookup("what about Lisbon?", history=["how many vacation days do we get in Toronto"])
+    direct = cache.lookup("how many vacation days do we get in Lisbon")
+    assert direct.hit and res.hit and res.resolved == "how many vacation days do we get in Lisbon"
+    assert (res.key, res.route, res.plan) == (direct.key, direct.route, direct.plan)
+    assert ("office", "Lisbon") in res.constraints and ("office", "Toronto") not in res.constraints
+    compared = cache.lookup("what about Lisbon?", history=["compare vacation days in London and Amsterdam"])
+    assert not compared.hit and compared.plan is None and "ambiguous" in compared.reason
+    orphan = cache.lookup("what about Lisbon?")
+    assert not orphan.hit and orphan.reason == NO_PREVIOUS
+    truth = json.loads((ROOT / "data" / "demo" / "log_shapes.json").read_text(encoding="utf-8"))["follow_ups"]
+    from schemas.publication import current_run
+
+    q = pq.read_table(current_run(demo_publication) / "questions.parquet",
+                      columns=["followup", "resolved_shape_id"]).to_pylist()
+    found = sum(r["followup"] for r in q)
+    assert 0.9 * truth["rows"] <= found <= 1.1 * truth["rows"]
+    assert sum(r["resolved_shape_id"] is not None for r in q if r["followup"]) > 0.5 * truth["by_kind"]["office"]
