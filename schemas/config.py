@@ -55,6 +55,9 @@ class Mining(_Strict):
     window_days: int = Field(7, ge=1)
     null_floor: float = Field(0.35, ge=-1, le=1)
     followup_seconds: int = Field(300, ge=1)
+    # Processes that extract constraints when a log has many distinct questions (1: in the flow's process).
+    # More than one starts workers with "spawn": a script that calls the stage needs `if __name__ == "__main__"`.
+    workers: int = Field(1, ge=1, le=64)
     # A follow-up ("what about Lisbon?"): a short skeleton that mostly comes right after another question of
     # the same user (learned), or a short one with a cue that refers back. Its values go into the previous
     # question's slots (schemas/followup.py).

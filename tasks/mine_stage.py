@@ -23,6 +23,7 @@ from tasks.mining import (
     summarize,
     write_outputs,
 )
+from tasks.scale import model_ref
 from tasks.store import Index
 from tasks.vectors import VectorStore
 
@@ -34,9 +35,9 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     scrub = Scrubber(config.pii_names, keep=lexicon.name_words())
     ing = ingest(logs, since=since, until=until, max_query_chars=config.mining.max_query_chars, now=now,
                  scrub=scrub)
-    extract_distinct(ing, lexicon, scrub, quiet=quiet)
+    extract_distinct(ing, lexicon, scrub, quiet=quiet, workers=config.mining.workers)
     rules = followups.learn(ing, config)
-    vectors = VectorStore(_vector_dir(index), index.embedder, config.model_path or "all-MiniLM-L6-v2")
+    vectors = VectorStore(_vector_dir(index), index.embedder, model_ref(config.model_path))
     rep_of = merge_skeletons(ing, config, vectors, quiet=quiet)
     shapes = build_shapes(ing, config, rep_of)
     followups.drop_followup_shapes(shapes, rules)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
-import os
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -52,19 +51,17 @@ _PARALLEL_FROM = 40_000  # below this, worker start-up costs more than it saves
 
 
 def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bool = False,
-                     workers: int | None = None) -> None:
+                     workers: int = 1) -> None:
     """Scrub and skeletonise each distinct (query, year) once, in Python: the same code `lookup` runs.
 
-    Many distinct questions are split over worker processes (one per core by default)."""
+    With `workers` > 1, many distinct questions are split over that many worker processes."""
     con = ing.con
     distinct = con.sql('SELECT query, CAST(year(ts) AS INTEGER) AS y FROM rows GROUP BY ALL').fetchall()
     chunks = [distinct[i:i + _CHUNK] for i in range(0, len(distinct), _CHUNK)]
-    workers = workers if workers is not None else (os.cpu_count() or 1)
     out: dict[str, list[Any]] = {k: [] for k in _MAPPING_COLUMNS}
     with progress("extracting constraints", len(distinct), quiet=quiet) as bar:
         if workers > 1 and len(distinct) >= _PARALLEL_FROM:
-            # fork: a worker inherits the lexicon and runs pure Python only; spawn would re-run an unguarded script
-            ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+            ctx = multiprocessing.get_context("spawn")  # no fork of a process holding DuckDB, LanceDB, torch threads
             with ProcessPoolExecutor(min(workers, len(chunks)), mp_context=ctx, initializer=_init_worker,
                                      initargs=(lexicon, scrub)) as pool:
                 results = pool.map(_extract_chunk, chunks)
