@@ -51,9 +51,11 @@ class Followups:
         return self._cue is not None and self._cue.search(_EXISTENTIAL.sub(" ", text)) is not None
 
     def is_followup(self, sk: Skeleton) -> bool:
-        if sk.text in self.learned:
-            return True
-        return self.topic_words(sk.text) <= self.max_words and self.refers_back(sk.text)
+        return self.is_followup_text(sk.text)
+
+    def is_followup_text(self, text: str) -> bool:
+        """Learned, or short and referring back; the skeleton text alone decides."""
+        return text in self.learned or (self.topic_words(text) <= self.max_words and self.refers_back(text))
 
     def resolve(self, prev: Skeleton, fu: Skeleton) -> Turn:
         """The follow-up's values put into the previous question's slots of the same facet, or a refusal."""

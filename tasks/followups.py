@@ -36,8 +36,7 @@ def learn(ing: Ingested, config: Config) -> Followups:
 def drop_followup_shapes(shapes: list[dict[str, Any]], rules: Followups) -> None:
     """A follow-up has no topic of its own: never a shape to plan for (it resolves into the previous one's)."""
     for s in shapes:
-        if s["skeleton"] in rules.learned or (
-                rules.topic_words(s["skeleton"]) <= rules.max_words and rules.refers_back(s["skeleton"])):
+        if rules.is_followup_text(s["skeleton"]):
             s["recurring"] = False
 
 
@@ -55,7 +54,7 @@ def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, st
     """Resolve every follow-up row; writes the `followups` table (FOLLOWUP_COLUMNS) and returns the figures."""
     con = ing.con
     skeletons = [r[0] for r in con.sql("SELECT DISTINCT skeleton FROM q").fetchall()]
-    fu_sk = pa.table({"skeleton": [s for s in skeletons if rules.is_followup(_bare(s))]})  # noqa: F841
+    fu_sk = pa.table({"skeleton": [s for s in skeletons if rules.is_followup_text(s)]})  # noqa: F841
     rows = con.execute(f"""
         WITH f AS (SELECT q.*, s.skeleton IS NOT NULL AS fu FROM q LEFT JOIN fu_sk s USING (skeleton)),
         o AS (SELECT question_id, "user", ts, skeleton, constraints, fu, epoch(ts) - epoch(lag(ts) OVER w) AS gap,
@@ -82,8 +81,3 @@ def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, st
     return {"skeletons": sorted(rules.learned), "questions": int(total), "followups": len(found),
             "resolved": sum(r["resolved_question"] is not None for r in found.values()),
             "cached": sum(r["resolved_shape_id"] is not None for r in found.values())}
-
-
-def _bare(text: str) -> Skeleton:
-    """A skeleton by its text alone: enough to tell whether it is a follow-up."""
-    return Skeleton(text, ())

@@ -157,11 +157,11 @@ def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[
         WITH member AS (
             SELECT rep, skeleton, count(DISTINCT "user") AS users, count(*) AS n FROM q GROUP BY ALL),
         top_slots AS (
-            SELECT rep, arg_max(slots, n) AS example_slots FROM (
+            SELECT rep, first(slots ORDER BY n DESC, slots) AS example_slots FROM (
                 SELECT rep, slots, count(*) AS n FROM q GROUP BY ALL) GROUP BY rep)
         SELECT q.rep AS skeleton, any_value(q.signature) AS signature, count(*) AS count,
                count(DISTINCT q."user") AS users, min(q.ts) AS first_seen, max(q.ts) AS last_seen,
-               (SELECT list(skeleton ORDER BY n DESC) FROM member
+               (SELECT list(skeleton ORDER BY n DESC, skeleton) FROM member
                 WHERE member.rep = q.rep AND member.users >= {m.min_users}) AS examples,
                any_value(t.example_slots) AS example_slots
         FROM q JOIN top_slots t ON t.rep = q.rep

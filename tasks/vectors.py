@@ -32,7 +32,7 @@ class VectorStore:
             try:
                 with np.load(self.path) as data:
                     keys, vecs = data["keys"], data["vectors"]
-                self.known = {bytes(k): v for k, v in zip(keys, vecs, strict=True)}
+                self.known = {k.tobytes(): v for k, v in zip(keys, vecs, strict=True)}
             except (OSError, ValueError, KeyError):
                 self.known = {}  # a damaged store is rebuilt, never trusted
 
@@ -58,7 +58,8 @@ class VectorStore:
         if self.path is None or not self.used:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        keys = np.array(list(self.used), dtype="S16")
+        # raw bytes as rows of uint8: a bytes dtype ("S16") would drop a key's trailing zero bytes
+        keys = np.frombuffer(b"".join(self.used), dtype=np.uint8).reshape(len(self.used), -1)
         tmp = self.path.with_suffix(".tmp.npz")
         np.savez(tmp, keys=keys, vectors=np.stack(list(self.used.values())).astype(np.float32))
         os.replace(tmp, self.path)

@@ -17,6 +17,7 @@ from schemas.pii import Scrubber
 from tasks.embed import Embedder
 from tasks.logs import ingest
 from tasks.vectors import VectorStore
+from tasks.vectors import text_key as vectors_key
 from tests.conftest import DEMO_CONFIG
 
 CONFIG = load_config(DEMO_CONFIG)
@@ -94,3 +95,15 @@ def test_damaged_vector_store_is_rebuilt(tmp_path: Path, embedder: Embedder) -> 
     again = VectorStore(tmp_path, embedder, "m")
     vec = again.encode(["per diem for {office}"], quiet=True)
     assert again.hits == 0 and vec.shape == (1, embedder.dim)
+
+
+def test_keys_ending_in_zero_bytes_survive_a_round_trip(tmp_path: Path, embedder: Embedder) -> None:
+    texts = [f"per diem for {{office}} {n}" for n in range(3000)]
+    assert any(vectors_key(t).endswith(b"\0") for t in texts)  # about 1 key in 256 ends in a zero byte
+    store = VectorStore(tmp_path, embedder, "m")
+    store.known = {vectors_key(t): np.zeros(embedder.dim, dtype=np.float32) for t in texts}  # no model calls
+    store.encode(texts, quiet=True)
+    store.save()
+    again = VectorStore(tmp_path, embedder, "m")
+    again.encode(texts, quiet=True)
+    assert again.hits == len(texts)
