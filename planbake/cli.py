@@ -434,8 +434,9 @@ def eval_(
         if markdown:
             out_console.print("\n".join(markdown_rows(result["rows"])), markup=False, soft_wrap=True)
         else:
-            table = Table("system", "shape", "n", "part coverage", "all parts", "searches/q", "split vs label",
-                          "missed splits", "bridge acc.", "plan validity", "steps/plan")
+            table = Table("system", "shape", "n", "part cov.", "all parts", "searches/q", "split vs label",
+                          "missed splits", "bridge acc.", "plan valid", "steps/plan")
+            table.columns[0].no_wrap = True
             for r in result["rows"]:
                 table.add_row(r["system"], r["shape"], str(r["n"]), f"{r['part_coverage']:.2f}",
                               f"{r['all_parts_count']}/{r['n']}", f"{r['searches_per_question']:.1f}",
