@@ -15,7 +15,9 @@ from schemas.constraint import QUALIFIER, Constraint
 from schemas.text import fold, folded_words, words
 
 # ASCII digits only: \d would also take other scripts' digits ("20٢٥") and make a year value no filter matches.
-_YEAR = re.compile(r"(?<![\w-])((?:19|20)[0-9]{2})(?![\w-])")
+# An amount is no year: "$2000", "2000 euros", "2000€" stay text.
+_AMOUNT_AFTER = r"(?! ?(?:€|\$|£|euros?|eur|usd|dollars?|gbp|pounds?|chf|francs?)(?!\w))"
+_YEAR = re.compile(r"(?<![\w$€£-])((?:19|20)[0-9]{2})(?![\w-])" + _AMOUNT_AFTER)
 _RELATIVE_YEAR = re.compile(r"\b(this|last|next|current|previous|coming) year\b")
 _RELATIVE_OFFSET = {"this": 0, "current": 0, "last": -1, "previous": -1, "next": 1, "coming": 1}
 _ISO_DATE = re.compile(r"(?<![\w-])((?:19|20)[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])(?![\w-])")

@@ -392,3 +392,15 @@ def test_phone_formats(fmt: str, cc: int, a: str, b: str, c: str) -> None:
     phone = fmt.format(cc=cc, a=a, b=b, c=c)
     out = SCRUB(f"parental leave in Warsaw, call me at {phone} thanks")
     assert out == "parental leave in Warsaw, call me at {phone} thanks", (phone, out)
+
+
+@pytest.mark.parametrize(("text", "years"), [
+    ("is the learning budget still 2000 euros in 2025", ["2025"]),
+    ("budget $2000 in 2026", ["2026"]),
+    ("per diem 2000€ in Berlin 2024", ["2024"]),
+    ("2000 EUR or 1999 usd for 2023", ["2023"]),
+    ("holidays 2025 and 2026", ["2025", "2026"]),
+    ("2025 eurovision budget", ["2025"]),
+])
+def test_an_amount_is_no_year(text: str, years: list[str]) -> None:
+    assert [c.value for c in LEX.extract(text) if c.facet == "year"] == years
