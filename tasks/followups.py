@@ -30,7 +30,7 @@ def learn(ing: Ingested, config: Config) -> Followups:
            AND avg(CASE WHEN gap <= ? THEN 1.0 ELSE 0.0 END) >= ?
         ORDER BY skeleton""", [m.min_count, m.min_users, m.followup_seconds, m.followup_min_share]).fetchall()
     rules = Followups(m)
-    return Followups(m, [r[0] for r in rows if rules.topic_words(r[0]) <= m.followup_max_words])
+    return Followups(m, [r[0] for r in rows if rules.topic_words(r[0]) <= m.followup_learn_words])
 
 
 def drop_followup_shapes(shapes: list[dict[str, Any]], rules: Followups) -> None:
