@@ -62,8 +62,8 @@ class Mining(_Strict):
     # the same user (learned), or a short one with a cue that refers back. Its values go into the previous
     # question's slots (schemas/followup.py).
     followup_cues: list[str] = Field(default_factory=lambda: ["there", "that office", "that one", "the same",
-                                                              "same for", "what about", "how about", "and for",
-                                                              "and in"])
+                                                              "same for", "what about", "how about"])
+    followup_openers: list[str] = Field(default_factory=lambda: ["and for", "and in"])  # cues at the start only
     followup_max_words: int = Field(6, ge=1)  # words besides placeholders, for a skeleton with a cue
     # A skeleton learned from the logs alone (no cue) must be shorter: "what is the per diem in {office}" asked
     # right after another question still has a topic of its own.

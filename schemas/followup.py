@@ -42,12 +42,17 @@ class Followups:
         self.max_words = mining.followup_max_words
         cues = sorted({words(c) for c in mining.followup_cues if words(c)}, key=lambda c: (-len(c), c))
         self._cue = re.compile(r"(?<!\S)(?:" + "|".join(map(re.escape, cues)) + r")(?!\S)") if cues else None
+        openers = sorted({words(c) for c in mining.followup_openers if words(c)}, key=lambda c: (-len(c), c))
+        self._opener = re.compile(r"(?:" + "|".join(map(re.escape, openers)) + r")(?!\S)") if openers else None
 
     def topic_words(self, text: str) -> int:
         """Words of a skeleton besides its placeholders."""
         return sum(not w.startswith("{") for w in text.split())
 
     def refers_back(self, text: str) -> bool:
+        """A cue anywhere ("what about"), or an opener at the start ("and for"; inside, it joins two parts)."""
+        if self._opener is not None and self._opener.match(text):
+            return True
         return self._cue is not None and self._cue.search(_EXISTENTIAL.sub(" ", text)) is not None
 
     def is_followup(self, sk: Skeleton) -> bool:
