@@ -1,9 +1,11 @@
 """Evaluate a shape's template against the index and decide its route, with no gold labels.
 
 Facet coverage: the share of a question's constrained facet values (and bridge values its plan extracts)
-that have a chunk in the context. The route is the cheapest way that reaches the best facet coverage. A
-question none of whose filtered values has a chunk at or above the similarity floor (the null floor) has no
-evidence in the corpus: no route can do better than one search.
+that have their evidence in the context. A value's evidence is its own step's best chunks: as many as its
+part's share of the budget (budget // steps when the plan splits, else one), each within EVIDENCE_MARGIN of
+the best. The route is the cheapest way that reaches the best facet coverage. A question none of whose
+filtered values has a chunk at or above the similarity floor has no evidence: no route can do better than
+one search.
 """
 
 from __future__ import annotations
@@ -19,18 +21,26 @@ from tasks.store import Index
 ROUTES = ("one_search", "split", "split_original")
 ROUTER_VERSION = 3  # part of a template's signature: a changed router re-evaluates every shape
 
-TARGET_TOP = 1  # a part counts as reached when one of its own best chunks is in the context
+EVIDENCE_MARGIN = 0.2  # cosine below a step's best chunk within which a chunk is still evidence for its value
 
 
-def part_targets(needed: set[tuple[str, str]], plan_run: Retrieved | None) -> dict[tuple[str, str], set[str]]:
-    """For each needed facet value, the best chunks of the plan step that filters on it (if any)."""
+def evidence_depth(budget: int, steps: int) -> int:
+    """Chunks of evidence a value's part needs in the context: its share of the budget when the plan splits."""
+    return max(1, budget // steps) if steps >= 2 else 1
+
+
+def part_targets(needed: set[tuple[str, str]], plan_run: Retrieved | None, depth: int = 1,
+                 margin: float = EVIDENCE_MARGIN) -> dict[tuple[str, str], set[str]]:
+    """For each needed facet value, the best chunks (up to `depth`, within `margin` of the best) of the plan
+    steps that filter on it."""
     out: dict[tuple[str, str], set[str]] = {}
     if plan_run is None:
         return out
     for p in plan_run.parts:
+        best = p.hits[0].score if p.hits else 0.0
         for facet, value in p.filters.items():
             if (facet, value) in needed:
-                out.setdefault((facet, value), set()).update(h.id for h in p.hits[:TARGET_TOP])
+                out.setdefault((facet, value), set()).update(h.id for h in p.hits[:depth] if h.score >= best - margin)
     return out
 
 
@@ -42,14 +52,14 @@ def has_evidence(needed: set[tuple[str, str]], plan_run: Retrieved, floor: float
 
 
 def facet_coverage(needed: set[tuple[str, str]], got: Retrieved, targets: dict[tuple[str, str], set[str]]) -> float:
-    """Share of needed values reached: one of the value's own best chunks in the context, or, where no step
-    filters on the value, any chunk carrying it."""
+    """Share of needed values reached: the share of the value's evidence chunks in the context, or, where no
+    step filters on the value, whether any chunk carries it."""
     if not needed:
         return 1.0
     hits = got.hits_by_id()
     present = {(f, str(v)) for cid in got.context for f, v in hits[cid].facets.items() if v is not None}
     context = set(got.context)
-    reached = sum(bool(targets[v] & context) if targets.get(v) else v in present for v in needed)
+    reached = sum(len(targets[v] & context) / len(targets[v]) if targets.get(v) else v in present for v in needed)
     return reached / len(needed)
 
 
@@ -95,7 +105,7 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         need = needed_values(sk, split, lexicon)
         if not has_evidence(need, split, floor):
             need = set()  # the corpus holds no answer: every route covers the same (nothing)
-        targets = part_targets(need, split)
+        targets = part_targets(need, split, evidence_depth(budget, len(plan.steps)))
         refused += any(p.error for p in split.parts)
         for name, run in (("one_search", one), ("split", split), ("split_original", both)):
             cov[name] += facet_coverage(need, run, targets)

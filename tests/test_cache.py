@@ -13,7 +13,7 @@ from schemas.cache import PlanCache
 from schemas.plan import Plan
 from tasks.evaluate import bridge_right, markdown_rows
 from tasks.executor import Retrieved, StepResult, retrieve
-from tasks.routing import decide_route, has_evidence
+from tasks.routing import decide_route, evidence_depth, facet_coverage, has_evidence, part_targets
 from tasks.store import Hit, Index
 from tests.conftest import ROOT
 
@@ -34,6 +34,63 @@ def test_seed_handbook_table(seed_eval: dict) -> None:
     assert plus["part_coverage"] == 1.0
     systems = {r["system"] for r in seed_eval["rows"]}
     assert systems == {"one-search", "rules", "routed", "routed+original"}
+
+
+def test_seed_handbook_plan_columns(seed_eval: dict) -> None:
+    one = _row(seed_eval, "one-search")
+    assert (one["bridge_accuracy"], one["plan_validity"], one["steps_per_plan"], one["plans"]) == (None, None, None, 0)
+    for system in ("rules", "routed"):
+        bridge = _row(seed_eval, system, "bridge")  # question 7: s1 must extract Lisbon from the offsite chunk
+        assert (bridge["bridges"], bridge["bridges_right"], bridge["bridge_accuracy"]) == (1, 1, 1.0)
+        assert _row(seed_eval, system)["plan_validity"] == 1.0
+    rules, routed = _row(seed_eval, "rules"), _row(seed_eval, "routed")
+    assert rules["plans"] == 10 and rules["steps_per_plan"] == rules["searches_per_question"]
+    assert 0 < routed["plans"] < 10 and routed["steps_per_plan"] >= 2  # split questions only, each with 2+ steps
+    assert _row(seed_eval, "routed", "comparison")["steps_per_plan"] == 2.0
+    png = Path(seed_eval["plot"])
+    assert png == Path(seed_eval["out"]) / "eval.png" and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    table = markdown_rows(seed_eval["rows"])
+    assert len(table) == 2 + len(seed_eval["rows"])
+    assert "| routed | bridge | 1 | 1.000 | 1.000 (1/1) | 3.00 | 0 | 0 | 1/1 | 1.00 | 3.00 |" in table
+
+
+def test_wrong_or_refused_bridge_value_counts_wrong() -> None:
+    facets = {"offsite-2026": {"year": "2026"}, "perdiem-lisbon": {"office": "Lisbon"}}
+    parts = [{"offsite-2026"}, {"perdiem-lisbon"}]
+
+    def run(answer: str | None) -> Retrieved:
+        s1 = StepResult("s1", "where is the 2026 engineering offsite held", {"year": "2026"}, answer=answer,
+                        answer_facet="office")
+        return Retrieved([], [s1, StepResult("s2", "per diem in {s1}", {})], 2)
+
+    assert bridge_right(run("Lisbon"), parts, facets) is True
+    assert bridge_right(run("Berlin"), parts, facets) is False
+    assert bridge_right(run(None), parts, facets) is False  # the extractor refused
+    assert bridge_right(Retrieved([], [StepResult("s1", "q", {})], 1), parts, facets) is None
+
+
+def _hit(cid: str, score: float, **facets: str) -> Hit:
+    return Hit(cid, score, "", facets, None, None, None, True)
+
+
+def test_no_evidence_above_floor_is_not_split() -> None:
+    need = {("source", "A"), ("source", "B")}
+    weak = Retrieved(["a1", "b1"], [StepResult("s1", "q", {"source": "A"}, [_hit("a1", 0.22, source="A")]),
+                                    StepResult("s2", "q", {"source": "B"}, [_hit("b1", 0.18, source="B")])], 2)
+    assert not has_evidence(need, weak, floor=0.35)
+    assert has_evidence(need, weak, floor=0.2)
+    assert has_evidence({("year", "2026")}, weak, floor=0.35)  # no step filters on it: nothing to judge
+
+
+def test_evidence_depth_is_the_part_share_of_the_budget() -> None:
+    assert [evidence_depth(4, n) for n in (1, 2, 3, 5)] == [1, 2, 1, 1]
+    hits = [_hit("a1", 0.70, source="A"), _hit("a2", 0.60, source="A"), _hit("a3", 0.40, source="A")]
+    split = Retrieved(["a1", "a2"], [StepResult("s1", "q", {"source": "A"}, hits)], 1)
+    need = {("source", "A")}
+    assert part_targets(need, split, depth=3) == {("source", "A"): {"a1", "a2"}}  # a3 is 0.3 below the best
+    one = Retrieved(["a1", "x"], [StepResult("original", "q", {}, [hits[0], _hit("x", 0.65, source="B")])], 1)
+    targets = part_targets(need, split, depth=2)
+    assert facet_coverage(need, one, targets) == 0.5 and facet_coverage(need, split, targets) == 1.0
 
 
 def _seed_cache(seed_eval: dict) -> tuple[PlanCache, Index]:
@@ -139,52 +196,6 @@ def test_cache_entries_record_provenance(demo_publication: Path) -> None:
     assert {r["index_version"] for r in rows} == {manifest["index"]["version"]}
     split = [r for r in rows if r["plan"]]
     assert split and all(json.loads(r["coverage"])["split"] >= 0 for r in split)
-
-
-def test_seed_handbook_plan_columns(seed_eval: dict) -> None:
-    one = _row(seed_eval, "one-search")
-    assert (one["bridge_accuracy"], one["plan_validity"], one["steps_per_plan"], one["plans"]) == (None, None, None, 0)
-    for system in ("rules", "routed"):
-        bridge = _row(seed_eval, system, "bridge")  # question 7: s1 must extract Lisbon from the offsite chunk
-        assert (bridge["bridges"], bridge["bridges_right"], bridge["bridge_accuracy"]) == (1, 1, 1.0)
-        assert _row(seed_eval, system)["plan_validity"] == 1.0
-    rules, routed = _row(seed_eval, "rules"), _row(seed_eval, "routed")
-    assert rules["plans"] == 10 and rules["steps_per_plan"] == rules["searches_per_question"]
-    assert 0 < routed["plans"] < 10 and routed["steps_per_plan"] >= 2  # split questions only, each with 2+ steps
-    assert _row(seed_eval, "routed", "comparison")["steps_per_plan"] == 2.0
-    png = Path(seed_eval["plot"])
-    assert png == Path(seed_eval["out"]) / "eval.png" and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    table = markdown_rows(seed_eval["rows"])
-    assert len(table) == 2 + len(seed_eval["rows"])
-    assert "| routed | bridge | 1 | 1.000 | 1.000 (1/1) | 3.00 | 0 | 0 | 1/1 | 1.00 | 3.00 |" in table
-
-
-def test_wrong_or_refused_bridge_value_counts_wrong() -> None:
-    facets = {"offsite-2026": {"year": "2026"}, "perdiem-lisbon": {"office": "Lisbon"}}
-    parts = [{"offsite-2026"}, {"perdiem-lisbon"}]
-
-    def run(answer: str | None) -> Retrieved:
-        s1 = StepResult("s1", "where is the 2026 engineering offsite held", {"year": "2026"}, answer=answer,
-                        answer_facet="office")
-        return Retrieved([], [s1, StepResult("s2", "per diem in {s1}", {})], 2)
-
-    assert bridge_right(run("Lisbon"), parts, facets) is True
-    assert bridge_right(run("Berlin"), parts, facets) is False
-    assert bridge_right(run(None), parts, facets) is False  # the extractor refused
-    assert bridge_right(Retrieved([], [StepResult("s1", "q", {})], 1), parts, facets) is None
-
-
-def _hit(cid: str, score: float, **facets: str) -> Hit:
-    return Hit(cid, score, "", facets, None, None, None, True)
-
-
-def test_no_evidence_above_floor_is_not_split() -> None:
-    need = {("source", "A"), ("source", "B")}
-    weak = Retrieved(["a1", "b1"], [StepResult("s1", "q", {"source": "A"}, [_hit("a1", 0.22, source="A")]),
-                                    StepResult("s2", "q", {"source": "B"}, [_hit("b1", 0.18, source="B")])], 2)
-    assert not has_evidence(need, weak, floor=0.35)
-    assert has_evidence(need, weak, floor=0.2)
-    assert has_evidence({("year", "2026")}, weak, floor=0.35)  # no step filters on it: nothing to judge
 
 
 def test_route_without_evidence_is_one_search(seed_eval: dict) -> None:
