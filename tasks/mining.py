@@ -69,9 +69,8 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
                     _extend(out, cols)
                     bar.advance(len(chunk))
         else:
-            _init_worker(lexicon, scrub)
             for chunk in chunks:
-                _extend(out, _extract_chunk(chunk))
+                _extend(out, _extract_rows(chunk, lexicon, scrub))
                 bar.advance(len(chunk))
     mapping = pa.table(out)  # noqa: F841 - DuckDB reads the local variable by name
     con.execute("CREATE TABLE mapping AS SELECT * FROM mapping")
@@ -91,8 +90,11 @@ def _init_worker(lexicon: Lexicon, scrub: Scrubber) -> None:
 
 
 def _extract_chunk(rows: list[tuple[str, int]]) -> dict[str, list[Any]]:
-    lexicon: Lexicon = _worker["lexicon"]
-    scrub: Scrubber = _worker["scrub"]
+    """In a worker process: the lexicon and scrubber come from `_init_worker`."""
+    return _extract_rows(rows, _worker["lexicon"], _worker["scrub"])
+
+
+def _extract_rows(rows: list[tuple[str, int]], lexicon: Lexicon, scrub: Scrubber) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {k: [] for k in _MAPPING_COLUMNS}
     for query, y in rows:
         sk = lexicon.skeleton(scrub(query), date(y, 7, 1))
