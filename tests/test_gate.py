@@ -40,6 +40,12 @@ def _seed_config(tmp_path: Path, **gate: float) -> Path:
     return path
 
 
+def _labeled_figure(kept: Path, figure: str) -> float:
+    """One figure of the seed set as the rejected run's gate.json recorded it."""
+    (labeled,) = json.loads((kept / GATE_FILE).read_text())["labeled"].values()
+    return float(labeled[figure])
+
+
 def _nightly(*args: str) -> tuple[int, str, dict]:
     res = CliRunner().invoke(app, ["nightly", *args, "--json"])
     return res.exit_code, res.output, json.loads(res.stdout) if res.exit_code == 0 else {}
@@ -73,8 +79,10 @@ def test_coverage_drop_is_not_published_until_forced(tmp_path: Path, prefect_har
     assert report.parent.parent.parent == out / "rejected" and not (out / "runs" / rejected["run_id"]).exists()
     assert rejected["gate"]["decision"] == "rejected"
     assert "seed_handbook/questions.jsonl: part coverage" in rejected["gate"]["regressions"]
+    dropped = _labeled_figure(report.parent.parent, "part_coverage")
+    assert dropped <= 0.9  # the Amsterdam half of questions 1 and 2 is gone
     text = report.read_text()
-    assert "**rejected**" in text and "| seed_handbook/questions.jsonl: part coverage | 1 | 0.9 |" in text
+    assert "**rejected**" in text and f"| seed_handbook/questions.jsonl: part coverage | 1 | {dropped:g} |" in text
 
     code, output, forced = _nightly("--config", str(config), "--out", str(out), "--corpus", smaller, "--force")
     assert code == 0, output
@@ -98,7 +106,9 @@ def test_first_run_is_held_to_its_own_floors(tmp_path: Path, prefect_harness: No
         current_run(out)
     text = (err.value.kept / "report" / "report.md").read_text()
     assert "floors only (first run)" in text
-    assert "| seed_handbook/questions.jsonl: part coverage | n/a | 0.9 | >= 0.95, drop <= 0.05 | **regressed** |" \
+    dropped = _labeled_figure(err.value.kept, "part_coverage")
+    assert dropped < 0.95
+    assert f"| seed_handbook/questions.jsonl: part coverage | n/a | {dropped:g} | >= 0.95, drop <= 0.05 | **regressed** |" \
         in text
 
 
