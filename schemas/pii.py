@@ -3,21 +3,35 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 # Order matters: emails before ids, ids before phone numbers, phone numbers before bare digit runs.
 # Each pattern has a cheap gate that any match needs; a replacement never creates what a gate looks for.
-_RUN4 = re.compile(r"\d{4}")
-_PATTERNS: list[tuple[str, re.Pattern[str], re.Pattern[str]]] = [
+_DIGIT = re.compile(r"\d")
+_RUN4 = re.compile(r"\d{4}").search
+
+
+def _has_url(text: str) -> bool:
+    return "://" in text or "www." in text.lower()
+
+
+def _nine_digits(text: str) -> bool:
+    return len(_DIGIT.findall(text)) >= 9
+
+
+# A phone number: a digit, then at least 8 more, each after optional separators. Separators and digits are
+# disjoint, so a failed match backtracks linearly, not over every way to split a digit run.
+PHONE = re.compile(r"(?<![\w-])\+?\(?\d(?:[\s().-]*\d){8,}(?![\w-])")
+_PATTERNS: list[tuple[str, re.Pattern[str], Callable[[str], object]]] = [
     # the local part takes every character RFC 5322 allows ("o'brien", "a=b"), not only letters, dots and +-
-    ("email", re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+"), re.compile("@")),
-    ("url", re.compile(r"https?://\S+|www\.\S+", re.IGNORECASE), re.compile(r"://|www\.", re.IGNORECASE)),
+    ("email", re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+"), lambda t: "@" in t),
+    ("url", re.compile(r"https?://\S+|www\.\S+", re.IGNORECASE), _has_url),
     ("id", re.compile(r"\b[A-Za-z]{2,5}[-_#]?\d{4,}\b"), _RUN4),
     ("id", re.compile(r"\b(?:employee|staff|personnel|badge)\s*(?:id|number|no\.?|#)?\s*:?\s*#?\d{4,}\b",
                       re.IGNORECASE), _RUN4),
-    ("phone", re.compile(r"(?<![\w-])\+?\(?\d(?:[\d\s().-]*\d){8,}(?![\w-])"), re.compile(r"\d(?:\D*\d){8}")),
+    ("phone", PHONE, _nine_digits),
     ("id", re.compile(r"\b\d{6,}\b"), _RUN4),
-    ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){3,7}\b"), re.compile(r"[A-Z]{2}\d{2}")),
+    ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){3,7}\b"), re.compile(r"[A-Z]{2}\d{2}").search),
 ]
 # Runs of years and ISO dates look like phone numbers ("2024 2025 2026", "2023-11-24 2024-01-01"); they stay.
 _YEAR_OR_DATE = r"(?:19|20)[0-9]{2}(?:-[0-9]{2}-[0-9]{2})?"
@@ -35,7 +49,7 @@ _LEAD_NAME = re.compile(r"(?:^|(?<=[.!?:;]\s))(?P<cue>)(?P<name>" + _NAME + r")(
 
 
 # Every pattern above needs a digit (of any script: \\d), an "@" or a URL; the name rules need a name.
-_MAYBE_PATTERN = re.compile(r"[\d@]|://|www\.", re.IGNORECASE)
+_MAYBE_PATTERN = re.compile(r"[\d@]|://|www\.", re.IGNORECASE).search
 _MAYBE_NAME = re.compile(_NAME)
 
 
@@ -54,15 +68,16 @@ class Scrubber:
         self._keep = {k.casefold() for k in keep}
 
     def __call__(self, text: str) -> str:
-        if _MAYBE_PATTERN.search(text):
+        if _MAYBE_PATTERN(text):
             for kind, pattern, gate in _PATTERNS:
-                if gate.search(text):
+                if gate(text):
                     text = pattern.sub(_phone if kind == "phone" else "{" + kind + "}", text)
         if self._names is not None:
             text = self._names.sub("{name}", text)
         if _MAYBE_NAME.search(text):  # two capitalised words in a row
             text = _CUE_NAME.sub(self._cue_name, text)
-            text = _LEAD_NAME.sub(self._cue_name, text)
+            if "from" in text or "here" in text:  # what _LEAD_NAME's lookahead needs
+                text = _LEAD_NAME.sub(self._cue_name, text)
         return text
 
     def _cue_name(self, m: re.Match[str]) -> str:

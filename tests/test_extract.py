@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from schemas.config import Config, Facet, load_config
 from schemas.constraint import QUALIFIER, Constraint
 from schemas.extract import Lexicon, Skeleton, cache_key
-from schemas.pii import Scrubber
+from schemas.pii import PHONE, Scrubber
 from schemas.text import fold, words
 from tasks.logs import ingest
 from tasks.mining import extract_distinct
@@ -392,6 +392,17 @@ def test_phone_formats(fmt: str, cc: int, a: str, b: str, c: str) -> None:
     phone = fmt.format(cc=cc, a=a, b=b, c=c)
     out = SCRUB(f"parental leave in Warsaw, call me at {phone} thanks")
     assert out == "parental leave in Warsaw, call me at {phone} thanks", (phone, out)
+
+
+# The phone pattern as first written: same language, but it backtracks over every split of a digit run.
+_PHONE_AS_WRITTEN = re.compile(r"(?<![\w-])\+?\(?\d(?:[\d\s().-]*\d){8,}(?![\w-])")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.sampled_from("0123456789 ().-+x_a\n١"), max_size=40))
+def test_phone_pattern_finds_what_the_first_one_did(text: str) -> None:
+    assert [(m.start(), m.end()) for m in PHONE.finditer(text)] == \
+        [(m.start(), m.end()) for m in _PHONE_AS_WRITTEN.finditer(text)]
 
 
 @pytest.mark.parametrize(("text", "years"), [
