@@ -402,7 +402,15 @@ def eval_(
     cfg = load_config(config)
     from flows.run import run_stages
     from schemas.cache import PlanCache
-    from tasks.evaluate import SYSTEMS, evaluate, markdown_rows, plot_rows, questions_as_log, read_labeled
+    from tasks.evaluate import (
+        SYSTEMS,
+        evaluate,
+        markdown_rows,
+        markdown_vocabulary,
+        plot_rows,
+        questions_as_log,
+        read_labeled,
+    )
     from tasks.store import Index
 
     labeled = read_labeled(questions)
@@ -445,6 +453,10 @@ def eval_(
                               "-" if r["plan_validity"] is None else f"{r['plan_validity']:.2f}",
                               "-" if r["steps_per_plan"] is None else f"{r['steps_per_plan']:.1f}")
             out_console.print(table)
+        if result["vocabulary"]:
+            out_console.print("\nSub-queries without their filters: part coverage in the question's words and in "
+                              "the corpus's", markup=False)
+            out_console.print("\n".join(markdown_vocabulary(result["vocabulary"])), markup=False, soft_wrap=True)
         out_console.print(f"merge: {result['merge']}, budget {cfg.planning.budget}; plot: {result['plot']}",
                           markup=False)
         for system in SYSTEMS:

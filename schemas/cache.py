@@ -17,6 +17,7 @@ from schemas.followup import NO_PREVIOUS, Conversation, Followups
 from schemas.pii import Scrubber
 from schemas.plan import CONSTRAINT_SLOT, Plan
 from schemas.publication import POINTER, NoPublication, current_run, read_manifest
+from schemas.vocabulary import Vocabulary
 
 MAX_QUESTION_CHARS = 4000
 _TEMPLATE_TRACE = ("shape_id", "skeleton", "type", "writer", "model", "prompt_hash", "route", "complaint")
@@ -59,6 +60,7 @@ class PlanCache:
         self.scrub = Scrubber(config.pii_names, keep=self.lexicon.name_words())
         learned = self.manifest.get("mine", {}).get("followups", {}).get("skeletons", [])
         self.followups = Followups(config.mining, learned)  # mining learned them; the manifest carries them
+        self.vocabulary = Vocabulary.read(run_dir)
         self.shape_of: dict[str, str] = {}
         self.templates: dict[str, dict[str, Any]] = {}
         self._plans: dict[str, tuple[str, set[str]]] = {}  # template JSON and its constraint slots
@@ -161,6 +163,8 @@ class PlanCache:
         for name in needed:  # same result as schemas.plan.fill_slots, without a model round trip
             text = text.replace("{" + name + "}", json.dumps(slots[name])[1:-1])
         base.plan, base.source = json.loads(text), "template"
+        if tpl["evaluation_doc"].get("vocabulary", {}).get("used"):
+            base.plan = self.vocabulary.apply(base.plan)
         base.plan["keep_original"] = tpl["route"] == "split_original"
         return base
 

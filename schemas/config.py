@@ -78,6 +78,7 @@ class Planning(_Strict):
     per_step_k: int = Field(4, ge=1)
     merge: Literal["round_robin", "max", "rrf"] = "round_robin"
     min_gain: float = Field(0.0, ge=0)
+    corpus_words: bool = True  # sub-queries say a synonym the way their partition's chunks do
     model: str = ""
     tensor_parallel_size: int = Field(1, ge=1)
     gpu_memory_utilization: float = Field(0.85, gt=0, le=1)

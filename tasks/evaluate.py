@@ -11,7 +11,9 @@ from typing import Any
 from schemas.cache import LookupResult, PlanCache
 from schemas.plan import Plan, fill_slots
 from tasks.executor import Retrieved, retrieve
+from tasks.routing import evidence_depth, worded
 from tasks.store import Index
+from tasks.vocabulary import partition_reach
 
 SYSTEMS = ("one-search", "rules", "routed", "routed+original")
 
@@ -98,6 +100,8 @@ def _plans(cache: PlanCache, q: Labeled, res: LookupResult) -> tuple[Plan | None
     if tpl is not None and res.skeleton is not None:
         sk = cache.lexicon.skeleton(cache.scrub(q.question))
         rule_plan = fill_slots(Plan.model_validate_json(tpl["template"]), sk.slots)
+        if tpl["evaluation_doc"].get("vocabulary", {}).get("used"):
+            rule_plan = worded(rule_plan, cache.vocabulary)
     routed = Plan.model_validate(res.plan) if res.plan else None
     return rule_plan, routed, bool(res.plan and res.plan.get("keep_original"))
 
@@ -127,6 +131,22 @@ def _score(a: dict[str, float], q: Labeled, run: Retrieved, system: str, sound: 
     return cov
 
 
+def subquery_coverage(plan: Plan, q: Labeled, index: Index, budget: int) -> float | None:
+    """Part coverage of a plan's partitioned sub-queries run without their filters, each to its share of the
+    budget; None when the plan has no such sub-query or the question no parts."""
+    found = partition_reach(plan, index, evidence_depth(budget, len(plan.steps)))
+    if not found or not q.parts:
+        return None
+    docs = {_doc(h.id) for _, hits in found for h in hits}
+    return sum(bool(part & docs) for part in q.parts) / len(q.parts)
+
+
+def _vocabulary_row(shape: str, a: dict[str, float]) -> dict[str, Any]:
+    n = a["n"]
+    return {"shape": shape, "n": int(n), "changed": int(a["changed"]),
+            "question_words": round(a["question_words"] / n, 3), "corpus_words": round(a["corpus_words"] / n, 3)}
+
+
 def _ratio(num: float, den: float, digits: int) -> float | None:
     return round(num / den, digits) if den else None
 
@@ -149,12 +169,27 @@ def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int
     missed_splits, bridge_accuracy, plan_validity, steps_per_plan}, per shape and "ALL"; plus per-question
     detail. Only `systems` are run."""
     acc: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    words_acc: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     facets = doc_facets(index)
     detail = []
     for q in labeled:
         res = cache.lookup(q.question)
         shape = q.shape or res.shape_type or "unknown"
         rule_plan, routed, keep = _plans(cache, q, res)
+        if rule_plan is not None and "rules" in systems:  # sub-queries in the question's words vs the corpus's
+            sk = cache.lexicon.skeleton(cache.scrub(q.question))
+            tpl = Plan.model_validate_json(cache.templates[res.shape_id or ""]["template"])
+            own = fill_slots(tpl, sk.slots)
+            corpus = worded(own, cache.vocabulary)
+            before = subquery_coverage(own, q, index, budget)
+            if before is not None:
+                after = before if corpus == own else subquery_coverage(corpus, q, index, budget)
+                for key in (shape, "ALL"):
+                    a = words_acc[key]
+                    a["n"] += 1
+                    a["changed"] += corpus != own
+                    a["question_words"] += before
+                    a["corpus_words"] += after or 0.0
         sound = template_sound(cache, res.shape_id)
         calls = {  # system: plan, per-step k, keep the original question, merge
             "one-search": (None, budget, False, "round_robin"),
@@ -174,7 +209,9 @@ def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int
         detail.append(row)
     rows = [_row(system, shape, a) for (system, shape), a in
             sorted(acc.items(), key=lambda x: (SYSTEMS.index(x[0][0]), x[0][1] != "ALL", x[0][1]))]
-    return {"rows": rows, "questions": detail, "merge": merge}
+    vocabulary = [_vocabulary_row(shape, a) for shape, a in sorted(words_acc.items(),
+                                                                  key=lambda x: (x[0] != "ALL", x[0]))]
+    return {"rows": rows, "questions": detail, "merge": merge, "vocabulary": vocabulary}
 
 
 _MEASURES = (("part_coverage", "part coverage"), ("all_parts", "all-parts rate"))
@@ -213,6 +250,15 @@ def plot_rows(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
 
 def _cell(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
+
+
+def markdown_vocabulary(rows: list[dict[str, Any]]) -> list[str]:
+    """Sub-queries without their filters, in the question's words and in the corpus's: part coverage."""
+    out = ["| shape | questions | changed by the vocabulary | question's words | corpus's words |",
+           "|---|---|---|---|---|"]
+    out += [f"| {r['shape']} | {r['n']} | {r['changed']} | {r['question_words']:.3f} | {r['corpus_words']:.3f} |"
+            for r in rows]
+    return out
 
 
 def markdown_rows(rows: list[dict[str, Any]]) -> list[str]:

@@ -20,11 +20,13 @@ from schemas.constraint import Constraint
 from schemas.extract import Lexicon, Skeleton, cache_key
 from schemas.plan import Plan, PlanError, check_plan, check_words, fill_slots, validate_plan
 from schemas.text import words
+from schemas.vocabulary import VOCABULARY_FILE, Vocabulary
 from tasks.model_writer import Generate, write_batch
 from tasks.progress import progress
-from tasks.routing import ROUTER_VERSION, ShapeEvaluation, decide_route
+from tasks.routing import ROUTER_VERSION, ShapeEvaluation, decide_route, worded
 from tasks.rules_writer import slotted, write_template
 from tasks.store import Index
+from tasks.vocabulary import mine_vocabulary
 
 SAMPLES_PER_SHAPE = 4
 
@@ -152,6 +154,9 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     shapes = pq.read_table(shapes_path).to_pylist()
     prev_tpls, prev_entries = _previous(prev_dir)
     provenance = {"index_version": int(index.table.version), "lexicon_hash": lexicon.digest()}
+    vocabulary = mine_vocabulary(index, config) if config.planning.corpus_words else Vocabulary()
+    (staging / VOCABULARY_FILE).write_text(json.dumps(vocabulary.to_json(), indent=2, sort_keys=True),
+                                           encoding="utf-8")
     hashes = index.content_hashes()
     reused = 0
     questions = pq.read_table(questions_path, columns=["shape_id", "constraints"]).to_pylist()
@@ -167,7 +172,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     for shape in shapes:
         counted = _samples(by_shape[shape["shape_id"]], shape["skeleton"])
         shape_sig = _fingerprint([shape["skeleton"], shape["type"], [s.slots for s, _ in counted],
-                                  config.planning.model_dump(), ROUTER_VERSION])
+                                  config.planning.model_dump(), ROUTER_VERSION, vocabulary.digest()])
         old = prev_tpls.get(shape["shape_id"])
         if (old is not None and not corpus_added and old.get("shape_sig") == shape_sig
                 and all(hashes.get(i) == h for i, h in json.loads(old.get("evidence") or "[]"))):
@@ -191,7 +196,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                 try:
                     ev = decide_route(template, samples[:SAMPLES_PER_SHAPE], index, lexicon,
                                       config.planning.budget, config.planning.per_step_k, config.planning.merge,
-                                      floor=config.mining.null_floor)
+                                      floor=config.mining.null_floor, vocabulary=vocabulary)
                 except PlanError as exc:  # a filled plan that fails validation is served as one search
                     status.update(valid=False, complaint=str(exc))
                     rejected += 1
@@ -213,6 +218,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                 plan = None
                 if ev.route != "one_search":
                     filled = fill_slots(template, sk.slots)
+                    filled = worded(filled, vocabulary) if ev.vocabulary.get("used") else filled
                     filled.keep_original = ev.route == "split_original"
                     plan = filled.model_dump_json(exclude_defaults=True)
                 entries.append({"key": cache_key(shape["shape_id"], sk), "shape_id": shape["shape_id"],

@@ -20,7 +20,7 @@ from schemas.publication import MANIFEST, POINTER, NoPublication, current_run, r
 STAGE_FILES = {
     "index": ["chunks.parquet"],
     "mine": ["shapes.parquet", "questions.parquet", "quarantine.parquet"],
-    "plan": ["templates.parquet", "cache.parquet", "config.json", "lexicon.json"],
+    "plan": ["templates.parquet", "cache.parquet", "config.json", "lexicon.json", "vocabulary.json"],
 }
 
 

@@ -130,6 +130,23 @@ def _followup_lines(questions: Path) -> list[str]:
     ]
 
 
+def _vocabulary_lines(tpls: list[dict[str, Any]]) -> list[str]:
+    """Shapes whose sub-queries the corpus vocabulary rewrites: how often each finds its partition unfiltered."""
+    measured = [(t, json.loads(t["evaluation"] or "{}").get("vocabulary")) for t in tpls]
+    measured = [(t, v) for t, v in measured if v]
+    if not measured:
+        return []
+    lines = ["### Corpus vocabulary",
+             "Sub-queries run without their filters, each to its share of the budget: the share that reaches "
+             "its own partition in the question's words and in the corpus's words (config `synonyms`, counted "
+             "per partition). The corpus's words are used where they reach more.", "",
+             "| shape | questions | question's words | corpus's words | used |", "|---|---|---|---|---|"]
+    for t, v in sorted(measured, key=lambda tv: -tv[0]["count"])[:20]:
+        lines.append(f"| `{t['skeleton']}` | {v['questions']} | {v['question_words']:.2f} | "
+                     f"{v['corpus_words']:.2f} | {'yes' if v['used'] else 'no'} |")
+    return [*lines, ""]
+
+
 def _plan_section(out: Path, tpl_path: Path, questions: Path, manifest: dict[str, Any], b: Bill) -> list[str]:
     tpls = pq.read_table(tpl_path).to_pylist()
     routes = Counter(t["route"] for t in tpls)
@@ -160,6 +177,7 @@ def _plan_section(out: Path, tpl_path: Path, questions: Path, manifest: dict[str
                 f"{cov['split']:.2f} | {cov['split_original']:.2f} | {t['route']} |"
             )
         lines.append("")
+    lines += _vocabulary_lines(tpls)
     if rejected:
         lines += (
             ["### Rejected templates", ""] + [f"- `{t['skeleton']}`: {t['complaint']}" for t in rejected[:20]] + [""]

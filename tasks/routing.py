@@ -15,8 +15,10 @@ from typing import Any
 
 from schemas.extract import Lexicon, Skeleton, fill_skeleton
 from schemas.plan import Plan, fill_slots
+from schemas.vocabulary import Vocabulary
 from tasks.executor import Retrieved, retrieve
 from tasks.store import Index
+from tasks.vocabulary import subquery_reach
 
 ROUTES = ("one_search", "split", "split_original")
 ROUTER_VERSION = 3  # part of a template's signature: a changed router re-evaluates every shape
@@ -80,25 +82,55 @@ class ShapeEvaluation:
     top_kept: float = 1.0
     refused: int = 0
     evidence: set[str] = field(default_factory=set)  # chunk ids the evaluation saw
+    vocabulary: dict[str, Any] = field(default_factory=dict)  # see measure_vocabulary
 
     def to_json(self) -> dict[str, Any]:
         return {"route": self.route, "questions": self.questions, "coverage": self.coverage,
-                "searches": self.searches, "top_kept": self.top_kept, "refused": self.refused}
+                "searches": self.searches, "top_kept": self.top_kept, "refused": self.refused,
+                **({"vocabulary": self.vocabulary} if self.vocabulary else {})}
+
+
+def worded(plan: Plan, vocabulary: Vocabulary | None) -> Plan:
+    """A filled plan with its sub-queries in their partitions' words."""
+    if not vocabulary:
+        return plan
+    doc = plan.model_dump(exclude_defaults=True)
+    out = vocabulary.apply(doc)
+    return plan if out is doc else Plan.model_validate(out)
+
+
+def measure_vocabulary(plans: list[Plan], vocabulary: Vocabulary | None, index: Index, budget: int
+                       ) -> dict[str, Any]:
+    """How often the shape's partitioned sub-queries find their partition unfiltered, in the question's words
+    and in the corpus's. The corpus's words are used when they find more; {} when they change no sub-query."""
+    if not vocabulary:
+        return {}
+    reach = [r for p in plans if (r := subquery_reach(p, vocabulary, index, evidence_depth(budget, len(p.steps))))]
+    if not reach:
+        return {}
+    before = round(sum(r["question_words"] for r in reach) / len(reach), 4)
+    after = round(sum(r["corpus_words"] for r in reach) / len(reach), 4)
+    return {"questions": len(reach), "question_words": before, "corpus_words": after, "used": after > before}
 
 
 def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon: Lexicon, budget: int,
-                 k: int, merge: str = "round_robin", floor: float = -1.0) -> ShapeEvaluation:
+                 k: int, merge: str = "round_robin", floor: float = -1.0,
+                 vocabulary: Vocabulary | None = None) -> ShapeEvaluation:
     """Run the shape's logged questions one search, as the plan, and as the plan plus the original.
-    `floor`: the similarity below which a chunk is no evidence (the null floor)."""
+    `floor`: the similarity below which a chunk is no evidence (the null floor). `vocabulary`: measured, and
+    the plans run with their sub-queries in the corpus's words where that helps (see measure_vocabulary)."""
     if len(template.steps) == 1 and template.steps[0].extract is None and not template.steps[0].filters:
         return ShapeEvaluation("one_search", len(samples), searches={"one_search": 1.0})
     cov = {r: 0.0 for r in ROUTES}
     searches = {r: 0.0 for r in ROUTES}
     kept = refused = 0
     evidence: set[str] = set()
-    for sk in samples:
+    plans = [fill_slots(template, sk.slots) for sk in samples]
+    vocab = measure_vocabulary(plans, vocabulary, index, budget)
+    for sk, plan in zip(samples, plans, strict=True):
         question = _question_text(sk)
-        plan = fill_slots(template, sk.slots)
+        if vocab.get("used"):
+            plan = worded(plan, vocabulary)
         one = retrieve(question, None, index, lexicon, budget, k, keep_original=False, merge=merge)
         split = retrieve(question, plan, index, lexicon, budget, k, keep_original=False, merge=merge)
         both = retrieve(question, plan, index, lexicon, budget, k, keep_original=True, merge=merge)
@@ -123,7 +155,7 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         route = "split_original"  # the best single chunk for the whole question lives outside every part
     else:
         route = "split" if cov["split"] >= cov["split_original"] else "split_original"
-    return ShapeEvaluation(route, len(samples), cov, searches, round(top_kept, 3), refused, evidence)
+    return ShapeEvaluation(route, len(samples), cov, searches, round(top_kept, 3), refused, evidence, vocab)
 
 
 def _question_text(sk: Skeleton) -> str:

@@ -1,0 +1,101 @@
+"""Corpus vocabulary: sub-queries say a synonym the way their partition's chunks do, offline and online alike."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schemas.cache import PlanCache
+from schemas.config import load_config
+from schemas.vocabulary import Vocabulary, count_terms, synonym_groups
+from tasks.evaluate import markdown_vocabulary
+from tasks.report import _vocabulary_lines
+from tasks.store import Index
+from tests.conftest import DEMO_CONFIG
+
+QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."
+GROUPS = synonym_groups({"second parent": ["partner", "non-birth parent"], "per diem": ["daily allowance"]})
+USAGE = {"office": {
+    "Amsterdam": count_terms(GROUPS, ["the birth parent is off for 16 weeks and the partner for 6 weeks"]),
+    "Berlin": count_terms(GROUPS, ["the second parent gets 6 weeks", "the second parent can work part-time"]),
+    "Lisbon": count_terms(GROUPS, ["per diem of 60 euros"]),
+}}
+VOCAB = Vocabulary(GROUPS, USAGE)
+
+
+def test_groups_fold_and_merge() -> None:
+    assert GROUPS == [["daily allowance", "per diem"], ["non birth parent", "partner", "second parent"]]
+    assert synonym_groups({"a": ["b"], "c": ["b", "d"], "e": []}) == [["a", "b", "c", "d"]]
+
+
+def test_counts_whole_words_only() -> None:
+    counts = count_terms(GROUPS, ["Partners and the partner, the PARTNER", "counterpartner"])
+    assert counts["partner"] == 2 and counts["second parent"] == 0
+
+
+def test_a_partition_says_its_own_word() -> None:
+    assert VOCAB.swaps({"office": "Amsterdam"}) == {"second parent": "partner", "non birth parent": "partner"}
+    assert VOCAB.rewrite("parental leave for the Second  Parent in {office_2}", {"office": "Amsterdam"}) \
+        == "parental leave for the partner in {office_2}"
+    assert VOCAB.rewrite("leave for the non-birth parent", {"office": "Berlin"}) == "leave for the second parent"
+    assert VOCAB.rewrite("leave for the second parent", {"office": "Berlin"}) == "leave for the second parent"
+    # a partition that uses no term of a group teaches nothing about it; a slot is no partition
+    assert VOCAB.rewrite("leave for the second parent", {"office": "Lisbon"}) == "leave for the second parent"
+    assert VOCAB.rewrite("leave for the second parent", {"office": "{s1}"}) == "leave for the second parent"
+    assert VOCAB.rewrite("daily allowance in lisbon", {"office": "Lisbon"}) == "per diem in lisbon"
+
+
+def test_apply_keeps_an_unchanged_plan_as_is() -> None:
+    plan = {"steps": [{"id": "s1", "query": "vacation days", "filters": {"office": "Amsterdam"}}]}
+    assert VOCAB.apply(plan) is plan
+    assert Vocabulary().apply(plan) is plan and not Vocabulary()
+    changed = VOCAB.apply({"steps": [{"id": "s1", "query": "second parent leave", "filters": {"office": "Amsterdam"}},
+                                     {"id": "s2", "query": "second parent leave", "filters": {"office": "Berlin"}}]})
+    assert [s["query"] for s in changed["steps"]] == ["partner leave", "second parent leave"]
+
+
+_WORDS = st.lists(st.sampled_from(["second parent", "partner", "non-birth parent", "per diem", "daily allowance",
+                                   "leave", "in", "{office_1}", "Second Parent", "x"]), max_size=8).map(" ".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_WORDS, st.sampled_from(["Amsterdam", "Berlin", "Lisbon", "Toronto", "{office_1}"]))
+def test_rewrite_is_deterministic_idempotent_and_survives_publication(query: str, office: str) -> None:
+    filters = {"office": office}
+    once = VOCAB.rewrite(query, filters)
+    assert VOCAB.rewrite(once, filters) == once
+    assert once.count("{office_1}") == query.count("{office_1}")
+    published = Vocabulary(**json.loads(json.dumps(VOCAB.to_json())))  # as lookup reads vocabulary.json
+    assert published.rewrite(query, filters) == once and published.digest() == VOCAB.digest()
+
+
+def test_seed_amsterdam_part_found_unfiltered_in_the_corpus_words(seed_eval: dict) -> None:
+    """The lesson's question: the Amsterdam policy says "partner"; the plan's Amsterdam step says it too, and
+    then finds leave-amsterdam even without its filter, within its share of a 4-chunk budget."""
+    out = Path(seed_eval["out"])
+    cache = PlanCache.open(out)
+    res = cache.lookup(QUESTION)
+    assert res.hit and res.plan is not None
+    queries = {s["filters"]["office"]: s["query"] for s in res.plan["steps"]}
+    assert "partner" in queries["Amsterdam"] and "second parent" not in queries["Amsterdam"]
+    assert "second parent" in queries["Berlin"]  # the Berlin policy says "second parent"
+    assert res.trace["evaluation"]["vocabulary"]["used"] is True
+
+    manifest = json.loads((cache.run_dir / "manifest.json").read_text())
+    index = Index(manifest["index"]["uri"], load_config(DEMO_CONFIG), manifest["index"]["version"])
+    worded = [h.id for h in index.search(queries["Amsterdam"], 2)]
+    plain = [h.id for h in index.search(queries["Amsterdam"].replace("partner", "second parent"), 2)]
+    assert "leave-amsterdam" in worded and "leave-amsterdam" not in plain
+
+    rows = {r["shape"]: r for r in seed_eval["vocabulary"]}
+    assert rows["comparison"]["changed"] >= 1
+    assert rows["comparison"]["corpus_words"] > rows["comparison"]["question_words"]
+    assert rows["ALL"]["corpus_words"] == 1.0
+    assert len(markdown_vocabulary(seed_eval["vocabulary"])) == 2 + len(seed_eval["vocabulary"])
+    report = _vocabulary_lines(pq.read_table(cache.run_dir / "templates.parquet").to_pylist())
+    assert "### Corpus vocabulary" in report
+    assert any("second parent" in line and "| 0.50 | 1.00 | yes |" in line for line in report)
