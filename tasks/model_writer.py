@@ -38,13 +38,24 @@ named, {year_1} the first year. Return JSON for a plan: steps s1, s2, ... Each s
 Facets and their known values: LEXICON"""
 
 
+EXCERPT_CHARS = 300
+
+
 def build_messages(skeleton: str, shape_type: str, config: Config, known: dict[str, list[str]],
-                   complaint: str = "") -> list[dict[str, str]]:
-    """Chat messages for one shape: the rules and lexicon, then the skeleton (and a complaint on re-plan)."""
+                   complaint: str = "", excerpts: dict[str, list[str]] | None = None) -> list[dict[str, str]]:
+    """Chat messages for one shape: the rules and lexicon, then the skeleton (and a complaint on re-plan).
+
+    `excerpts`: for each facet value the shape's questions name, a few chunk texts of that partition (corpus
+    text, never user text), so that each part's query can use the words its partition is written in."""
     lexicon = "; ".join(f"{f.name} ({f.kind}): " + (", ".join(sorted(known.get(f.name, []))[:40]) or "any")
                         for f in config.facets)
     system = RULES.replace("MAX_STEPS", str(config.planning.max_steps)).replace("LEXICON", lexicon)
     user = f"Shape type: {shape_type}\nSkeleton: {skeleton}"
+    if excerpts:
+        user += ("\nThe documents of each value word things their own way. Excerpts (corpus text); where a part's "
+                 "documents use another word for a term of the skeleton, its query may use that word:")
+        for value, texts in sorted(excerpts.items()):
+            user += "".join(f"\n[{value}] {' '.join(t.split())[:EXCERPT_CHARS]}" for t in texts)
     if complaint:
         user += f"\nYour previous plan was rejected: {complaint}. Write a corrected plan."
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -95,7 +106,8 @@ def write_batch(shapes: Sequence[dict[str, Any]], config: Config, known: dict[st
         if not pending:
             break
         msgs = [build_messages(shapes[i]["skeleton"], shapes[i]["type"], config, known,
-                               outcomes[i].complaints[-1] if outcomes[i].complaints else "") for i in pending]
+                               outcomes[i].complaints[-1] if outcomes[i].complaints else "",
+                               shapes[i].get("excerpts")) for i in pending]
         texts = generate(msgs)
         still = []
         for i, m, text in zip(pending, msgs, texts, strict=True):

@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 from collections import Counter, defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from prefect.cache_policies import NO_CACHE
 
 from schemas.config import Config
 from schemas.constraint import Constraint
-from schemas.extract import Lexicon, Skeleton, cache_key
+from schemas.extract import Lexicon, Skeleton, cache_key, fill_skeleton
 from schemas.plan import Plan, PlanError, check_plan, check_words, fill_slots, validate_plan
 from schemas.text import words
 from schemas.vocabulary import VOCABULARY_FILE, Vocabulary
@@ -29,6 +30,7 @@ from tasks.store import Index
 from tasks.vocabulary import mine_vocabulary
 
 SAMPLES_PER_SHAPE = 4
+EXCERPTS_PER_VALUE = 2  # chunk texts per facet value shown to a model writer
 
 
 @dataclass
@@ -67,7 +69,7 @@ def lexicon_words(config: Config, lexicon: Lexicon) -> set[str]:
 
 
 def check_template(template: Plan, shape: dict[str, Any], config: Config, lexicon: Lexicon,
-                   samples: list[Skeleton]) -> dict[str, Any]:
+                   samples: list[Skeleton], corpus_words: Collection[str] = ()) -> dict[str, Any]:
     """Validate a template and check it, filled, against the shape's questions: the status columns.
 
     A complaint reads "kind: detail"; the kind is a PlanError reason, or invented_value / dropped_constraint
@@ -78,7 +80,8 @@ def check_template(template: Plan, shape: dict[str, Any], config: Config, lexico
     status: dict[str, Any] = {"valid": True, "check_ok": True, "complaint": ""}
     try:
         validate_plan(template, max_steps=config.planning.max_steps, facets=facets, slot_names=slots)
-        check_words(template, lexicon_words(config, lexicon) | set(words(shape["skeleton"]).split()))
+        allowed = lexicon_words(config, lexicon) | set(words(shape["skeleton"]).split()) | set(corpus_words)
+        check_words(template, allowed)
         for sk in samples[:SAMPLES_PER_SHAPE]:
             filled = fill_slots(template, sk.slots)
             result = check_plan(filled, list(sk.constraints), lambda text: lexicon.extract(text))
@@ -93,21 +96,42 @@ def check_template(template: Plan, shape: dict[str, Any], config: Config, lexico
     return status
 
 
+def partition_excerpts(skeleton: str, samples: list[Skeleton], config: Config, index: Index,
+                       per_value: int = EXCERPTS_PER_VALUE) -> dict[str, list[str]]:
+    """For each category value the shape's sampled questions name, the texts of the partition's chunks that
+    best match the question (rebuilt from the skeleton and the values: lexicon text only)."""
+    cats = {f.name for f in config.facets if f.kind == "category"}
+    out: dict[str, list[str]] = {}
+    for sk in samples[:SAMPLES_PER_SHAPE]:
+        question = fill_skeleton(skeleton, sk.slots)
+        for c in sk.constraints:
+            if c.facet in cats and c.value not in out:
+                out[c.value] = [h.text for h in index.search(question, per_value, {c.facet: c.value})]
+    return out
+
+
 def write_templates(todo: list[tuple[dict[str, Any], list[Skeleton]]], config: Config, lexicon: Lexicon,
-                    generate: Generate | None, writer: str) -> tuple[list[tuple[Plan, dict[str, Any]]], int]:
+                    generate: Generate | None, writer: str, index: Index | None = None
+                    ) -> tuple[list[tuple[Plan, dict[str, Any]]], int]:
     """A template per shape: by the model writer when one is given (validated and checked, one re-plan with
-    the complaint, then the rule writer), else by rules. Returns (template, status) pairs and the fallbacks."""
+    the complaint, then the rule writer), else by rules. Returns (template, status) pairs and the fallbacks.
+    With an index (and `planning.corpus_words`), the model is shown excerpts of each value's partition."""
     model_plans: list[Plan | None] = [None] * len(todo)
     meta: list[dict[str, Any]] = [{} for _ in todo]
+    allowed: dict[str, tuple[list[Skeleton], set[str]]] = {}
     if generate is not None and todo:
         known = {k: sorted(v) for k, v in lexicon.known_values().items()}
-        samples_of = {id(shape): samples for shape, samples in todo}
+        shown = [partition_excerpts(shape["skeleton"], samples, config, index)
+                 if index is not None and config.planning.corpus_words else {} for shape, samples in todo]
+        allowed = {shape["shape_id"]: (samples, {w for texts in ex.values() for t in texts for w in words(t).split()})
+                   for (shape, samples), ex in zip(todo, shown, strict=True)}
 
         def accept(shape: dict[str, Any], plan: Plan) -> str:
-            status = check_template(plan, shape, config, lexicon, samples_of[id(shape)])
+            status = check_template(plan, shape, config, lexicon, *allowed[shape["shape_id"]])
             return "" if status["valid"] and status["check_ok"] else status["complaint"]
 
-        outcomes = write_batch([shape for shape, _ in todo], config, known, generate, accept)
+        asked = [{**shape, "excerpts": ex} if ex else shape for (shape, _), ex in zip(todo, shown, strict=True)]
+        outcomes = write_batch(asked, config, known, generate, accept)
         for i, o in enumerate(outcomes):
             model_plans[i] = o.plan
             meta[i] = {"prompt_hash": o.prompt_hash, "attempts": o.attempts, "model_complaints": o.complaints,
@@ -116,7 +140,7 @@ def write_templates(todo: list[tuple[dict[str, Any], list[Skeleton]]], config: C
     for i, (shape, samples) in enumerate(todo):
         plan = model_plans[i]
         if plan is not None:
-            status = {**check_template(plan, shape, config, lexicon, samples), "writer": writer,
+            status = {**check_template(plan, shape, config, lexicon, *allowed[shape["shape_id"]]), "writer": writer,
                       "model": config.planning.model, **meta[i]}
         else:
             fallbacks += generate is not None
@@ -185,7 +209,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
         else:
             todo.append((shape, counted, shape_sig))
     written, fallbacks = write_templates([(shape, [sk for sk, _ in counted]) for shape, counted, _ in todo],
-                                         config, lexicon, generate, writer)
+                                         config, lexicon, generate, writer, index)
     with progress("evaluating templates", len(todo), quiet=quiet) as bar:
         for (shape, counted, shape_sig), (template, status) in zip(todo, written, strict=True):
             samples = [sk for sk, _ in counted]

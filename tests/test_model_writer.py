@@ -13,7 +13,7 @@ from schemas.config import load_config
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
 from schemas.plan import PLAN_SCHEMA
-from tasks.model_writer import build_messages, vllm_generator
+from tasks.model_writer import EXCERPT_CHARS, build_messages, vllm_generator
 from tasks.plan_stage import write_templates
 from tasks.rules_writer import slotted, write_template
 from tests.conftest import DEMO_CONFIG
@@ -325,3 +325,20 @@ def test_rejections_are_counted_per_kind(bad_model_run: dict) -> None:
     assert f"{2 * len(BAD_KINDS)} model outputs rejected; {len(BAD_KINDS)} shapes fell back" in section
     rows = dict(re.findall(r"^\| (\w+) \| (\d+) \|$", section, re.MULTILINE))
     assert rows == {kind: "2" for kind in BAD_KINDS}
+
+
+def test_model_is_shown_each_values_partition(bad_model_run: dict, seed_corpus: Path) -> None:
+    """Corpus vocabulary: for each office its shapes' questions name, the prompt holds chunk texts of that
+    office's partition, and nothing of a log row."""
+    chunks = [json.loads(line) for line in seed_corpus.read_text().splitlines()]
+    office_of = {" ".join(c["text"].split())[:EXCERPT_CHARS]: c["metadata"]["office"] for c in chunks}
+    shown = [(m.group(1), m.group(2)) for p in bad_model_run["prompts"]
+             for m in re.finditer(r"^\[(\w+)\] (.*)$", p, re.MULTILINE)]
+    assert shown, bad_model_run["prompts"][0]
+    assert all(office_of.get(text) == office for office, text in shown)  # each excerpt from its own partition
+    offices_named = {o for p in bad_model_run["prompts"] for o in re.findall(r"^\[(\w+)\]", p, re.MULTILINE)}
+    assert len(offices_named) >= 2
+    from tests.test_poisoning import normal_rows
+
+    asked = {q.casefold() for _, q in normal_rows()}
+    assert not any(q in p.casefold() for q in asked for p in bad_model_run["prompts"])  # no log row's text
