@@ -99,3 +99,21 @@ def test_seed_amsterdam_part_found_unfiltered_in_the_corpus_words(seed_eval: dic
     report = _vocabulary_lines(pq.read_table(cache.run_dir / "templates.parquet").to_pylist())
     assert "### Corpus vocabulary" in report
     assert any("second parent" in line and "| 0.50 | 1.00 | yes |" in line for line in report)
+
+
+def test_demo_publication_carries_and_reports_the_vocabulary(demo_publication: Path) -> None:
+    cache = PlanCache.open(demo_publication)
+    swaps = cache.vocabulary.swaps({"office": "London"})
+    assert swaps.get("vacation") == "annual leave"  # the London policies say "annual leave"
+    assert swaps.get("second parent") == "partner"
+    assert "second parent" not in cache.vocabulary.swaps({"office": "Berlin"})  # Berlin says "second parent"
+    report = (cache.run_dir / "report" / "report.md").read_text()
+    assert "### Corpus vocabulary" in report
+    measured = [json.loads(t["evaluation"]).get("vocabulary") for t in cache.templates.values()]
+    assert any(m and m["used"] for m in measured)
+    for shape_id, tpl in cache.templates.items():  # a served plan says what its template was measured with
+        doc = tpl["evaluation_doc"].get("vocabulary", {})
+        entries = [e for e in cache.entries.values() if e["shape_id"] == shape_id and e["plan"]]
+        for e in entries[:3]:
+            plan = json.loads(e["plan"])
+            assert (cache.vocabulary.apply(plan) == plan) or not doc.get("used")
