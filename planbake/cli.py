@@ -356,7 +356,8 @@ def retrieve(
     plan_ = Plan.model_validate(res.plan) if res.plan else None
     keep = bool(res.plan and res.plan.get("keep_original"))
     got = run_retrieve(question, plan_, index, cache.lexicon, budget or cfg.planning.budget,
-                       cfg.planning.per_step_k, keep_original=keep, merge=cfg.planning.merge)
+                       cfg.planning.per_step_k, keep_original=keep, merge=cfg.planning.merge,
+                       rerank=cfg.planning.rerank)
     hits = got.hits_by_id()
     parts = []
     for p in got.parts:
@@ -385,6 +386,8 @@ def eval_(
     questions: Annotated[str, typer.Option("--questions", help="Labeled questions JSONL.")],
     budget: Annotated[int | None, typer.Option("--budget", help="Chunks in the context.")] = None,
     merge: Annotated[str | None, typer.Option("--merge", help="round_robin | max | rrf (default: config)")] = None,
+    rerank: Annotated[bool | None, typer.Option("--rerank/--no-rerank", help="Within a part, order chunks by "
+                                                "similarity to the question (default: config).")] = None,
     config: ConfigOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Where to build (default: a temporary folder).")] = None,
     plot: Annotated[Path | None, typer.Option("--plot", help="PNG of the four systems per question type "
@@ -422,6 +425,8 @@ def eval_(
         if merge not in ("round_robin", "max", "rrf"):
             raise ValueError(f"--merge {merge}: choose round_robin, max or rrf")
         cfg.planning.merge = merge  # type: ignore[assignment]
+    if rerank is not None:
+        cfg.planning.rerank = rerank
     with tempfile.TemporaryDirectory(prefix="planbake-eval-") as tmp:
         root = out or Path(tmp)
         log = questions_as_log(labeled, Path(tmp) / "questions-log.jsonl", date.today().isoformat() + "T12:00:00")
@@ -432,11 +437,11 @@ def eval_(
         cache = PlanCache.open(root)
         idx = cache.manifest["index"]
         result = evaluate(labeled, cache, Index(idx["uri"], cfg, idx["version"]), cfg.planning.budget,
-                          cfg.planning.per_step_k, cfg.planning.merge)
+                          cfg.planning.per_step_k, cfg.planning.merge, rerank=cfg.planning.rerank)
     result["budget"] = cfg.planning.budget
     result["plot"] = str(plot_rows(result["rows"], plot or (out or Path(".")) / "eval.png",
                                    f"{Path(questions).parent.name or questions}, budget {cfg.planning.budget}, "
-                                   f"merge {cfg.planning.merge}"))
+                                   f"merge {cfg.planning.merge}" + (", re-ranked" if cfg.planning.rerank else "")))
 
     def human() -> None:
         if markdown:
@@ -457,7 +462,8 @@ def eval_(
             out_console.print("\nSub-queries without their filters: part coverage in the question's words and in "
                               "the corpus's", markup=False)
             out_console.print("\n".join(markdown_vocabulary(result["vocabulary"])), markup=False, soft_wrap=True)
-        out_console.print(f"merge: {result['merge']}, budget {cfg.planning.budget}; plot: {result['plot']}",
+        out_console.print(f"merge: {result['merge']}{', re-ranked' if result['rerank'] else ''}, "
+                          f"budget {cfg.planning.budget}; plot: {result['plot']}",
                           markup=False)
         for system in SYSTEMS:
             incomplete = [q["id"] for q in result["questions"] if q[system]["coverage"] < 1]

@@ -77,6 +77,7 @@ class Planning(_Strict):
     budget: int = Field(4, ge=1)
     per_step_k: int = Field(4, ge=1)
     merge: Literal["round_robin", "max", "rrf"] = "round_robin"
+    rerank: bool = False  # within a part, order chunks by similarity to the original question before merging
     min_gain: float = Field(0.0, ge=0)
     corpus_words: bool = True  # sub-queries say a synonym the way their partition's chunks do
     model: str = ""

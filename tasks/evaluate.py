@@ -164,7 +164,7 @@ def _row(system: str, shape: str, a: dict[str, float]) -> dict[str, Any]:
 
 
 def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int, k: int,
-             merge: str = "round_robin", systems: tuple[str, ...] = SYSTEMS) -> dict[str, Any]:
+             merge: str = "round_robin", systems: tuple[str, ...] = SYSTEMS, rerank: bool = False) -> dict[str, Any]:
     """Rows of {system, shape, n, part_coverage, all_parts, searches_per_question, split_against_label,
     missed_splits, bridge_accuracy, plan_validity, steps_per_plan}, per shape and "ALL"; plus per-question
     detail. Only `systems` are run."""
@@ -197,7 +197,7 @@ def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int
             "routed": (routed, k, keep, merge),
             "routed+original": (routed, k, routed is not None, merge),
         }
-        runs = {system: retrieve(q.question, plan, index, cache.lexicon, budget, kk, original, how)
+        runs = {system: retrieve(q.question, plan, index, cache.lexicon, budget, kk, original, how, rerank)
                 for system, (plan, kk, original, how) in calls.items() if system in systems}
         row: dict[str, Any] = {"id": q.id, "question": q.question, "shape": shape, "route": res.route,
                                "shape_type": res.shape_type, "template_sound": sound}
@@ -211,7 +211,7 @@ def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int
             sorted(acc.items(), key=lambda x: (SYSTEMS.index(x[0][0]), x[0][1] != "ALL", x[0][1]))]
     vocabulary = [_vocabulary_row(shape, a) for shape, a in sorted(words_acc.items(),
                                                                   key=lambda x: (x[0] != "ALL", x[0]))]
-    return {"rows": rows, "questions": detail, "merge": merge, "vocabulary": vocabulary}
+    return {"rows": rows, "questions": detail, "merge": merge, "rerank": rerank, "vocabulary": vocabulary}
 
 
 _MEASURES = (("part_coverage", "part coverage"), ("all_parts", "all-parts rate"))

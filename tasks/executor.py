@@ -7,6 +7,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from schemas.extract import Lexicon
 from schemas.plan import Plan, fill_step_slot, validate_plan
 from tasks.store import Hit, Index
@@ -124,13 +126,26 @@ class Retrieved:
         return {h.id: h for p in self.parts for h in p.hits}
 
 
+def reranked(hits: list[Hit], question: np.ndarray) -> list[tuple[str, float]]:
+    """A part's chunks ordered by cosine similarity to the original question (ties keep the part's order)."""
+    scored = [(h.id, float(h.vector @ question) if h.vector is not None else h.score) for h in hits]
+    return sorted(scored, key=lambda x: -x[1])
+
+
 def retrieve(question: str, plan: Plan | None, index: Index, lexicon: Lexicon, budget: int, k: int,
-             keep_original: bool, merge: str = "round_robin") -> Retrieved:
-    """One search when there is no plan; else the plan's parts (plus the original question) merged by part."""
+             keep_original: bool, merge: str = "round_robin", rerank: bool = False) -> Retrieved:
+    """One search when there is no plan; else the plan's parts (plus the original question) merged by part.
+
+    `rerank`: within each step's part, the chunks are ordered against the original question before the merge
+    (the part still keeps its quota under round robin)."""
     parts: list[StepResult] = []
     if plan is None or keep_original:
         parts.append(StepResult("original", question, {}, index.search(question, max(k, budget), all_versions=True)))
     if plan is not None:
         parts += run_plan(plan, index, lexicon, k)
-    context = MERGES[merge]([[(h.id, h.score) for h in p.hits] for p in parts], budget)
+    lists = [[(h.id, h.score) for h in p.hits] for p in parts]
+    if rerank and plan is not None:
+        qv = index.embedder.encode_one(question)
+        lists = [ranked if p.id == "original" else reranked(p.hits, qv) for p, ranked in zip(parts, lists, strict=True)]
+    context = MERGES[merge](lists, budget)
     return Retrieved(context, parts, len(parts))

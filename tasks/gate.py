@@ -157,7 +157,7 @@ class QualityGate:
             return None
         p = self.config.planning
         res = evaluate(labeled.questions, PlanCache(run_dir), Index(index["uri"], self.config, index["version"]),
-                       p.budget, p.per_step_k, p.merge, systems=("routed",))
+                       p.budget, p.per_step_k, p.merge, systems=("routed",), rerank=p.rerank)
         total = next(r for r in res["rows"] if r["shape"] == "ALL")
         return {"name": labeled.name, "part_coverage": total["part_coverage"], "all_parts": total["all_parts"],
                 "questions": {q["id"]: q["routed"]["coverage"] for q in res["questions"]}}

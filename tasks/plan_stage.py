@@ -220,7 +220,8 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                 try:
                     ev = decide_route(template, samples[:SAMPLES_PER_SHAPE], index, lexicon,
                                       config.planning.budget, config.planning.per_step_k, config.planning.merge,
-                                      floor=config.mining.null_floor, vocabulary=vocabulary)
+                                      floor=config.mining.null_floor, vocabulary=vocabulary,
+                                      rerank=config.planning.rerank)
                 except PlanError as exc:  # a filled plan that fails validation is served as one search
                     status.update(valid=False, complaint=str(exc))
                     rejected += 1

@@ -115,7 +115,7 @@ def measure_vocabulary(plans: list[Plan], vocabulary: Vocabulary | None, index: 
 
 def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon: Lexicon, budget: int,
                  k: int, merge: str = "round_robin", floor: float = -1.0,
-                 vocabulary: Vocabulary | None = None) -> ShapeEvaluation:
+                 vocabulary: Vocabulary | None = None, rerank: bool = False) -> ShapeEvaluation:
     """Run the shape's logged questions one search, as the plan, and as the plan plus the original.
     `floor`: the similarity below which a chunk is no evidence (the null floor). `vocabulary`: measured, and
     the plans run with their sub-queries in the corpus's words where that helps (see measure_vocabulary)."""
@@ -131,9 +131,9 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         question = _question_text(sk)
         if vocab.get("used"):
             plan = worded(plan, vocabulary)
-        one = retrieve(question, None, index, lexicon, budget, k, keep_original=False, merge=merge)
-        split = retrieve(question, plan, index, lexicon, budget, k, keep_original=False, merge=merge)
-        both = retrieve(question, plan, index, lexicon, budget, k, keep_original=True, merge=merge)
+        one = retrieve(question, None, index, lexicon, budget, k, keep_original=False, merge=merge, rerank=rerank)
+        split = retrieve(question, plan, index, lexicon, budget, k, keep_original=False, merge=merge, rerank=rerank)
+        both = retrieve(question, plan, index, lexicon, budget, k, keep_original=True, merge=merge, rerank=rerank)
         need = needed_values(sk, split, lexicon)
         if not has_evidence(need, split, floor):
             need = set()  # the corpus holds no answer: every route covers the same (nothing)

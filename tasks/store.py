@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
@@ -132,6 +132,7 @@ class Hit:
     supersedes: str | None
     superseded_by: str | None
     is_current: bool
+    vector: np.ndarray | None = field(default=None, repr=False, compare=False)  # unit length
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "score": round(self.score, 4), "text": self.text, "facets": self.facets,
@@ -183,7 +184,8 @@ class Index:
         rows = q.to_arrow().to_pylist()
         return [Hit(r["id"], 1.0 - float(r["_distance"]), r["text"],
                     {f.name: r[f.name] for f in self.config.facets}, r["effective_from"], r["supersedes"],
-                    r["superseded_by"], bool(r["is_current"])) for r in rows]
+                    r["superseded_by"], bool(r["is_current"]), np.asarray(r["vector"], dtype=np.float32))
+                for r in rows]
 
     def facet_values(self) -> dict[str, list[str]]:
         cats = [f.name for f in self.config.facets if f.kind == "category"]

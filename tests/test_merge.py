@@ -1,0 +1,80 @@
+"""Merge strategies: per-part quota (round robin), best score, reciprocal rank fusion; re-ranking within a part."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from schemas.cache import PlanCache
+from schemas.config import load_config
+from schemas.plan import Plan
+from tasks.executor import MERGES, best_score, reciprocal_rank, reranked, retrieve, round_robin
+from tasks.store import Hit, Index
+from tests.conftest import DEMO_CONFIG
+
+PARTS = [[("b1", 0.9), ("b2", 0.85), ("b3", 0.8)], [("a1", 0.6), ("a2", 0.55)]]
+
+
+def test_round_robin_keeps_a_quota_per_part() -> None:
+    assert round_robin([[c for c, _ in p] for p in PARTS], 4) == ["b1", "a1", "b2", "a2"]
+    assert round_robin([["x", "y"], ["x", "z"]], 3) == ["x", "y", "z"]  # a chunk two parts share counts once
+
+
+def test_best_score_lets_a_strong_part_crowd_out_a_weak_one() -> None:
+    assert best_score(PARTS, 3) == ["b1", "b2", "b3"]
+    assert best_score([[("x", 0.2)], [("x", 0.7), ("y", 0.5)]], 2) == ["x", "y"]  # a chunk at its best score
+
+
+def test_reciprocal_rank_fusion_rewards_agreement() -> None:
+    fused = reciprocal_rank([[("x", 0.9), ("y", 0.8)], [("y", 0.9), ("z", 0.8)]], 3)
+    assert fused[0] == "y"  # second in one list and first in the other beats first in one
+    assert fused[1:] == ["x", "z"]
+
+
+_LISTS = st.lists(st.lists(st.tuples(st.sampled_from("abcdefgh"), st.floats(-1, 1)), max_size=6).map(
+    lambda hits: list({c: (c, s) for c, s in hits}.values())), max_size=4)
+
+
+@given(_LISTS, st.integers(1, 8), st.sampled_from(sorted(MERGES)))
+def test_every_merge_is_a_budgeted_set_of_retrieved_chunks(lists: list, budget: int, merge: str) -> None:
+    out = MERGES[merge](lists, budget)
+    retrieved = {c for hits in lists for c, _ in hits}
+    assert len(out) == len(set(out)) == min(budget, len(retrieved))
+    assert set(out) <= retrieved
+    if merge == "round_robin" and budget >= len(lists):
+        assert all(hits[0][0] in out for hits in lists if hits)  # every part gets its best chunk in
+
+
+def _hit(cid: str, score: float, vector: list[float]) -> Hit:
+    v = np.asarray(vector, dtype=np.float32)
+    return Hit(cid, score, "", {}, None, None, None, True, v / np.linalg.norm(v))
+
+
+def test_rerank_orders_a_part_by_the_question() -> None:
+    hits = [_hit("near-step", 0.9, [0, 1]), _hit("near-question", 0.8, [1, 0.2]), _hit("between", 0.7, [1, 1])]
+    order = [c for c, _ in reranked(hits, np.asarray([1.0, 0.0], dtype=np.float32))]
+    assert order == ["near-question", "between", "near-step"]
+
+
+def test_rerank_in_retrieve_keeps_each_part_and_its_quota(seed_eval: dict) -> None:
+    cache = PlanCache.open(Path(seed_eval["out"]))
+    question = "Compare parental leave for the second parent in Berlin and Amsterdam."
+    res = cache.lookup(question, now=date(2026, 11, 29))
+    assert res.plan is not None
+    manifest = json.loads((cache.run_dir / "manifest.json").read_text())
+    index = Index(manifest["index"]["uri"], load_config(DEMO_CONFIG), manifest["index"]["version"])
+    plan = Plan.model_validate(res.plan)
+    plain = retrieve(question, plan, index, cache.lexicon, 4, 4, keep_original=False)
+    again = retrieve(question, plan, index, cache.lexicon, 4, 4, keep_original=False, rerank=True)
+    assert [p.id for p in again.parts] == [p.id for p in plain.parts]
+    qv = index.embedder.encode_one(question)
+    for part in again.parts:  # the context holds each part's two chunks most similar to the question
+        best_two = [c for c, _ in reranked(part.hits, qv)][:2]
+        assert set(best_two) <= set(again.context)
+    offices = [{h.facets["office"] for h in again.hits_by_id().values() if h.id in again.context}]
+    assert offices == [{"Berlin", "Amsterdam"}]
