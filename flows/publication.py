@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from schemas.config import Bill
+from schemas.config import Bill, Retention
 from tasks.gate import GATE_FILE, GateRejected, QualityGate, Verdict
 from tasks.publish import (
     STAGE_FILES,
@@ -15,6 +15,7 @@ from tasks.publish import (
     keep_rejected,
     new_run_id,
     previous_publication,
+    prune,
     publish,
     stage_dir,
     write_manifest,
@@ -33,6 +34,7 @@ class Run:
     manifest: dict[str, Any] = field(default_factory=dict)
     stages: list[str] = field(default_factory=list)
     bill: Bill = field(default_factory=Bill)
+    retention: Retention = field(default_factory=Retention)
 
     def __post_init__(self) -> None:
         self.staging = stage_dir(self.out, self.run_id)
@@ -61,7 +63,9 @@ class Run:
         if index and "index" in self.stages:
             tag_version(index["uri"], table, self.run_id, index["version"])
             index["tag"] = self.run_id
-        return publish(self.out, self.staging, self.manifest)
+        final = publish(self.out, self.staging, self.manifest)
+        prune(self.out, self.retention.runs, self.retention.rejected)
+        return final
 
     def _judge(self, gate: QualityGate) -> Verdict:
         """The quality gate's verdict, recorded in the manifest (the staged cache reader needs one on disk)."""
@@ -74,6 +78,7 @@ class Run:
         """Keep the report where people can read it; the staging directory goes with `abort`."""
         kept = keep_rejected(self.out, self.staging, {**self.manifest, "run_id": self.run_id},
                              ("report", GATE_FILE))
+        prune(self.out, self.retention.runs, self.retention.rejected)
         raise GateRejected(verdict.message(self.run_id, kept), kept)
 
     def abort(self) -> None:

@@ -28,7 +28,8 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
     cfg = config if isinstance(config, Config) else load_config(config)
     gate = QualityGate(cfg, force)
     with publish_lock(out, wait_s), task_runner(cfg.runner) as runner:
-        run = Run(Path(out), "" if isinstance(config, Config) else str(config or ""), bill=cfg.bill)
+        run = Run(Path(out), "" if isinstance(config, Config) else str(config or ""), bill=cfg.bill,
+                  retention=cfg.retention)
         try:
             if "index" in stages:
                 index = index_stage(run, corpus or cfg.corpus, cfg, run_date or date.today(), quiet, runner)

@@ -117,6 +117,13 @@ class Classify(_Strict):
     bridge: list[str] = Field(default_factory=lambda: ["offsite", "kickoff", "hosts", "hosted", "held"])
 
 
+class Retention(_Strict):
+    """How many publications and rejected runs stay on disk (oldest go first; the live one always stays)."""
+
+    runs: int = Field(14, ge=2)  # the live publication and the one `rollback` returns to at least
+    rejected: int = Field(10, ge=1)
+
+
 class Gate(_Strict):
     """The quality gate before a publication switches (tasks/gate.py). Figures are shares in [0, 1].
 
@@ -171,6 +178,7 @@ class Config(_Strict):
     logs: str = ""
     labeled: list[str] = Field(default_factory=list)  # questions JSONL files, or folders holding questions.jsonl
     gate: Gate = Field(default_factory=lambda: Gate())
+    retention: Retention = Field(default_factory=lambda: Retention())
     runner: Runner = Field(default_factory=lambda: Runner())
 
     @model_validator(mode="after")

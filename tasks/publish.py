@@ -134,6 +134,24 @@ def keep_rejected(out: str | Path, staging: Path, manifest: dict[str, Any], keep
     return dest
 
 
+def prune(out: str | Path, keep_runs: int, keep_rejected: int) -> list[str]:
+    """Delete the oldest publications beyond `keep_runs` and rejected runs beyond `keep_rejected`; never the
+    live one or the one before it. Run ids sort by time. Caller holds the lock. Returns what went."""
+    root = Path(out)
+    live = current_run(root).name if (root / POINTER).exists() else None
+    spared = {live, read_manifest(root / "runs" / live).get("previous") if live else None}
+    gone = []
+    for folder, keep in ((root / "runs", keep_runs), (root / "rejected", keep_rejected)):
+        if not folder.is_dir():
+            continue
+        runs = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+        for old in runs[:max(0, len(runs) - keep)]:
+            if old.name not in spared:
+                shutil.rmtree(old, ignore_errors=True)
+                gone.append(f"{folder.name}/{old.name}")
+    return gone
+
+
 def rollback(out: str | Path) -> tuple[str, dict[str, Any]]:
     """Re-point to the previous publication; returns its run id and manifest. Caller holds the lock."""
     _, manifest = previous_publication(out)

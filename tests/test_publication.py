@@ -187,3 +187,23 @@ def test_index_and_search_commands(tmp_path: Path, prefect_harness: None) -> Non
     res = runner.invoke(app, ["search", "remote work allowance", "-k", "2", "--all-versions", "--out", out, "--json"])
     remote = {h["id"]: h for h in json.loads(res.stdout)["hits"]}
     assert remote["remote-2025"]["superseded_by"] == "remote-2026" and not remote["remote-2025"]["is_current"]
+
+
+def test_retention_prunes_the_oldest_but_never_the_live_one_or_its_previous(tmp_path: Path) -> None:
+    from tasks.publish import keep_rejected, prune, publish, rollback, stage_dir
+
+    out = tmp_path / "out"
+    ids = [f"20261120T0{n}0000Z-0000" for n in range(5)]
+    for run_id in ids:
+        publish(out, stage_dir(out, run_id), {"stage": run_id})
+    rejected = [f"20261121T0{n}0000Z-0000" for n in range(3)]
+    for run_id in rejected:
+        keep_rejected(out, stage_dir(out, run_id), {}, ())
+    gone = prune(out, keep_runs=2, keep_rejected=1)
+    assert sorted(p.name for p in (out / "runs").iterdir() if not p.name.startswith(".")) == ids[-2:]
+    assert [p.name for p in (out / "rejected").iterdir()] == rejected[-1:]
+    assert sorted(gone) == sorted([f"runs/{i}" for i in ids[:3]] + [f"rejected/{r}" for r in rejected[:2]])
+    assert rollback(out)[0] == ids[-2]  # the previous publication is still there to return to
+    assert current_run(out).name == ids[-2]
+    prune(out, keep_runs=2, keep_rejected=1)  # live is now the older one: the newer one is kept as well
+    assert current_run(out).name == ids[-2] and (out / "runs" / ids[-1]).is_dir()
