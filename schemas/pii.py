@@ -20,7 +20,8 @@ def _nine_digits(text: str) -> bool:
 
 
 # A phone number: a digit, then at least 8 more, each after optional separators. Separators and digits are
-# disjoint, so a failed match backtracks linearly, not over every way to split a digit run.
+# disjoint, so a failed match no longer tries every way to split a digit run (the old pattern did); input
+# length is capped before (lookup's MAX_QUESTION_CHARS, mining's max_query_chars).
 PHONE = re.compile(r"(?<![\w-])\+?\(?\d(?:[\s().-]*\d){8,}(?![\w-])")
 _PATTERNS: list[tuple[str, re.Pattern[str], Callable[[str], object]]] = [
     # the local part takes every character RFC 5322 allows ("o'brien", "a=b"), not only letters, dots and +-

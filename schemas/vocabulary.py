@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from schemas.text import words
+from schemas.text import fold, words
 
 VOCABULARY_FILE = "vocabulary.json"
 
@@ -75,11 +75,19 @@ class Vocabulary:
         return bool(self._swaps)
 
     def swaps(self, filters: Mapping[str, Any]) -> dict[str, str]:
-        """Term -> the partition's word, for the concrete values among a step's filters (slots have none)."""
+        """Term -> the partition's word, for the concrete values among a step's filters (slots have none).
+
+        With several filtered facets, only the swaps they agree on, and none whose word another one swaps."""
+        found = [s for f, v in sorted(filters.items()) if (s := self._swaps.get((f, str(v))))]
+        if len(found) == 1:
+            return dict(found[0])
         out: dict[str, str] = {}
-        for facet, value in sorted(filters.items()):
-            out.update(self._swaps.get((facet, str(value)), {}))
-        return out
+        clash: set[str] = set()
+        for swaps in found:
+            for term, word in swaps.items():
+                if out.setdefault(term, word) != word:
+                    clash.add(term)
+        return {t: w for t, w in out.items() if t not in clash and w not in out}
 
     def rewrite(self, query: str, filters: Mapping[str, Any]) -> str:
         """The step query with each term its partition never uses replaced by the one it does."""
@@ -87,7 +95,8 @@ class Vocabulary:
         if not swaps:
             return query
         assert self._pattern is not None
-        return self._pattern.sub(lambda m: swaps.get(words(m.group(0)), m.group(0)), query)
+        text = query if query.isascii() else fold(query)  # terms are folded: "crèche" is "creche"
+        return self._pattern.sub(lambda m: swaps.get(words(m.group(0)), m.group(0)), text)
 
     def apply(self, plan: dict[str, Any]) -> dict[str, Any]:
         """A plan (as JSON) with every step's query in its partition's words; the same dict when nothing
@@ -100,8 +109,8 @@ class Vocabulary:
         return {**plan, "steps": steps}
 
     def digest(self) -> str:
-        """What the rewrite does, as a hash: part of a template's signature."""
-        body = json.dumps(sorted((list(k), sorted(v.items())) for k, v in self._swaps.items()))
+        """What the rewrite does (its terms and swaps), as a hash: part of a template's signature."""
+        body = json.dumps([self.groups, sorted((list(k), sorted(v.items())) for k, v in self._swaps.items())])
         return hashlib.sha256(body.encode()).hexdigest()[:16]
 
     def to_json(self) -> dict[str, Any]:

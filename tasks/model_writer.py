@@ -41,6 +41,12 @@ Facets and their known values: LEXICON"""
 EXCERPT_CHARS = 300
 
 
+def excerpt(text: str) -> str:
+    """A chunk text as a prompt shows it: whitespace collapsed, cut at a word boundary."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= EXCERPT_CHARS else flat[:EXCERPT_CHARS].rsplit(" ", 1)[0]
+
+
 def build_messages(skeleton: str, shape_type: str, config: Config, known: dict[str, list[str]],
                    complaint: str = "", excerpts: dict[str, list[str]] | None = None) -> list[dict[str, str]]:
     """Chat messages for one shape: the rules and lexicon, then the skeleton (and a complaint on re-plan).
@@ -55,7 +61,7 @@ def build_messages(skeleton: str, shape_type: str, config: Config, known: dict[s
         user += ("\nThe documents of each value word things their own way. Excerpts (corpus text); where a part's "
                  "documents use another word for a term of the skeleton, its query may use that word:")
         for value, texts in sorted(excerpts.items()):
-            user += "".join(f"\n[{value}] {' '.join(t.split())[:EXCERPT_CHARS]}" for t in texts)
+            user += "".join(f"\n[{value}] {excerpt(t)}" for t in texts)
     if complaint:
         user += f"\nYour previous plan was rejected: {complaint}. Write a corrected plan."
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]

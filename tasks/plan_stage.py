@@ -22,7 +22,7 @@ from schemas.extract import Lexicon, Skeleton, cache_key, fill_skeleton
 from schemas.plan import Plan, PlanError, check_plan, check_words, fill_slots, validate_plan
 from schemas.text import words
 from schemas.vocabulary import VOCABULARY_FILE, Vocabulary
-from tasks.model_writer import Generate, write_batch
+from tasks.model_writer import Generate, excerpt, write_batch
 from tasks.progress import progress
 from tasks.routing import ROUTER_VERSION, ShapeEvaluation, decide_route, worded
 from tasks.rules_writer import slotted, write_template
@@ -106,7 +106,7 @@ def partition_excerpts(skeleton: str, samples: list[Skeleton], config: Config, i
         question = fill_skeleton(skeleton, sk.slots)
         for c in sk.constraints:
             if c.facet in cats and c.value not in out:
-                out[c.value] = [h.text for h in index.search(question, per_value, {c.facet: c.value})]
+                out[c.value] = [excerpt(h.text) for h in index.search(question, per_value, {c.facet: c.value})]
     return out
 
 

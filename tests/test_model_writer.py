@@ -13,7 +13,7 @@ from schemas.config import load_config
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
 from schemas.plan import PLAN_SCHEMA
-from tasks.model_writer import EXCERPT_CHARS, build_messages, vllm_generator
+from tasks.model_writer import build_messages, excerpt, vllm_generator
 from tasks.plan_stage import write_templates
 from tasks.rules_writer import slotted, write_template
 from tests.conftest import DEMO_CONFIG
@@ -331,7 +331,7 @@ def test_model_is_shown_each_values_partition(bad_model_run: dict, seed_corpus: 
     """Corpus vocabulary: for each office its shapes' questions name, the prompt holds chunk texts of that
     office's partition, and nothing of a log row."""
     chunks = [json.loads(line) for line in seed_corpus.read_text().splitlines()]
-    office_of = {" ".join(c["text"].split())[:EXCERPT_CHARS]: c["metadata"]["office"] for c in chunks}
+    office_of = {excerpt(c["text"]): c["metadata"]["office"] for c in chunks}
     shown = [(m.group(1), m.group(2)) for p in bad_model_run["prompts"]
              for m in re.finditer(r"^\[(\w+)\] (.*)$", p, re.MULTILINE)]
     assert shown, bad_model_run["prompts"][0]

@@ -49,6 +49,20 @@ def test_a_partition_says_its_own_word() -> None:
     assert VOCAB.rewrite("daily allowance in lisbon", {"office": "Lisbon"}) == "per diem in lisbon"
 
 
+def test_accents_and_several_filters() -> None:
+    vocab = Vocabulary(synonym_groups({"crèche": ["daycare"], "x": ["y", "z"]}), {
+        "office": {"London": {"daycare": 2}, "Paris": {"y": 1}},
+        "team": {"HR": {"z": 1}}})
+    assert vocab.rewrite("Crèche hours", {"office": "London"}) == "daycare hours"
+    # office Paris says y, team HR says z: they disagree on x and on each other's word, so nothing is swapped
+    assert vocab.swaps({"office": "Paris", "team": "HR"}) == {}
+    assert vocab.rewrite("x y z", {"office": "Paris", "team": "HR"}) == "x y z"
+    # a group no partition uses changes no swap, but it changes what the rewrite matches: a new digest
+    more = Vocabulary(synonym_groups({"crèche": ["daycare"], "x": ["y", "z"], "nursery": ["kita"]}), vocab.usage)
+    assert more.swaps({"office": "London"}) == vocab.swaps({"office": "London"})
+    assert more.digest() != vocab.digest()
+
+
 def test_apply_keeps_an_unchanged_plan_as_is() -> None:
     plan = {"steps": [{"id": "s1", "query": "vacation days", "filters": {"office": "Amsterdam"}}]}
     assert VOCAB.apply(plan) is plan
