@@ -140,12 +140,23 @@ def retrieve(question: str, plan: Plan | None, index: Index, lexicon: Lexicon, b
     (the part still keeps its quota under round robin)."""
     parts: list[StepResult] = []
     if plan is None or keep_original:
-        parts.append(StepResult("original", question, {}, index.search(question, max(k, budget), all_versions=True)))
+        parts.append(search_original(question, index, budget, k))
     if plan is not None:
         parts += run_plan(plan, index, lexicon, k)
+    return merge_parts(question, parts, index, budget, merge, rerank)
+
+
+def search_original(question: str, index: Index, budget: int, k: int) -> StepResult:
+    """The original question as one more part: top max(k, budget) over every version."""
+    return StepResult("original", question, {}, index.search(question, max(k, budget), all_versions=True))
+
+
+def merge_parts(question: str, parts: list[StepResult], index: Index, budget: int, merge: str = "round_robin",
+                rerank: bool = False) -> Retrieved:
+    """The context from parts already searched (see `retrieve`); a plan's parts can be merged several ways
+    without searching again."""
     lists = [[(h.id, h.score) for h in p.hits] for p in parts]
-    if rerank and plan is not None:
+    if rerank and any(p.id != "original" for p in parts):
         qv = index.embedder.encode_one(question)
         lists = [ranked if p.id == "original" else reranked(p.hits, qv) for p, ranked in zip(parts, lists, strict=True)]
-    context = MERGES[merge](lists, budget)
-    return Retrieved(context, parts, len(parts))
+    return Retrieved(MERGES[merge](lists, budget), parts, len(parts))

@@ -16,7 +16,7 @@ from typing import Any
 from schemas.extract import Lexicon, Skeleton, fill_skeleton
 from schemas.plan import Plan, fill_slots
 from schemas.vocabulary import Vocabulary
-from tasks.executor import Retrieved, retrieve
+from tasks.executor import Retrieved, merge_parts, run_plan, search_original
 from tasks.store import Index
 from tasks.vocabulary import subquery_reach
 
@@ -131,9 +131,11 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         question = _question_text(sk)
         if vocab.get("used"):
             plan = worded(plan, vocabulary)
-        one = retrieve(question, None, index, lexicon, budget, k, keep_original=False, merge=merge, rerank=rerank)
-        split = retrieve(question, plan, index, lexicon, budget, k, keep_original=False, merge=merge, rerank=rerank)
-        both = retrieve(question, plan, index, lexicon, budget, k, keep_original=True, merge=merge, rerank=rerank)
+        original = search_original(question, index, budget, k)  # each search once, merged three ways
+        steps = run_plan(plan, index, lexicon, k)
+        one = merge_parts(question, [original], index, budget, merge, rerank)
+        split = merge_parts(question, steps, index, budget, merge, rerank)
+        both = merge_parts(question, [original, *steps], index, budget, merge, rerank)
         need = needed_values(sk, split, lexicon)
         if not has_evidence(need, split, floor):
             need = set()  # the corpus holds no answer: every route covers the same (nothing)
