@@ -157,6 +157,9 @@ def filter_sql(filters: dict[str, str], config: Config, all_versions: bool) -> s
     return " AND ".join(clauses) or None
 
 
+SEARCH_MEMO = 20_000  # remembered searches per Index handle (a few MB)
+
+
 class Index:
     """A read handle on one version of the chunk table (the published one, by tag or number)."""
 
@@ -169,6 +172,7 @@ class Index:
             table.checkout(version)
         self.table, self.config, self.uri = table, config, uri
         self.embedder = embedder or Embedder(config.model_path, config.embed_batch_size)
+        self._memo: dict[tuple[Any, ...], list[Hit]] = {}  # one table version: the same search, the same hits
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as where to reopen it (for a task on another process), not as a table handle and a model."""
@@ -176,7 +180,18 @@ class Index:
 
     def search(self, query: str | np.ndarray, k: int = 5, filters: dict[str, str] | None = None,
                all_versions: bool = False) -> list[Hit]:
-        vec = self.embedder.encode_one(query) if isinstance(query, str) else query
+        """Top k chunks by cosine; a text query's results are remembered for this handle's table version."""
+        if not isinstance(query, str):
+            return self._search(query, k, filters, all_versions)
+        key = (query, k, tuple(sorted((filters or {}).items())), all_versions)
+        hits = self._memo.get(key)
+        if hits is None:
+            if len(self._memo) >= SEARCH_MEMO:
+                self._memo.clear()
+            hits = self._memo[key] = self._search(self.embedder.encode_one(query), k, filters, all_versions)
+        return list(hits)
+
+    def _search(self, vec: np.ndarray, k: int, filters: dict[str, str] | None, all_versions: bool) -> list[Hit]:
         q = self.table.search(vec, vector_column_name="vector").distance_type("cosine").limit(k)
         where = filter_sql(filters or {}, self.config, all_versions)
         if where:
