@@ -141,6 +141,23 @@ def subquery_coverage(plan: Plan, q: Labeled, index: Index, budget: int) -> floa
     return sum(bool(part & docs) for part in q.parts) / len(q.parts)
 
 
+def _wording(cache: PlanCache, q: Labeled, shape_id: str | None, index: Index, budget: int
+             ) -> tuple[float, float, bool] | None:
+    """The question's template filled: coverage of its sub-queries unfiltered in the question's words, in the
+    corpus's words, and whether the vocabulary changed any; None without partitioned sub-queries."""
+    tpl = cache.templates.get(shape_id or "")
+    if tpl is None:
+        return None
+    sk = cache.lexicon.skeleton(cache.scrub(q.question))
+    own = fill_slots(Plan.model_validate_json(tpl["template"]), sk.slots)
+    corpus = worded(own, cache.vocabulary)
+    before = subquery_coverage(own, q, index, budget)
+    if before is None:
+        return None
+    after = before if corpus == own else subquery_coverage(corpus, q, index, budget)
+    return before, before if after is None else after, corpus != own
+
+
 def _vocabulary_row(shape: str, a: dict[str, float]) -> dict[str, Any]:
     n = a["n"]
     return {"shape": shape, "n": int(n), "changed": int(a["changed"]),
@@ -176,20 +193,14 @@ def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int
         res = cache.lookup(q.question)
         shape = q.shape or res.shape_type or "unknown"
         rule_plan, routed, keep = _plans(cache, q, res)
-        if rule_plan is not None and "rules" in systems:  # sub-queries in the question's words vs the corpus's
-            sk = cache.lexicon.skeleton(cache.scrub(q.question))
-            tpl = Plan.model_validate_json(cache.templates[res.shape_id or ""]["template"])
-            own = fill_slots(tpl, sk.slots)
-            corpus = worded(own, cache.vocabulary)
-            before = subquery_coverage(own, q, index, budget)
-            if before is not None:
-                after = before if corpus == own else subquery_coverage(corpus, q, index, budget)
-                for key in (shape, "ALL"):
-                    a = words_acc[key]
-                    a["n"] += 1
-                    a["changed"] += corpus != own
-                    a["question_words"] += before
-                    a["corpus_words"] += after or 0.0
+        wording = _wording(cache, q, res.shape_id, index, budget) if "rules" in systems else None
+        if wording is not None:
+            for key in (shape, "ALL"):
+                a = words_acc[key]
+                a["n"] += 1
+                a["changed"] += wording[2]
+                a["question_words"] += wording[0]
+                a["corpus_words"] += wording[1]
         sound = template_sound(cache, res.shape_id)
         calls = {  # system: plan, per-step k, keep the original question, merge
             "one-search": (None, budget, False, "round_robin"),
