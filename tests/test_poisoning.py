@@ -109,9 +109,12 @@ def test_templates_hold_only_skeleton_text_lexicon_values_and_slots(poisoned: di
     by_shape = {t["shape_id"]: t for t in templates}
     plans = [e for e in pq.read_table(run / "cache.parquet").to_pylist() if e["plan"]]
     assert plans  # split shapes reach the cache as filled plans
-    for e in plans:  # a filled plan: skeleton words, the rule words and the question's own values only
+    # a filled plan: skeleton words, the rule words, the question's own values, and the synonym lexicon's terms
+    # (a sub-query says a synonym the way its office's chunks do)
+    synonyms = {w for k, ts in config.synonyms.items() for t in (k, *ts) for w in words(t).split()}
+    for e in plans:
         slot_words = {w for v in json.loads(e["slots"]).values() for w in words(v).split()}
-        allowed = set(words(by_shape[e["shape_id"]]["skeleton"]).split()) | RULE_WORDS | slot_words
+        allowed = set(words(by_shape[e["shape_id"]]["skeleton"]).split()) | RULE_WORDS | slot_words | synonyms
         for step in json.loads(e["plan"])["steps"]:
             extra = [w for w in words(step["query"]).split() if w not in allowed and not SLOT.fullmatch(w)]
             assert not extra, (e["key"], step["query"], extra)
