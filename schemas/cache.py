@@ -138,6 +138,10 @@ class PlanCache:
         res.followup, res.resolved = True, turn.question
         return res
 
+    def uses_vocabulary(self, shape_id: str) -> bool:
+        """Whether the shape's evaluation chose sub-queries in the corpus's words (see tasks.routing)."""
+        return bool(self.templates[shape_id]["evaluation_doc"].get("vocabulary", {}).get("used"))
+
     def _from_skeleton(self, sk: Skeleton) -> LookupResult:
         constraints = [(c.facet, c.value) for c in sk.constraints]
         shape_id = self.shape_of.get(sk.text)
@@ -163,7 +167,7 @@ class PlanCache:
         for name in needed:  # same result as schemas.plan.fill_slots, without a model round trip
             text = text.replace("{" + name + "}", json.dumps(slots[name])[1:-1])
         base.plan, base.source = json.loads(text), "template"
-        if tpl["evaluation_doc"].get("vocabulary", {}).get("used"):
+        if self.uses_vocabulary(shape_id):
             base.plan = self.vocabulary.apply(base.plan)
         base.plan["keep_original"] = tpl["route"] == "split_original"
         return base

@@ -11,9 +11,9 @@ from typing import Any
 from schemas.cache import LookupResult, PlanCache
 from schemas.plan import Plan, fill_slots
 from tasks.executor import Retrieved, retrieve
-from tasks.routing import evidence_depth, worded
+from tasks.routing import evidence_depth
 from tasks.store import Index
-from tasks.vocabulary import partition_reach
+from tasks.vocabulary import partition_reach, worded
 
 SYSTEMS = ("one-search", "rules", "routed", "routed+original")
 
@@ -93,15 +93,21 @@ def template_sound(cache: PlanCache, shape_id: str | None) -> bool | None:
     return bool(tpl["valid"] and tpl["check_ok"] and not tpl.get("fallback"))
 
 
-def _plans(cache: PlanCache, q: Labeled, res: LookupResult) -> tuple[Plan | None, Plan | None, bool]:
-    """The rule plan (the shape's template filled, whatever its route), the routed plan, keep-original."""
+def _filled(cache: PlanCache, q: Labeled, res: LookupResult) -> Plan | None:
+    """The shape's template filled with the question's values, in the question's words (None: no shape)."""
     tpl = cache.templates.get(res.shape_id or "")
-    rule_plan = None
-    if tpl is not None and res.skeleton is not None:
-        sk = cache.lexicon.skeleton(cache.scrub(q.question))
-        rule_plan = fill_slots(Plan.model_validate_json(tpl["template"]), sk.slots)
-        if tpl["evaluation_doc"].get("vocabulary", {}).get("used"):
-            rule_plan = worded(rule_plan, cache.vocabulary)
+    if tpl is None or res.skeleton is None:
+        return None
+    sk = cache.lexicon.skeleton(cache.scrub(q.question))
+    return fill_slots(Plan.model_validate_json(tpl["template"]), sk.slots)
+
+
+def _plans(cache: PlanCache, filled: Plan | None, res: LookupResult) -> tuple[Plan | None, Plan | None, bool]:
+    """The rule plan (the shape's template filled, whatever its route, in the words its evaluation chose),
+    the routed plan, keep-original."""
+    rule_plan = filled
+    if filled is not None and res.shape_id and cache.uses_vocabulary(res.shape_id):
+        rule_plan = worded(filled, cache.vocabulary)
     routed = Plan.model_validate(res.plan) if res.plan else None
     return rule_plan, routed, bool(res.plan and res.plan.get("keep_original"))
 
@@ -141,15 +147,12 @@ def subquery_coverage(plan: Plan, q: Labeled, index: Index, budget: int) -> floa
     return sum(bool(part & docs) for part in q.parts) / len(q.parts)
 
 
-def _wording(cache: PlanCache, q: Labeled, shape_id: str | None, index: Index, budget: int
+def _wording(cache: PlanCache, q: Labeled, own: Plan | None, index: Index, budget: int
              ) -> tuple[float, float, bool] | None:
-    """The question's template filled: coverage of its sub-queries unfiltered in the question's words, in the
+    """The question's filled template: coverage of its sub-queries unfiltered in the question's words, in the
     corpus's words, and whether the vocabulary changed any; None without partitioned sub-queries."""
-    tpl = cache.templates.get(shape_id or "")
-    if tpl is None:
+    if own is None:
         return None
-    sk = cache.lexicon.skeleton(cache.scrub(q.question))
-    own = fill_slots(Plan.model_validate_json(tpl["template"]), sk.slots)
     corpus = worded(own, cache.vocabulary)
     before = subquery_coverage(own, q, index, budget)
     if before is None:
@@ -192,8 +195,9 @@ def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int
     for q in labeled:
         res = cache.lookup(q.question)
         shape = q.shape or res.shape_type or "unknown"
-        rule_plan, routed, keep = _plans(cache, q, res)
-        wording = _wording(cache, q, res.shape_id, index, budget) if "rules" in systems else None
+        filled = _filled(cache, q, res)
+        rule_plan, routed, keep = _plans(cache, filled, res)
+        wording = _wording(cache, q, filled, index, budget) if "rules" in systems else None
         if wording is not None:
             for key in (shape, "ALL"):
                 a = words_acc[key]

@@ -24,10 +24,10 @@ from schemas.text import words
 from schemas.vocabulary import VOCABULARY_FILE, Vocabulary
 from tasks.model_writer import Generate, excerpt, write_batch
 from tasks.progress import progress
-from tasks.routing import ROUTER_VERSION, ShapeEvaluation, decide_route, worded
+from tasks.routing import ROUTER_VERSION, ShapeEvaluation, decide_route
 from tasks.rules_writer import slotted, write_template
 from tasks.store import Index
-from tasks.vocabulary import mine_vocabulary
+from tasks.vocabulary import mine_vocabulary, worded
 
 SAMPLES_PER_SHAPE = 4
 EXCERPTS_PER_VALUE = 2  # chunk texts per facet value shown to a model writer

@@ -18,7 +18,7 @@ from schemas.plan import Plan, fill_slots
 from schemas.vocabulary import Vocabulary
 from tasks.executor import Retrieved, merge_parts, run_plan, search_original
 from tasks.store import Index
-from tasks.vocabulary import subquery_reach
+from tasks.vocabulary import subquery_reach, worded
 
 ROUTES = ("one_search", "split", "split_original")
 ROUTER_VERSION = 3  # part of a template's signature: a changed router re-evaluates every shape
@@ -88,15 +88,6 @@ class ShapeEvaluation:
         return {"route": self.route, "questions": self.questions, "coverage": self.coverage,
                 "searches": self.searches, "top_kept": self.top_kept, "refused": self.refused,
                 **({"vocabulary": self.vocabulary} if self.vocabulary else {})}
-
-
-def worded(plan: Plan, vocabulary: Vocabulary | None) -> Plan:
-    """A filled plan with its sub-queries in their partitions' words."""
-    if not vocabulary:
-        return plan
-    doc = plan.model_dump(exclude_defaults=True)
-    out = vocabulary.apply(doc)
-    return plan if out is doc else Plan.model_validate(out)
 
 
 def measure_vocabulary(plans: list[Plan], vocabulary: Vocabulary | None, index: Index, budget: int

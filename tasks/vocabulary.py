@@ -49,16 +49,24 @@ def reached(filters: dict[str, str], hits: list[Hit]) -> bool:
     return any(all(str(h.facets.get(f)) == v for f, v in filters.items()) for h in hits)
 
 
+def worded(plan: Plan, vocabulary: Vocabulary | None) -> Plan:
+    """A filled plan with its sub-queries in their partitions' words (the same object when none changes)."""
+    if not vocabulary:
+        return plan
+    doc = plan.model_dump(exclude_defaults=True)
+    out = vocabulary.apply(doc)
+    return plan if out is doc else Plan.model_validate(out)
+
+
 def subquery_reach(plan: Plan, vocabulary: Vocabulary, index: Index, depth: int) -> dict[str, Any] | None:
     """Share of a plan's partitioned sub-queries that reach their partition unfiltered, in the question's
     words and in the corpus's; None when the vocabulary changes no sub-query of this plan."""
-    doc = plan.model_dump(exclude_defaults=True)
-    worded = vocabulary.apply(doc)
-    if worded is doc:
+    in_corpus_words = worded(plan, vocabulary)
+    if in_corpus_words is plan:
         return None
     own = partition_reach(plan, index, depth)
-    corpus = partition_reach(Plan.model_validate(worded), index, depth)
     if not own:
         return None
+    corpus = partition_reach(in_corpus_words, index, depth)
     return {"steps": len(own), "question_words": sum(reached(f, h) for f, h in own) / len(own),
             "corpus_words": sum(reached(f, h) for f, h in corpus) / len(corpus)}
