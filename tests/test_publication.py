@@ -207,3 +207,33 @@ def test_retention_prunes_the_oldest_but_never_the_live_one_or_its_previous(tmp_
     assert current_run(out).name == ids[-2]
     prune(out, keep_runs=2, keep_rejected=1)  # live is now the older one: the newer one is kept as well
     assert current_run(out).name == ids[-2] and (out / "runs" / ids[-1]).is_dir()
+
+
+def test_crash_mid_write_of_the_cache(seed_run: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache file dies half written: the live publication and lookup are untouched, nothing half-written
+    is left, and the next run publishes the same cache as the uninterrupted one."""
+    import pyarrow.parquet as pq
+
+    out = seed_run["out"]
+    live = current_run(out)
+    before = _files(live)
+    answer = PlanCache.open(out).lookup(QUESTION)
+    write_table = pq.write_table
+
+    def torn(table: object, where: object, *args: object, **kwargs: object) -> None:
+        if str(where).endswith("cache.parquet"):
+            write_table(table, where, *args, **kwargs)
+            data = Path(str(where)).read_bytes()
+            Path(str(where)).write_bytes(data[: len(data) // 2])
+            raise OSError("simulated crash mid-write of the cache")
+        write_table(table, where, *args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(pq, "write_table", torn)
+        with pytest.raises(OSError, match="mid-write of the cache"):
+            run_stages(["index", "mine", "plan"], **seed_run["kwargs"])
+    assert current_run(out) == live and _files(live) == before
+    assert PlanCache.open(out).lookup(QUESTION) == answer
+    assert not list((out / "runs" / ".staging").iterdir())
+    again = run_stages(["index", "mine", "plan"], **seed_run["kwargs"])
+    assert (Path(again["publication"]) / "cache.parquet").read_bytes() == before["cache.parquet"]
