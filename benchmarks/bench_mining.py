@@ -174,15 +174,15 @@ def instrumented(timer: PhaseTimer, embedder: Any) -> Iterator[None]:
     """Time mine()'s phases by wrapping the names it calls in tasks.mine_stage (restored afterwards).
 
     Inside a phase, the embedding calls (`embedder.encode`, `embedder.encode_one`) are timed as
-    "<phase>: embedding" and the index searches (`_top_score`) as "<phase>: search".
+    "<phase>: embedding" and the index searches (`_best_scores`) as "<phase>: search".
     """
     import tasks.mine_stage as stage
 
-    saved = {name: getattr(stage, name) for name in [*PHASES, "_top_score"]}
+    saved = {name: getattr(stage, name) for name in [*PHASES, "_best_scores"]}
     try:
         for name, phase in PHASES.items():
             setattr(stage, name, timer.wrap(phase, saved[name]))
-        stage._top_score = timer.inner("search", saved["_top_score"])
+        stage._best_scores = timer.inner("search", saved["_best_scores"])
         embedder.encode = timer.inner("embedding", embedder.encode)
         embedder.encode_one = timer.inner("embedding", embedder.encode_one)
         yield

@@ -78,14 +78,15 @@ class Lexicon:
         for canonical, terms in config.qualifiers.items():
             surface += [(fold(t), QUALIFIER, canonical) for t in {canonical, *terms}]
         surface = [s for s in surface if s[0]]
-        self._lookup = {form: (facet, value) for form, facet, value in sorted(surface)}
-        forms = sorted(self._lookup, key=lambda s: (-len(s), s))
+        # folded surface form -> (facet, canonical value)
+        self.forms = {form: (facet, value) for form, facet, value in sorted(surface)}
+        forms = sorted(self.forms, key=lambda s: (-len(s), s))
         self._pattern = (
             re.compile(r"(?<!\w)(" + "|".join(re.escape(s) for s in forms) + r")(?!\w)") if forms else None
         )
-        fillers = sorted({words(f) for f in config.fillers if words(f)}, key=len, reverse=True)
-        self._fillers = (re.compile(r"(?<!\S)(?:" + "|".join(re.escape(f) for f in fillers) + r")(?!\S)")
-                         if fillers else None)
+        self.filler_words = sorted({words(f) for f in config.fillers if words(f)}, key=lambda s: (-len(s), s))
+        self._fillers = (re.compile(r"(?<!\S)(?:" + "|".join(re.escape(f) for f in self.filler_words) + r")(?!\S)")
+                         if self.filler_words else None)
         # A placeholder typed literally ("{office}") would pass for a constraint the question does not name.
         self._literal_slot = re.compile(r"\{(" + "|".join(re.escape(fold(f.name)) for f in config.facets) + r")\}")
         self.year_facet = next((f.name for f in config.facets if f.kind == "year"), None)
@@ -101,7 +102,7 @@ class Lexicon:
 
     def digest(self) -> str:
         """The lexicon hash recorded in the manifest: a cache is only valid with the same lexicon."""
-        body = {"lookup": sorted(self._lookup.items()), "kinds": sorted(self.kinds.items()),
+        body = {"lookup": sorted(self.forms.items()), "kinds": sorted(self.kinds.items()),
                 "fillers": self._fillers.pattern if self._fillers else ""}
         return hashlib.sha256(json.dumps(body).encode()).hexdigest()[:16]
 
@@ -137,7 +138,7 @@ class Lexicon:
                 add(self.date_facet, f"{m.group(2)}-{_MONTHS[m.group(1)]:02d}", m.start(1), m.end())
         if self._pattern is not None:
             for m in self._pattern.finditer(text):
-                facet, value = self._lookup[m.group(1)]
+                facet, value = self.forms[m.group(1)]
                 add(facet, value, m.start(), m.end())
         if self.year_facet:
             for m in _YEAR.finditer(text):

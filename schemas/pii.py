@@ -23,7 +23,7 @@ def _nine_digits(text: str) -> bool:
 # disjoint, so a failed match no longer tries every way to split a digit run (the old pattern did); input
 # length is capped before (lookup's MAX_QUESTION_CHARS, mining's max_query_chars).
 PHONE = re.compile(r"(?<![\w-])\+?\(?\d(?:[\s().-]*\d){8,}(?![\w-])")
-_PATTERNS: list[tuple[str, re.Pattern[str], Callable[[str], object]]] = [
+PATTERNS: list[tuple[str, re.Pattern[str], Callable[[str], object]]] = [
     # the local part takes every character RFC 5322 allows ("o'brien", "a=b"), not only letters, dots and +-
     ("email", re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+"), lambda t: "@" in t),
     ("url", re.compile(r"https?://\S+|www\.\S+", re.IGNORECASE), _has_url),
@@ -39,19 +39,19 @@ _YEAR_OR_DATE = r"(?:19|20)[0-9]{2}(?:-[0-9]{2}-[0-9]{2})?"
 _DATES_ONLY = re.compile(_YEAR_OR_DATE + r"(?:[\s.-]+" + _YEAR_OR_DATE + ")*")
 # A personal name: two or more capitalised words, joined by a space or a hyphen, with lower-case particles
 # in between ("Sanne de Vries", "Mei-Ling Chau", "Ludwig van der Berg").
-_NAME = (r"[A-Z\u00c0-\u00de][a-z\u00df-\u024f]+(?:(?:-|\s+(?:(?:de|da|das|do|dos|du|del|della|der|den|di|"
+NAME = (r"[A-Z\u00c0-\u00de][a-z\u00df-\u024f]+(?:(?:-|\s+(?:(?:de|da|das|do|dos|du|del|della|der|den|di|"
          r"la|le|van|von|ten|ter|bin|al)\s+)*)[A-Z\u00c0-\u00de][a-z\u00df-\u024f]+)+")
-_CUE_NAME = re.compile(
+CUE_NAME = re.compile(
     r"\b(?P<cue>(?:my|our)\s+(?:manager|colleague|boss|lead|partner|wife|husband)|i am|i'm|name is|"
-    r"this is|called|from|with|ask)\s+(?P<name>" + _NAME + ")"
+    r"this is|called|from|with|ask)\s+(?P<name>" + NAME + ")"
 )
 # A name that opens the text (or a sentence) and introduces the asker: "Jan Kowalski from HR told me ...".
-_LEAD_NAME = re.compile(r"(?:^|(?<=[.!?:;]\s))(?P<cue>)(?P<name>" + _NAME + r")(?=\s+(?:from|here)\b)")
+_LEAD_NAME = re.compile(r"(?:^|(?<=[.!?:;]\s))(?P<cue>)(?P<name>" + NAME + r")(?=\s+(?:from|here)\b)")
 
 
 # Every pattern above needs a digit (of any script: \\d), an "@" or a URL; the name rules need a name.
 _MAYBE_PATTERN = re.compile(r"[\d@]|://|www\.", re.IGNORECASE).search
-_MAYBE_NAME = re.compile(_NAME)
+_MAYBE_NAME = re.compile(NAME)
 
 
 class Scrubber:
@@ -61,22 +61,22 @@ class Scrubber:
     """
 
     def __init__(self, names: Iterable[str] = (), keep: Iterable[str] = ()) -> None:
-        listed = sorted({n.strip() for n in names if n.strip()}, key=len, reverse=True)
+        self.names = sorted({n.strip() for n in names if n.strip()}, key=lambda n: (-len(n), n))
         self._names = (
-            re.compile(r"\b(?:" + "|".join(re.escape(n) for n in listed) + r")\b", re.IGNORECASE)
-            if listed else None
+            re.compile(r"\b(?:" + "|".join(re.escape(n) for n in self.names) + r")\b", re.IGNORECASE)
+            if self.names else None
         )
         self._keep = {k.casefold() for k in keep}
 
     def __call__(self, text: str) -> str:
         if _MAYBE_PATTERN(text):
-            for kind, pattern, gate in _PATTERNS:
+            for kind, pattern, gate in PATTERNS:
                 if gate(text):
                     text = pattern.sub(_phone if kind == "phone" else "{" + kind + "}", text)
         if self._names is not None:
             text = self._names.sub("{name}", text)
         if _MAYBE_NAME.search(text):  # two capitalised words in a row
-            text = _CUE_NAME.sub(self._cue_name, text)
+            text = CUE_NAME.sub(self._cue_name, text)
             if "from" in text or "here" in text:  # what _LEAD_NAME's lookahead needs
                 text = _LEAD_NAME.sub(self._cue_name, text)
         return text

@@ -41,7 +41,7 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     rep_of = merge_skeletons(ing, config, vectors, quiet=quiet)
     shapes = build_shapes(ing, config, rep_of)
     followups.drop_followup_shapes(shapes, rules)
-    classify_shapes(shapes, config, lambda query: _top_score(index, query),
+    classify_shapes(shapes, config, lambda vectors: _best_scores(index, vectors),
                     encode=lambda texts: vectors.encode(texts, label="embedding examples", quiet=quiet))
     linked = followups.link(ing, config, rules, followups.shape_lookup(shapes))
     write_outputs(ing, shapes, staging)
@@ -57,9 +57,8 @@ def _vector_dir(index: Index) -> Path | None:
     return None if "://" in index.uri else Path(index.uri).parent / "vectors"
 
 
-def _top_score(index: Index, query: str | np.ndarray) -> float | None:
-    hits = index.search(query, k=1, all_versions=True)
-    return hits[0].score if hits else None
+def _best_scores(index: Index, vectors: np.ndarray) -> list[float | None]:
+    return index.best_scores(vectors)
 
 
 # Not cached: it writes into the run's staging directory, and the log files are read by path.

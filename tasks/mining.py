@@ -17,8 +17,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from schemas.config import Config
-from schemas.constraint import QUALIFIER
-from schemas.extract import Lexicon, fill_skeleton
+from schemas.constraint import QUALIFIER, Constraint
+from schemas.extract import Lexicon, Skeleton, fill_skeleton
+from schemas.extract_sql import SqlSkeletons
 from schemas.pii import Scrubber
 from tasks.classify import classify
 from tasks.embed import Embedder
@@ -46,34 +47,40 @@ def shape_id(skeleton: str) -> str:
     return "sh_" + hashlib.sha1(skeleton.encode()).hexdigest()[:10]
 
 
-_CHUNK = 20_000  # distinct questions per unit of work
+_CHUNK = 20_000  # questions per unit of work in Python
 _PARALLEL_FROM = 40_000  # below this, worker start-up costs more than it saves
 
 
 def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bool = False,
                      workers: int = 1) -> None:
-    """Scrub and skeletonise each distinct (query, year) once, in Python: the same code `lookup` runs.
+    """Scrub and skeletonise each distinct (query, year) once, into the table `q` (one row per log row).
 
-    With `workers` > 1, many distinct questions are split over that many worker processes."""
+    DuckDB SQL (`schemas.extract_sql`) takes the questions it provably handles like Python. The others are
+    scrubbed in Python; those SQL takes after scrubbing go back to it, and the rest get the Python skeleton,
+    the code `lookup` runs. With `workers` > 1, many questions are split over that many processes.
+    """
     con = ing.con
-    distinct = con.sql('SELECT query, CAST(year(ts) AS INTEGER) AS y FROM rows GROUP BY ALL').fetchall()
-    chunks = [distinct[i:i + _CHUNK] for i in range(0, len(distinct), _CHUNK)]
-    out: dict[str, list[Any]] = {k: [] for k in _MAPPING_COLUMNS}
-    with progress("extracting constraints", len(distinct), quiet=quiet) as bar:
-        if workers > 1 and len(distinct) >= _PARALLEL_FROM:
-            ctx = multiprocessing.get_context("spawn")  # no fork of a process holding DuckDB, LanceDB, torch threads
-            with ProcessPoolExecutor(min(workers, len(chunks)), mp_context=ctx, initializer=_init_worker,
-                                     initargs=(lexicon, scrub)) as pool:
-                results = pool.map(_extract_chunk, chunks)
-                for chunk, cols in zip(chunks, results, strict=True):
-                    _extend(out, cols)
-                    bar.advance(len(chunk))
-        else:
-            for chunk in chunks:
-                _extend(out, _extract_rows(chunk, lexicon, scrub))
-                bar.advance(len(chunk))
-    mapping = pa.table(out)  # noqa: F841 - DuckDB reads the local variable by name
-    con.execute("CREATE TABLE mapping AS SELECT * FROM mapping")
+    con.execute("CREATE TABLE distinct_q AS SELECT query, CAST(year(ts) AS INTEGER) AS y FROM rows GROUP BY ALL")
+    sql = SqlSkeletons(lexicon, scrub)
+    if sql.supported:
+        con.execute("CREATE TABLE masked (query VARCHAR, y INTEGER, m VARCHAR)")
+        con.execute(f"INSERT INTO masked SELECT query, y, {sql.masked('query')} FROM distinct_q "
+                    f"WHERE {sql.eligible('query')}")
+        rest = con.sql("SELECT query, y FROM distinct_q ANTI JOIN masked USING (query, y)").fetchall()
+        texts = _in_python(_scrub_rows, rest, lexicon, scrub, "scrubbing questions", quiet, workers)
+        scrubbed = pa.table({"query": [r[0] for r in rest], "y": [r[1] for r in rest],  # noqa: F841
+                             "text": texts})
+        con.execute(f"INSERT INTO masked SELECT query, y, {sql.masked('text')} FROM scrubbed "
+                    f"WHERE {sql.eligible('text')}")
+        rest = con.sql("SELECT text, y, query FROM scrubbed ANTI JOIN masked USING (query, y)").fetchall()
+        _sql_mapping(con, sql)
+        out = _in_python(_skeleton_rows, rest, lexicon, None, "extracting constraints", quiet, workers)
+    else:
+        rest = con.sql("SELECT query, y, query FROM distinct_q").fetchall()
+        out = _in_python(_skeleton_rows, rest, lexicon, scrub, "extracting constraints", quiet, workers)
+    by_python = pa.table(out, schema=_MAPPING_SCHEMA)  # noqa: F841 - DuckDB reads the local variable by name
+    con.execute("CREATE TABLE IF NOT EXISTS mapping AS SELECT * FROM by_python LIMIT 0")
+    con.execute("INSERT INTO mapping SELECT * FROM by_python")
     con.execute("""
         CREATE TABLE q AS
         SELECT r.ts, r."user", m.skeleton, m.signature, m.slots, m.constraints,
@@ -82,29 +89,81 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
 
 
 _MAPPING_COLUMNS = ("query", "y", "skeleton", "signature", "slots", "constraints")
+_MAPPING_SCHEMA = pa.schema([(k, pa.int32() if k == "y" else pa.string()) for k in _MAPPING_COLUMNS])
+
+
+def _sql_mapping(con: Any, sql: SqlSkeletons) -> None:
+    """The table `mapping` for the masked questions: skeletons from SQL, constraint columns from Python once
+    per distinct marker list."""
+    con.execute(f"CREATE TABLE by_sql AS SELECT query, y, {sql.skeleton('m')} AS skeleton, "
+                f"array_to_string({sql.markers('m')}, chr(2)) AS markers FROM masked")
+    lists = [r[0] for r in con.sql("SELECT DISTINCT markers FROM by_sql").fetchall()]
+    cols = [_constraint_columns(sql.constraints(m.split("\x02") if m else [])) for m in lists]
+    names = ["markers", "signature", "slots", "constraints"]
+    by_markers = pa.table([lists, *(list(c) for c in zip(*cols, strict=True))] if cols else [[]] * 4,  # noqa: F841
+                          schema=pa.schema([(n, pa.string()) for n in names]))
+    con.execute("CREATE TABLE mapping AS SELECT b.query, b.y, b.skeleton, m.signature, m.slots, m.constraints "
+                "FROM by_sql b JOIN by_markers m USING (markers)")
+
+
+def _constraint_columns(constraints: tuple[Constraint, ...]) -> tuple[str, str, str]:
+    """signature (with qualifiers), slots and constraints as stored in `q`."""
+    sk = Skeleton("", constraints)
+    quals = sorted({c.value for c in constraints if c.facet == QUALIFIER})
+    return (sk.signature + ("|" + ",".join(quals) if quals else ""), json.dumps(sk.slots),
+            json.dumps([[c.facet, c.value] for c in constraints]))
+
+
+Rows = list[tuple[Any, ...]]
 _worker: dict[str, Any] = {}
 
 
-def _init_worker(lexicon: Lexicon, scrub: Scrubber) -> None:
+def _in_python(work: Any, rows: Rows, lexicon: Lexicon, scrub: Scrubber | None, label: str, quiet: bool,
+               workers: int) -> Any:
+    """`work(rows, lexicon, scrub)` over chunks, in worker processes when there are many rows."""
+    chunks = [rows[i:i + _CHUNK] for i in range(0, len(rows), _CHUNK)]
+    results = []
+    with progress(label, len(rows), quiet=quiet) as bar:
+        if workers > 1 and len(rows) >= _PARALLEL_FROM:
+            ctx = multiprocessing.get_context("spawn")  # no fork of a process holding DuckDB, LanceDB, torch threads
+            with ProcessPoolExecutor(min(workers, len(chunks)), mp_context=ctx, initializer=_init_worker,
+                                     initargs=(lexicon, scrub)) as pool:
+                for chunk, result in zip(chunks, pool.map(_in_worker, [work] * len(chunks), chunks), strict=True):
+                    results.append(result)
+                    bar.advance(len(chunk))
+        else:
+            for chunk in chunks:
+                results.append(work(chunk, lexicon, scrub))
+                bar.advance(len(chunk))
+    if work is _scrub_rows:
+        return [t for r in results for t in r]
+    out: dict[str, list[Any]] = {k: [] for k in _MAPPING_COLUMNS}
+    for r in results:
+        _extend(out, r)
+    return out
+
+
+def _init_worker(lexicon: Lexicon, scrub: Scrubber | None) -> None:
     _worker["lexicon"], _worker["scrub"] = lexicon, scrub
 
 
-def _extract_chunk(rows: list[tuple[str, int]]) -> dict[str, list[Any]]:
+def _in_worker(work: Any, rows: Rows) -> Any:
     """In a worker process: the lexicon and scrubber come from `_init_worker`."""
-    return _extract_rows(rows, _worker["lexicon"], _worker["scrub"])
+    return work(rows, _worker["lexicon"], _worker["scrub"])
 
 
-def _extract_rows(rows: list[tuple[str, int]], lexicon: Lexicon, scrub: Scrubber) -> dict[str, list[Any]]:
+def _scrub_rows(rows: Rows, lexicon: Lexicon, scrub: Scrubber) -> list[str]:
+    return [scrub(query) for query, _ in rows]
+
+
+def _skeleton_rows(rows: Rows, lexicon: Lexicon, scrub: Scrubber | None) -> dict[str, list[Any]]:
+    """Mapping columns for (text, year, query) rows; `scrub` is None when the text is already scrubbed."""
     out: dict[str, list[Any]] = {k: [] for k in _MAPPING_COLUMNS}
-    for query, y in rows:
-        sk = lexicon.skeleton(scrub(query), date(y, 7, 1))
-        out["query"].append(query)
-        out["y"].append(y)
-        out["skeleton"].append(sk.text)
-        quals = sorted({c.value for c in sk.constraints if c.facet == QUALIFIER})
-        out["signature"].append(sk.signature + ("|" + ",".join(quals) if quals else ""))
-        out["slots"].append(json.dumps(sk.slots))
-        out["constraints"].append(json.dumps([[c.facet, c.value] for c in sk.constraints]))
+    for text, y, query in rows:
+        sk = lexicon.skeleton(scrub(text) if scrub else text, date(y, 7, 1))
+        signature, slots, constraints = _constraint_columns(sk.constraints)
+        for k, v in zip(_MAPPING_COLUMNS, (query, y, sk.text, signature, slots, constraints), strict=True):
+            out[k].append(v)
     return out
 
 
@@ -179,17 +238,15 @@ def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[
     return out
 
 
-def classify_shapes(shapes: list[dict[str, Any]], config: Config, search_top: Any, encode: Any = None) -> None:
-    """Type and reason for each recurring shape; `search_top(query) -> best score` finds null shapes. With
-    `encode(texts) -> vectors`, the examples are embedded in one batch and `search_top` gets their vectors
-    (one model call per shape costs far more than the search)."""
+def classify_shapes(shapes: list[dict[str, Any]], config: Config, best_scores: Any, encode: Any) -> None:
+    """Type and reason for each recurring shape. Null shapes are found by `best_scores(vectors)`, each example's
+    best chunk score, over the examples embedded in one batch by `encode(texts)`."""
     recurring = [s for s in shapes if s["recurring"]]
     for s in recurring:
         s["example"] = fill_skeleton(s["skeleton"], json.loads(s["example_slots"] or "{}"))
-    queries = list(encode([s["example"] for s in recurring])) if encode and recurring else [
-        s["example"] for s in recurring]
-    for s, query in zip(recurring, queries, strict=True):
-        s["type"], s["reason"] = classify(s["skeleton"], s["signature"], config, search_top(query))
+    scores = best_scores(encode([s["example"] for s in recurring])) if recurring else []
+    for s, score in zip(recurring, scores, strict=True):
+        s["type"], s["reason"] = classify(s["skeleton"], s["signature"], config, score)
 
 
 SHAPE_SCHEMA = pa.schema([

@@ -1,0 +1,145 @@
+"""Skeletons and constraints in DuckDB SQL: `Lexicon.skeleton(scrub(q))` for the questions SQL can take.
+
+Mining runs this over every distinct (question, year) of a log; the questions it cannot take, and lookup
+always, go through the Python implementation in `schemas.extract`. A question is taken when SQL gives the
+same answer by construction:
+
+- printable ASCII, so case folding is `lower` and RE2's ASCII word classes equal Python's;
+- nothing the PII scrubber would touch: no "@", URL or name cue, no digit run it reads as an id or phone;
+- no placeholder typed literally ("{office}"); and, when the config has a date facet, nothing that looks like a date.
+
+Constraint values become markers, `\\x01L<form>\\x03` for lexicon forms and `\\x01Y<year>\\x03` for years
+(relative years resolved against the row's year), in the Python extractor's order (lexicon, years,
+relative years), so a span taken first is not matched again. Where Python uses a lookaround RE2 lacks, the
+pattern consumes its boundary characters instead and runs twice, which also finds neighbours that share a
+boundary. Markers then become `{facet}` placeholders (or the qualifier's term) in the skeleton; the list of
+markers maps to constraint values once per distinct list. `tests/test_extract_sql.py` holds SQL and Python
+to identical skeletons and constraints.
+"""
+
+from __future__ import annotations
+
+import re
+
+from schemas.constraint import QUALIFIER, Constraint
+from schemas.extract import Lexicon
+from schemas.pii import CUE_NAME, NAME, PATTERNS, Scrubber
+from schemas.text import fold
+
+START, END, NOT_A_YEAR = "\x01", "\x03", "\x04"
+_WORD = re.compile(r"[A-Za-z0-9_]")
+_CURRENCY = r"\$|euros?|eur|usd|dollars?|gbp|pounds?|chf|francs?"  # the ASCII part of extract._AMOUNT_AFTER
+_RELATIVE = {"this|current": 0, "last|previous": -1, "next|coming": 1}
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+_YEAR = r"((?:19|20)[0-9]{2})"
+
+
+def _escape(text: str) -> str:
+    """An RE2 literal: punctuation escaped; letters, digits and spaces as they are."""
+    return "".join(c if c.isalnum() or c == " " else "\\" + c for c in text)
+
+
+def _re2(pattern: str) -> str:
+    """A Python pattern without lookarounds, as RE2 (\\uXXXX escapes become \\x{XXXX})."""
+    return re.sub(r"\\u([0-9a-fA-F]{4})", r"\\x{\1}", pattern)
+
+
+def _without_lookarounds(pattern: str, flags: int = 0) -> str:
+    """The pattern with its (unnested) lookarounds removed, case-insensitive where the flags say so."""
+    bare = re.sub(r"\(\?<?[!=][^()]*\)", "", pattern)
+    return f"(?i:{bare})" if flags & re.IGNORECASE else bare
+
+
+def _lit(text: str) -> str:
+    """A SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _replace(sql: str, pattern: str, replacement: str) -> str:
+    return f"regexp_replace({sql}, {_lit(pattern)}, {replacement}, 'g')"
+
+
+def _ascii_word_edged(text: str) -> bool:
+    """Printable ASCII that starts and ends with a word character: RE2's \\b then agrees with Python."""
+    return (bool(text) and text.isascii() and text.isprintable() and bool(_WORD.fullmatch(text[0]))
+            and bool(_WORD.fullmatch(text[-1])))
+
+
+class SqlSkeletons:
+    """SQL expressions over a question column `query` and a year column `y`, built from one lexicon."""
+
+    def __init__(self, lexicon: Lexicon, scrub: Scrubber) -> None:
+        self.lexicon = lexicon
+        self.forms = sorted(lexicon.forms, key=lambda s: (-len(s), s))  # the Python pattern's order
+        # what each form becomes in a skeleton: " {facet} ", or the qualifier's folded term
+        self.targets: dict[str, list[str]] = {}
+        for form, (facet, value) in sorted(lexicon.forms.items()):
+            target = f" {fold(value)} " if facet == QUALIFIER else f" {{{facet}}} "
+            self.targets.setdefault(target, []).append(form)
+        self.names = scrub.names
+        # Anything outside the shared domain sends the whole log through Python.
+        self.supported = (all(_ascii_word_edged(f) for f in [*self.forms, *lexicon.filler_words])
+                          and all(t.isascii() and t.isprintable() for t in self.targets))
+
+    def eligible(self, col: str = "query") -> str:
+        """True for a question SQL takes (see the module docstring)."""
+        # Each scrubber pattern, its lookarounds dropped (which only widens it), or a gate it needs.
+        slot = r"(?i:\{(?:" + "|".join(_escape(fold(f)) for f in self.lexicon.kinds) + r")\})"  # typed "{office}"
+        scrubbed = "|".join([slot, *(_re2(_without_lookarounds(p.pattern, p.flags)) for _, p, _ in PATTERNS)])
+        if self.lexicon.date_facet:
+            scrubbed += r"|(?:19|20)[0-9]{2}-[0-9]|(?i:\b(?:" + _MONTHS + r")\b)"
+        named = _re2(CUE_NAME.pattern) + r"|(?:^|[.!?:;] )" + _re2(NAME) + r" +(?:from|here)\b"
+        parts = [f"regexp_full_match({col}, '[ -~]*')", f"NOT regexp_matches({col}, {_lit(scrubbed)})",
+                 f"NOT regexp_matches({col}, {_lit(named)})"]
+        if self.names:
+            listed = r"(?i:\b(?:" + "|".join(_escape(n) for n in self.names) + r")\b)"
+            parts.append(f"NOT regexp_matches({col}, {_lit(listed)})")
+        return " AND ".join(parts)
+
+    def masked(self, col: str = "query") -> str:
+        """The folded question with its constraint values as markers."""
+        sql = f"trim(regexp_replace(lower({col}), ' +', ' ', 'g'))"
+        if self.forms:
+            lexicon = r"\b(" + "|".join(_escape(f) for f in self.forms) + r")\b"
+            sql = _replace(sql, lexicon, _lit(START + r"L\1" + END))
+        if self.lexicon.year_facet:
+            before, after = r"(^|[^A-Za-z0-9_$" + NOT_A_YEAR + r"-])", r"($|[^a-z0-9_-])"
+            amount = before + _YEAR + r"( ?(?:" + _CURRENCY + r"))($|[^a-z0-9_])"  # "2000 euros" is no year
+            for _ in range(2):
+                sql = _replace(sql, amount, _lit(r"\1" + NOT_A_YEAR + r"\2\3\4"))
+            for _ in range(2):
+                sql = _replace(sql, before + _YEAR + after, _lit(r"\1" + START + r"Y\2" + END + r"\3"))
+            for words, offset in _RELATIVE.items():
+                year = f"CAST(y + {offset} AS VARCHAR)"
+                sql = _replace(sql, r"\b(?:" + words + r") year\b", f"{_lit(START + 'Y')} || {year} || {_lit(END)}")
+            sql = f"replace({sql}, {_lit(NOT_A_YEAR)}, '')"
+        return sql
+
+    def markers(self, masked: str) -> str:
+        """The markers of a masked question in order, without their delimiters: ['Lberlin', 'Y2026']."""
+        return f"regexp_extract_all({masked}, {_lit(START + '([LY][^' + END + ']*)' + END)}, 1)"
+
+    def skeleton(self, masked: str) -> str:
+        """The skeleton of a masked question: markers as placeholders, punctuation and fillers gone."""
+        sql = masked
+        for target, forms in self.targets.items():
+            sql = _replace(sql, START + "L(?:" + "|".join(_escape(f) for f in forms) + ")" + END, _lit(target))
+        if self.lexicon.year_facet:
+            sql = _replace(sql, START + "Y[0-9]+" + END, _lit(f" {{{self.lexicon.year_facet}}} "))
+        sql = f"trim({_replace(sql, '[^A-Za-z0-9_{}]+', _lit(' '))})"
+        if self.lexicon.filler_words:  # spaces doubled: each word keeps its own boundary, one pass finds all
+            fillers = " (?:" + "|".join(_escape(f).replace(" ", "  ") for f in self.lexicon.filler_words) + ") "
+            sql = _replace(f"' ' || replace({sql}, ' ', '  ') || ' '", fillers, "' '")
+            sql = f"trim({_replace(sql, ' +', _lit(' '))})"
+        return sql
+
+    def constraints(self, markers: list[str]) -> tuple[Constraint, ...]:
+        """The constraints a marker list stands for, in the question's order."""
+        out = []
+        for marker in markers:
+            if marker.startswith("L"):
+                facet, value = self.lexicon.forms[marker[1:]]
+                out.append(Constraint(facet, value))
+            else:
+                out.append(Constraint(self.lexicon.year_facet or "", marker[1:]))
+        return tuple(out)

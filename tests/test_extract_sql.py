@@ -1,0 +1,116 @@
+"""The SQL masking (schemas/extract_sql.py) against the Python extraction: for every question SQL takes, the
+same skeleton and the same constraints, in the same order, as `Lexicon.skeleton(scrub(question))`."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import duckdb
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from schemas.config import Config, Facet, load_config
+from schemas.extract import Lexicon
+from schemas.extract_sql import SqlSkeletons
+from schemas.pii import Scrubber
+from tests.conftest import DEMO_CONFIG, ROOT
+
+DEMO = load_config(DEMO_CONFIG)
+MULTIHOP = load_config(ROOT / "data" / "configs" / "multihop_rag.yaml")
+SOURCES = ["The Verge", "TechCrunch", "Cnbc | World Business News Leader", "Yahoo News", "The New York Times",
+           "Sporting News", "Fortune"]
+
+
+def _lexicons() -> dict[str, tuple[Lexicon, Scrubber]]:
+    demo = Lexicon(DEMO)
+    synthetic = DEMO.model_copy(deep=True)  # overlapping and multi-word forms, a name list, digits in a form
+    synthetic.facets = [Facet(name="office", kind="category", values=["New York", "York", "Area 51", "Sao Paulo"],
+                              aliases={"NYC": "New York", "S. Paulo": "Sao Paulo"}),
+                        Facet(name="year", kind="year")]
+    synthetic.qualifiers = {"this year": ["this year"], "part-time": ["part time", "part-time"]}
+    multihop = Lexicon(MULTIHOP, {"source": SOURCES})
+    return {
+        "demo": (demo, Scrubber(DEMO.pii_names, keep=demo.name_words())),
+        "synthetic": (lx := Lexicon(synthetic), Scrubber(["Jan Kowalski", "Ann"], keep=lx.name_words())),
+        "multihop": (multihop, Scrubber(MULTIHOP.pii_names, keep=multihop.name_words())),
+    }
+
+
+LEXICONS = _lexicons()
+CON = duckdb.connect()
+
+TOKENS = [
+    "berlin", "Berlin", "BERLIN", "amsterdam", "AMS", "ams", "lisboa", "Warszawa", "toronto", "London", "Berlín",
+    "new york", "New York", "york", "NYC", "area 51", "sao paulo", "S. Paulo", "s paulo",
+    "the verge", "TechCrunch", "cnbc | world business news leader", "Yahoo News", "fortune", "the new york times",
+    "2024", "2025", "1999", "2100", "20245", "2024-11-24", "November 2023", "in march 2024", "24 october 2023",
+    "2000 euros", "2000 euro", "2000 europe", "2000$", "$2000", "2000 $", "2000 usd", "2000eur", "-2024", "2024-",
+    "this year", "last year", "next year", "current year", "previous year", "coming year", "This Year", "years",
+    "second parent", "non-birth parent", "part-time", "part time", "parttime", "intern", "interns", "foster",
+    "hi", "hey", "please", "pls", "thank you", "thanks", "quick question", "question", "questions",
+    "how many", "vacation", "days", "do", "we", "get", "in", "and", "or", "vs", "compare", "the", "per diem",
+    "{office}", "{year}", "{email}", "{name}", "{", "}", "office", "year", "_", "x1", "a2024", "24", "123456",
+    "Jan Kowalski", "jan kowalski", "Ann", "my manager Sanne de Vries", "Mei-Ling Chau from HR", "EMP-123456",
+    "me@example.com", "www.example.com", "https://x.y", "+49 30 1234 5678", "employee id 123456", "staff",
+    "?", "??", "!", ",", ".", ":", ";", "-", "(", ")", "'", '"', "|", "/", "&", "$", "\u2026", "é", "\u00a0",
+]
+SEPARATORS = st.sampled_from([" ", "  ", "", ", ", "-", " - ", "? ", ". ", "\t", "/"])
+
+
+@st.composite
+def _question(draw: st.DrawFn) -> str:
+    tokens = draw(st.lists(st.sampled_from(TOKENS), min_size=1, max_size=10))
+    seps = draw(st.lists(SEPARATORS, min_size=len(tokens), max_size=len(tokens)))
+    return "".join(t + s for t, s in zip(tokens, seps, strict=True))
+
+
+def _by_sql(sql: SqlSkeletons, questions: list[str], years: list[int]) -> list[tuple[str, int, str, list[str]]]:
+    """(question, year, skeleton, markers) for the questions SQL takes."""
+    batch = pa.table({"query": questions, "y": pa.array(years, pa.int32())})  # noqa: F841
+    return CON.execute(f"""
+        SELECT query, y, {sql.skeleton('m')}, {sql.markers('m')}
+        FROM (SELECT query, y, {sql.masked('query')} AS m FROM batch WHERE {sql.eligible('query')})""").fetchall()
+
+
+def _assert_same(name: str, questions: list[str], years: list[int]) -> int:
+    lexicon, scrub = LEXICONS[name]
+    sql = SqlSkeletons(lexicon, scrub)
+    assert sql.supported
+    taken = _by_sql(sql, questions, years)
+    for question, y, skeleton, markers in taken:
+        expected = lexicon.skeleton(scrub(question), date(y, 7, 1))
+        got = [(c.facet, c.value) for c in sql.constraints(markers)]
+        assert (skeleton, got) == (expected.text, [(c.facet, c.value) for c in expected.constraints]), question
+    return len(taken)
+
+
+@pytest.mark.parametrize("name", sorted(LEXICONS))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(questions=st.lists(_question(), min_size=1, max_size=20), year=st.integers(1990, 2090))
+def test_sql_and_python_give_the_same_skeleton_and_constraints(name: str, questions: list[str], year: int) -> None:
+    _assert_same(name, questions, [year] * len(questions))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(max_size=60), min_size=1, max_size=20))
+def test_arbitrary_text(questions: list[str]) -> None:
+    _assert_same("demo", [q.replace("\x00", "") for q in questions], [2026] * len(questions))
+
+
+def test_sql_takes_ordinary_questions_and_leaves_personal_data_to_python() -> None:
+    ordinary = ["How many vacation days do we get in Berlin?", "compare parental leave in AMS and lisboa 2025",
+                "per diem in London this year??", "hi, what about Toronto for interns last year",
+                "budget of 2000 euros in 2024 for warsaw"]
+    personal = ["me@example.com: vacation in Berlin", "EMP-123456 here, per diem in Lisbon",
+                "my manager Sanne de Vries asked about Berlin", "call +49 30 1234 5678 about Amsterdam",
+                "vacation in Berlín"]
+    assert _assert_same("demo", ordinary + personal, [2026] * 10) == len(ordinary)
+
+
+def test_unsupported_lexicon_goes_to_python() -> None:
+    cfg: Config = DEMO.model_copy(deep=True)
+    cfg.facets = [Facet(name="source", kind="category", values=["Yahoo!", "Berlin"])]
+    lexicon = Lexicon(cfg)
+    assert not SqlSkeletons(lexicon, Scrubber()).supported  # "yahoo!" ends in punctuation
