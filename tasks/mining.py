@@ -8,7 +8,6 @@ import multiprocessing
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +16,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from schemas.config import Config
-from schemas.constraint import QUALIFIER, Constraint
-from schemas.extract import Lexicon, Skeleton, fill_skeleton
+from schemas.extract import Lexicon, fill_skeleton
 from schemas.extract_sql import SqlSkeletons
 from schemas.pii import Scrubber
+from tasks import extract_rows
 from tasks.classify import classify
 from tasks.embed import Embedder
 from tasks.logs import Ingested
@@ -48,7 +47,9 @@ def shape_id(skeleton: str) -> str:
 
 
 _CHUNK = 20_000  # questions per unit of work in Python
-_PARALLEL_FROM = 40_000  # below this, worker start-up costs more than it saves
+# Below this much Python work, a spawned worker's start-up (it imports the main module: the CLI, Prefect)
+# costs more than it saves. Skeletons cost ~70 µs a question, scrubbing ~30 µs: only skeletons go parallel.
+_PARALLEL_FROM = 100_000
 
 
 def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bool = False,
@@ -67,17 +68,17 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
         con.execute(f"INSERT INTO masked SELECT query, y, {sql.masked('query')} FROM distinct_q "
                     f"WHERE {sql.eligible('query')}")
         rest = con.sql("SELECT query, y FROM distinct_q ANTI JOIN masked USING (query, y)").fetchall()
-        texts = _in_python(_scrub_rows, rest, lexicon, scrub, "scrubbing questions", quiet, workers)
+        texts = _in_python(extract_rows.scrub_rows, rest, lexicon, scrub, "scrubbing questions", quiet, workers)
         scrubbed = pa.table({"query": [r[0] for r in rest], "y": [r[1] for r in rest],  # noqa: F841
                              "text": texts})
         con.execute(f"INSERT INTO masked SELECT query, y, {sql.masked('text')} FROM scrubbed "
                     f"WHERE {sql.eligible('text')}")
         rest = con.sql("SELECT text, y, query FROM scrubbed ANTI JOIN masked USING (query, y)").fetchall()
         _sql_mapping(con, sql)
-        out = _in_python(_skeleton_rows, rest, lexicon, None, "extracting constraints", quiet, workers)
+        out = _in_python(extract_rows.skeleton_rows, rest, lexicon, None, "extracting constraints", quiet, workers)
     else:
         rest = con.sql("SELECT query, y, query FROM distinct_q").fetchall()
-        out = _in_python(_skeleton_rows, rest, lexicon, scrub, "extracting constraints", quiet, workers)
+        out = _in_python(extract_rows.skeleton_rows, rest, lexicon, scrub, "extracting constraints", quiet, workers)
     by_python = pa.table(out, schema=_MAPPING_SCHEMA)  # noqa: F841 - DuckDB reads the local variable by name
     con.execute("CREATE TABLE IF NOT EXISTS mapping AS SELECT * FROM by_python LIMIT 0")
     con.execute("INSERT INTO mapping SELECT * FROM by_python")
@@ -88,8 +89,7 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
         FROM rows r JOIN mapping m ON r.query = m.query AND CAST(year(r.ts) AS INTEGER) = m.y""")
 
 
-_MAPPING_COLUMNS = ("query", "y", "skeleton", "signature", "slots", "constraints")
-_MAPPING_SCHEMA = pa.schema([(k, pa.int32() if k == "y" else pa.string()) for k in _MAPPING_COLUMNS])
+_MAPPING_SCHEMA = pa.schema([(k, pa.int32() if k == "y" else pa.string()) for k in extract_rows.MAPPING_COLUMNS])
 
 
 def _sql_mapping(con: Any, sql: SqlSkeletons) -> None:
@@ -98,7 +98,7 @@ def _sql_mapping(con: Any, sql: SqlSkeletons) -> None:
     con.execute(f"CREATE TABLE by_sql AS SELECT query, y, {sql.skeleton('m')} AS skeleton, "
                 f"array_to_string({sql.markers('m')}, chr(2)) AS markers FROM masked")
     lists = [r[0] for r in con.sql("SELECT DISTINCT markers FROM by_sql").fetchall()]
-    cols = [_constraint_columns(sql.constraints(m.split("\x02") if m else [])) for m in lists]
+    cols = [extract_rows.constraint_columns(sql.constraints(m.split("\x02") if m else [])) for m in lists]
     names = ["markers", "signature", "slots", "constraints"]
     by_markers = pa.table([lists, *(list(c) for c in zip(*cols, strict=True))] if cols else [[]] * 4,  # noqa: F841
                           schema=pa.schema([(n, pa.string()) for n in names]))
@@ -106,64 +106,29 @@ def _sql_mapping(con: Any, sql: SqlSkeletons) -> None:
                 "FROM by_sql b JOIN by_markers m USING (markers)")
 
 
-def _constraint_columns(constraints: tuple[Constraint, ...]) -> tuple[str, str, str]:
-    """signature (with qualifiers), slots and constraints as stored in `q`."""
-    sk = Skeleton("", constraints)
-    quals = sorted({c.value for c in constraints if c.facet == QUALIFIER})
-    return (sk.signature + ("|" + ",".join(quals) if quals else ""), json.dumps(sk.slots),
-            json.dumps([[c.facet, c.value] for c in constraints]))
-
-
-Rows = list[tuple[Any, ...]]
-_worker: dict[str, Any] = {}
-
-
-def _in_python(work: Any, rows: Rows, lexicon: Lexicon, scrub: Scrubber | None, label: str, quiet: bool,
+def _in_python(work: Any, rows: extract_rows.Rows, lexicon: Lexicon, scrub: Scrubber | None, label: str, quiet: bool,
                workers: int) -> Any:
     """`work(rows, lexicon, scrub)` over chunks, in worker processes when there are many rows."""
     chunks = [rows[i:i + _CHUNK] for i in range(0, len(rows), _CHUNK)]
     results = []
     with progress(label, len(rows), quiet=quiet) as bar:
-        if workers > 1 and len(rows) >= _PARALLEL_FROM:
+        if workers > 1 and len(rows) >= _PARALLEL_FROM and work is extract_rows.skeleton_rows:
             ctx = multiprocessing.get_context("spawn")  # no fork of a process holding DuckDB, LanceDB, torch threads
-            with ProcessPoolExecutor(min(workers, len(chunks)), mp_context=ctx, initializer=_init_worker,
-                                     initargs=(lexicon, scrub)) as pool:
-                for chunk, result in zip(chunks, pool.map(_in_worker, [work] * len(chunks), chunks), strict=True):
+            with ProcessPoolExecutor(min(workers, len(chunks)), mp_context=ctx,
+                                     initializer=extract_rows.init_worker, initargs=(lexicon, scrub)) as pool:
+                done = pool.map(extract_rows.in_worker, [work] * len(chunks), chunks)
+                for chunk, result in zip(chunks, done, strict=True):
                     results.append(result)
                     bar.advance(len(chunk))
         else:
             for chunk in chunks:
                 results.append(work(chunk, lexicon, scrub))
                 bar.advance(len(chunk))
-    if work is _scrub_rows:
+    if work is extract_rows.scrub_rows:
         return [t for r in results for t in r]
-    out: dict[str, list[Any]] = {k: [] for k in _MAPPING_COLUMNS}
+    out: dict[str, list[Any]] = {k: [] for k in extract_rows.MAPPING_COLUMNS}
     for r in results:
         _extend(out, r)
-    return out
-
-
-def _init_worker(lexicon: Lexicon, scrub: Scrubber | None) -> None:
-    _worker["lexicon"], _worker["scrub"] = lexicon, scrub
-
-
-def _in_worker(work: Any, rows: Rows) -> Any:
-    """In a worker process: the lexicon and scrubber come from `_init_worker`."""
-    return work(rows, _worker["lexicon"], _worker["scrub"])
-
-
-def _scrub_rows(rows: Rows, lexicon: Lexicon, scrub: Scrubber) -> list[str]:
-    return [scrub(query) for query, _ in rows]
-
-
-def _skeleton_rows(rows: Rows, lexicon: Lexicon, scrub: Scrubber | None) -> dict[str, list[Any]]:
-    """Mapping columns for (text, year, query) rows; `scrub` is None when the text is already scrubbed."""
-    out: dict[str, list[Any]] = {k: [] for k in _MAPPING_COLUMNS}
-    for text, y, query in rows:
-        sk = lexicon.skeleton(scrub(text) if scrub else text, date(y, 7, 1))
-        signature, slots, constraints = _constraint_columns(sk.constraints)
-        for k, v in zip(_MAPPING_COLUMNS, (query, y, sk.text, signature, slots, constraints), strict=True):
-            out[k].append(v)
     return out
 
 
