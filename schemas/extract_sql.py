@@ -121,11 +121,18 @@ class SqlSkeletons:
 
     def skeleton(self, masked: str) -> str:
         """The skeleton of a masked question: markers as placeholders, punctuation and fillers gone."""
-        sql = masked
-        for target, forms in self.targets.items():
-            sql = _replace(sql, START + "L(?:" + "|".join(_escape(f) for f in forms) + ")" + END, _lit(target))
+        # Split at the delimiters, pieces alternate text and marker bodies; text is lower case, so a piece that
+        # starts with "L" or "Y" is a marker, and each one becomes its target.
+        targets = {"L" + form: target for target, forms in self.targets.items() for form in forms}
+        cases = []
+        if targets:
+            lookup = ", ".join(f"{_lit(k)}: {_lit(v)}" for k, v in targets.items())
+            cases.append(f"WHEN p[1] = 'L' THEN MAP {{{lookup}}}[p]")
         if self.lexicon.year_facet:
-            sql = _replace(sql, START + "Y[0-9]+" + END, _lit(f" {{{self.lexicon.year_facet}}} "))
+            cases.append(f"WHEN p[1] = 'Y' THEN {_lit(f' {{{self.lexicon.year_facet}}} ')}")
+        pieces = f"string_split_regex({masked}, {_lit('[' + START + END + ']')})"
+        sql = (f"array_to_string(list_transform({pieces}, lambda p: CASE {' '.join(cases)} ELSE p END), '')"
+               if cases else masked)  # no lexicon and no year facet: no markers
         sql = f"trim({_replace(sql, '[^A-Za-z0-9_{}]+', _lit(' '))})"
         if self.lexicon.filler_words:  # spaces doubled: each word keeps its own boundary, one pass finds all
             fillers = " (?:" + "|".join(_escape(f).replace(" ", "  ") for f in self.lexicon.filler_words) + ") "

@@ -7,7 +7,7 @@ One implementation for mining (each log row against the same user's previous que
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from schemas.config import Mining
@@ -17,6 +17,7 @@ from schemas.text import words
 
 NO_PREVIOUS = "follow-up with no previous question"
 _CHAINED = "the previous question did not resolve: "
+_MEMO = 100_000  # remembered answers per Followups, before they are forgotten
 _EXISTENTIAL = re.compile(r"(?<!\S)(?:is|are|was|were) there(?!\S)")  # "is there a budget" asks, not refers
 
 
@@ -44,6 +45,7 @@ class Followups:
         self._cue = re.compile(r"(?<!\S)(?:" + "|".join(map(re.escape, cues)) + r")(?!\S)") if cues else None
         openers = sorted({words(c) for c in mining.followup_openers if words(c)}, key=lambda c: (-len(c), c))
         self._opener = re.compile(r"(?:" + "|".join(map(re.escape, openers)) + r")(?!\S)") if openers else None
+        self._memo: dict[str, bool] = {}  # is_followup_text by skeleton: a log repeats its skeletons
 
     def topic_words(self, text: str) -> int:
         """Words of a skeleton besides its placeholders."""
@@ -60,7 +62,15 @@ class Followups:
 
     def is_followup_text(self, text: str) -> bool:
         """Learned, or short and referring back; the skeleton text alone decides."""
-        return text in self.learned or (self.topic_words(text) <= self.max_words and self.refers_back(text))
+        return self._remembered(text, lambda: text in self.learned or (
+            self.topic_words(text) <= self.max_words and self.refers_back(text)))
+
+    def _remembered(self, key: str, compute: Callable[[], bool]) -> bool:
+        if key not in self._memo:
+            if len(self._memo) >= _MEMO:
+                self._memo.clear()
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def resolve(self, prev: Skeleton, fu: Skeleton) -> Turn:
         """The follow-up's values put into the previous question's slots of the same facet, or a refusal."""

@@ -11,7 +11,7 @@ import pyarrow as pa
 from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.extract import Skeleton, cache_key
-from schemas.followup import Conversation, Followups
+from schemas.followup import Conversation, Followups, Turn
 from tasks.logs import Ingested
 
 _WINDOW = 'WINDOW w AS (PARTITION BY "user" ORDER BY ts, question_id)'
@@ -50,6 +50,14 @@ def shape_lookup(shapes: list[dict[str, Any]]) -> dict[str, str]:
     return out
 
 
+def _resolved(turn: Turn, shape_of: dict[str, str]) -> dict[str, Any]:
+    """A follow-up row's columns: the standalone question, its shape and cache key when it has them."""
+    sid = shape_of.get(turn.standalone.text) if turn.standalone else None
+    key = cache_key(sid, turn.standalone) if sid and turn.standalone else None
+    return {"followup": True, "resolved_question": turn.question, "resolved_shape_id": sid,
+            "resolved_key": key, "followup_reason": turn.reason}
+
+
 def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, str]) -> dict[str, Any]:
     """Resolve every follow-up row; writes the `followups` table (FOLLOWUP_COLUMNS) and returns the figures."""
     con = ing.con
@@ -63,17 +71,21 @@ def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, st
         ORDER BY "user", ts, question_id""").fetchall()
     found: dict[str, dict[str, Any]] = {}
     talk, user = Conversation(rules), None
+    parsed: dict[tuple[str, str], Skeleton] = {}  # the same skeleton and values recur across rows
+    outcome: dict[Turn, dict[str, Any]] = {}
     for qid, who, text, constraints, fu, gap in rows:
         if who != user or gap is None or gap > config.mining.followup_seconds:
             talk.reset()  # rows in between were no follow-ups, so nothing before them is this row's context
             user = who
-        turn = talk.add(Skeleton(text, tuple(Constraint(f, v) for f, v in json.loads(constraints))))
-        if not fu:
-            continue
-        sid = shape_of.get(turn.standalone.text) if turn.standalone else None
-        key = cache_key(sid, turn.standalone) if sid and turn.standalone else None
-        found[qid] = {"question_id": qid, "followup": True, "resolved_question": turn.question,
-                      "resolved_shape_id": sid, "resolved_key": key, "followup_reason": turn.reason}
+        sk = parsed.get((text, constraints))
+        if sk is None:
+            sk = parsed[text, constraints] = Skeleton(
+                text, tuple(Constraint(f, v) for f, v in json.loads(constraints)))
+        turn = talk.add(sk)
+        if fu:
+            if turn not in outcome:
+                outcome[turn] = _resolved(turn, shape_of)
+            found[qid] = {"question_id": qid, **outcome[turn]}
     schema = pa.schema([(c, pa.bool_() if c == "followup" else pa.string()) for c in FOLLOWUP_COLUMNS])
     resolved = pa.Table.from_pylist(list(found.values()), schema)  # noqa: F841 - DuckDB reads it by name
     con.execute("CREATE OR REPLACE TABLE followups AS SELECT * FROM resolved")
