@@ -64,7 +64,7 @@ class Run:
             tag_version(index["uri"], table, self.run_id, index["version"])
             index["tag"] = self.run_id
         final = publish(self.out, self.staging, self.manifest)
-        prune(self.out, self.retention.runs, self.retention.rejected)
+        prune(self.out, self.retention.runs, self.retention.rejected, self.retention.embed_cache_days)
         return final
 
     def _judge(self, gate: QualityGate) -> Verdict:
@@ -78,7 +78,7 @@ class Run:
         """Keep the report where people can read it; the staging directory goes with `abort`."""
         kept = keep_rejected(self.out, self.staging, {**self.manifest, "run_id": self.run_id},
                              ("report", GATE_FILE))
-        prune(self.out, self.retention.runs, self.retention.rejected)
+        prune(self.out, self.retention.runs, self.retention.rejected, self.retention.embed_cache_days)
         raise GateRejected(verdict.message(self.run_id, kept), kept)
 
     def abort(self) -> None:

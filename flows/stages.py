@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 from flows.publication import Run
 from schemas.config import Config
-from schemas.publication import NoPublication
+from schemas.publication import EMBED_CACHE, NoPublication
 from tasks.indexing import build_index_task, export_parquet_task
 from tasks.mine_stage import mine_task
 from tasks.plan_stage import plan_task, write_lexicon
@@ -17,7 +18,8 @@ from tasks.store import Index
 
 def index_stage(run: Run, corpus: str, config: Config, run_date: date, quiet: bool, runner: Any = None) -> Index:
     """Build the index in this process; its embedding runs as tasks on `runner` (None: here)."""
-    outcome = build_index_task(corpus, config, run.out, run_date, quiet, embedder=TaskEmbedder(config, runner))
+    embedder = TaskEmbedder(config, runner, results=Path(run.out) / EMBED_CACHE)
+    outcome = build_index_task(corpus, config, run.out, run_date, quiet, embedder=embedder)
     rows = export_parquet_task(outcome.uri, config, outcome.result.version, run.staging / "chunks.parquet")
     run.record("index", {**outcome.to_json(), "corpus": str(corpus), "exported": rows, "table": config.table,
                          "run_date": run_date.isoformat()})

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 POINTER = "CURRENT"
+EMBED_CACHE = "embed-cache"  # under the root: the embedding tasks' results, pruned by age
 MANIFEST = "manifest.json"
 
 

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from schemas.publication import MANIFEST, POINTER, NoPublication, current_run, read_manifest
+from schemas.publication import EMBED_CACHE, MANIFEST, POINTER, NoPublication, current_run, read_manifest
 
 STAGE_FILES = {
     "index": ["chunks.parquet"],
@@ -134,9 +134,10 @@ def keep_rejected(out: str | Path, staging: Path, manifest: dict[str, Any], keep
     return dest
 
 
-def prune(out: str | Path, keep_runs: int, keep_rejected: int) -> list[str]:
-    """Delete the oldest publications beyond `keep_runs` and rejected runs beyond `keep_rejected`; never the
-    live one or the one before it. Run ids sort by time. Caller holds the lock. Returns what went."""
+def prune(out: str | Path, keep_runs: int, keep_rejected: int, cache_days: int | None = None) -> list[str]:
+    """Delete the oldest publications beyond `keep_runs` and rejected runs beyond `keep_rejected`, never the
+    live one or the one before it, and embedding task results older than `cache_days` (a later run that
+    needs one embeds again). Run ids sort by time. Caller holds the lock. Returns what went."""
     root = Path(out)
     live = current_run(root).name if (root / POINTER).exists() else None
     spared = {live, read_manifest(root / "runs" / live).get("previous") if live else None}
@@ -149,6 +150,12 @@ def prune(out: str | Path, keep_runs: int, keep_rejected: int) -> list[str]:
             if old.name not in spared:
                 shutil.rmtree(old, ignore_errors=True)
                 gone.append(f"{folder.name}/{old.name}")
+    cache = root / EMBED_CACHE
+    if cache_days is not None and cache.is_dir():
+        cutoff = time.time() - cache_days * 86_400
+        for old_result in sorted(p for p in cache.rglob("*") if p.is_file() and p.stat().st_mtime < cutoff):
+            old_result.unlink(missing_ok=True)
+            gone.append(f"{EMBED_CACHE}/{old_result.relative_to(cache)}")
     return gone
 
 

@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -76,10 +77,12 @@ class TaskEmbedder(Embedder):
     the same texts as in one plain `encode` call. `encode_one` (search) stays in this process.
     """
 
-    def __init__(self, config: Config, runner: Any | None = None) -> None:
+    def __init__(self, config: Config, runner: Any | None = None, results: Path | None = None) -> None:
         super().__init__(config.model_path, config.embed_batch_size)
         self.model_path = config.model_path
         self.runner = runner
+        # Results in a folder of the run's own (`results`), not Prefect's shared default, so they can be pruned.
+        self.task = embed_task.with_options(result_storage=results) if results else embed_task
 
     def encode(self, texts: Sequence[str], label: str = "embedding", quiet: bool = False) -> np.ndarray:
         if not texts:
@@ -93,10 +96,10 @@ class TaskEmbedder(Embedder):
                                          "model_path": self.model_path, "batch_size": self.batch_size}
                                         for shard in shards]
         vecs = np.empty((len(texts), self.dim), dtype=np.float32)
-        futures = [None if self.runner is None else self.runner.submit(embed_task, p) for p in params]
+        futures = [None if self.runner is None else self.runner.submit(self.task, p) for p in params]
         with progress(label, len(texts), quiet=quiet or len(shards) == 1) as bar:
             for shard, p, future in zip(shards, params, futures, strict=True):
-                vecs[shard] = embed_task(**p) if future is None else future.result()
+                vecs[shard] = self.task(**p) if future is None else future.result()
                 bar.advance(len(shard))
         return vecs
 

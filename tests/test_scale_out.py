@@ -4,6 +4,8 @@ index, shapes, templates and cache as with the default runner."""
 from __future__ import annotations
 
 import json
+import os
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -88,3 +90,25 @@ def test_embedding_is_cached_on_its_inputs(prefect_harness: None) -> None:
     other = embed_task(**{**params, "batch_size": 8}, return_state=True)
     assert first.name == "Completed" and again.name == "Cached" and other.name == "Completed"
     np.testing.assert_array_equal(again.result(), first.result())
+
+
+def test_embedding_results_stay_under_the_root_and_old_ones_are_pruned(tmp_path: Path, prefect_harness: None) -> None:
+    from schemas.publication import EMBED_CACHE
+    from tasks.publish import prune
+    from tasks.scale import TaskEmbedder
+
+    cache = tmp_path / EMBED_CACHE
+    embedder = TaskEmbedder(load_config(DEMO_CONFIG), results=cache)
+    texts = [f"remote work allowance, note {uuid.uuid4().hex}", "per diem in Warsaw"]
+    first = embedder.encode(texts, quiet=True)
+    stored = [p for p in cache.rglob("*") if p.is_file()]
+    assert stored, "the embedding task's result is written under the root"
+    np.testing.assert_array_equal(embedder.encode(texts, quiet=True), first)
+
+    old = time.time() - 20 * 86_400
+    os.utime(stored[0], (old, old))
+    fresh = embedder.encode(["sick leave in Toronto"], quiet=True)
+    assert fresh.shape == (1, 384)
+    gone = prune(tmp_path, keep_runs=2, keep_rejected=1, cache_days=14)
+    assert gone == [f"{EMBED_CACHE}/{stored[0].relative_to(cache)}"]
+    assert not stored[0].exists() and len([p for p in cache.rglob("*") if p.is_file()]) == len(stored)
