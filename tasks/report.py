@@ -49,6 +49,31 @@ def _plot(path: Path, kind: str, labels: list[str], values: list[float], title: 
     return path.name
 
 
+def _grouped(path: Path, labels: list[str], series: dict[str, list[float]], title: str, xlabel: str) -> str:
+    """Horizontal bars, one group per label and one bar per series (top label first)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 0.9 + 0.45 * len(labels) * max(1, len(series)) / 2))
+    height = 0.8 / max(1, len(series))
+    for i, (name, values) in enumerate(series.items()):
+        ax.barh([y + i * height for y in range(len(labels))][::-1], values, height=height, label=name)
+    ax.set_yticks([y + height * (len(series) - 1) / 2 for y in range(len(labels))][::-1], labels, fontsize=7)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name
+
+
+def _short(text: str, n: int = 48) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
 def write_report(run_dir: Path, manifest: dict[str, Any], b: Bill) -> Path:
     """report/report.md with plots; returns the Markdown path."""
     out = run_dir / "report"
@@ -176,13 +201,18 @@ def _plan_section(out: Path, tpl_path: Path, questions: Path, manifest: dict[str
             "| shape | type | questions | one search | plan | plan + original | route |",
             "|---|---|---|---|---|---|---|",
         ]
-        for t in sorted(split, key=lambda t: -t["count"])[:20]:
-            cov = json.loads(t["evaluation"])["coverage"]
+        top = sorted(split, key=lambda t: -t["count"])[:20]
+        covs = [json.loads(t["evaluation"])["coverage"] for t in top]
+        for t, cov in zip(top, covs, strict=True):
             lines.append(
                 f"| `{t['skeleton']}` | {t['type']} | {t['count']} | {cov['one_search']:.2f} | "
                 f"{cov['split']:.2f} | {cov['split_original']:.2f} | {t['route']} |"
             )
-        lines.append("")
+        series = {name: [c[key] for c in covs[:12]] for name, key in
+                  (("one search", "one_search"), ("plan", "split"), ("plan + original", "split_original"))}
+        plot = _grouped(out / "coverage.png", [_short(t["skeleton"]) for t in top[:12]], series,
+                        "Facet coverage per split shape (most asked first)", "coverage")
+        lines += ["", f"![coverage per shape]({plot})", ""]
     lines += _vocabulary_lines(tpls)
     if rejected:
         lines += (
@@ -221,4 +251,9 @@ def _plan_section(out: Path, tpl_path: Path, questions: Path, manifest: dict[str
     lines += [
         f"| {name} | {r['searches']} | {r['usd_per_1k']:.2f} | {r['first_token_s']:.1f} |" for name, r in rows.items()
     ]
-    return lines + [""]
+    names = list(rows)
+    cost = _plot(out / "bill_cost.png", "bar", names, [r["usd_per_1k"] for r in rows.values()],
+                 "USD per 1,000 questions, by design")
+    wait = _plot(out / "bill_latency.png", "bar", names, [r["first_token_s"] for r in rows.values()],
+                 "Seconds to the first answer token, by design")
+    return lines + ["", f"![bill: cost]({cost})", f"![bill: latency]({wait})", ""]

@@ -207,3 +207,24 @@ def test_route_without_evidence_is_one_search(seed_eval: dict) -> None:
     sk = cache.lexicon.skeleton(question)
     assert decide_route(template, [sk], index, cache.lexicon, 4, 4, floor=0.35).route == "split"
     assert decide_route(template, [sk], index, cache.lexicon, 4, 4, floor=0.99).route == "one_search"
+
+
+REPORT_PLOTS = ["shape_frequency.png", "shape_types.png", "routes.png", "coverage.png", "bill_cost.png",
+                "bill_latency.png"]
+
+
+def test_report_plots_open_as_images(demo_publication: Path) -> None:
+    """Each plot of the nightly report is a drawn PNG, shown in the Markdown beside its figures."""
+    import matplotlib.image as mpimg
+
+    from schemas.publication import current_run
+
+    report = current_run(demo_publication) / "report"
+    text = (report / "report.md").read_text(encoding="utf-8")
+    for name in REPORT_PLOTS:
+        image = mpimg.imread(report / name)
+        assert image.shape[0] > 150 and image.shape[1] > 500, name
+        assert image[..., :3].std() > 0.05, f"{name} is blank"
+        assert f"]({name})" in text, name
+    section = text.split("### Coverage per split shape", 1)[1].split("![coverage per shape]", 1)[0]
+    assert section.count("| `") >= 2  # the plotted shapes are in the table above the plot
