@@ -56,11 +56,17 @@ def _kind(f: Path) -> str | None:
     return None
 
 
+_NO_DELIMITER = "\x1e\x1f\x1e\x1f"
+
+
 def _source_sql(glob: str, kind: str) -> str:
     """A relation of (filename, ts VARCHAR, user VARCHAR, query VARCHAR, bad VARCHAR)."""
     g = glob.replace("'", "''")
     if kind == "jsonl":
-        lines = (f"read_csv('{g}', columns={{'line': 'VARCHAR'}}, delim='\x1e', quote='', escape='', header=false, "
+        # Each line whole, as one column: the delimiter is a 4-byte sequence no text line holds in practice
+        # (a one-byte one such as "\x1e" cut a line that held it, and a line holding only it was lost).
+        lines = (f"read_csv('{g}', columns={{'line': 'VARCHAR'}}, delim='{_NO_DELIMITER}', quote='', escape='', "
+                 "header=false, "
                  "auto_detect=false, strict_mode=false, max_line_size=100000000, filename=true, store_rejects=true, "
                  "ignore_errors=true, hive_partitioning=false)")
         # Each line is parsed twice at most: once to validate, once to take the three fields.

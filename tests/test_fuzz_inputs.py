@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from schemas.config import ConfigError, load_config
@@ -29,6 +29,8 @@ bad_rows = st.one_of(
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(bad_rows, min_size=1, max_size=8))
+@example(rows=[b"\x1e"])  # a line of only the old column delimiter was lost, not quarantined
+@example(rows=[b"\x00", b'{"ts": "2026-11-24T10:00:00Z", "user": "u\x1e2", "query": "per diem\x1e Lisbon"}'])
 def test_log_rows_are_mined_or_quarantined(tmp_path: Path, rows: list[bytes]) -> None:
     path = tmp_path / "logs.jsonl"
     lines = [json.dumps(GOOD).encode(), *rows]
