@@ -1,4 +1,4 @@
-"""Scrubbing and skeletons of distinct questions in Python, in the flow's process or in worker processes.
+"""Skeletons of distinct questions in Python, in the flow's process or in worker processes.
 
 Kept apart from `tasks.mining` so that a spawned worker imports only `schemas`, not the mining stage's
 DuckDB, Arrow and model imports.
@@ -31,13 +31,9 @@ def init_worker(lexicon: Lexicon, scrub: Scrubber | None) -> None:
     _worker["lexicon"], _worker["scrub"] = lexicon, scrub
 
 
-def in_worker(work: Any, rows: Rows) -> Any:
-    """In a worker process: the lexicon and scrubber come from `_init_worker`."""
-    return work(rows, _worker["lexicon"], _worker["scrub"])
-
-
-def scrub_rows(rows: Rows, lexicon: Lexicon, scrub: Scrubber) -> list[str]:
-    return [scrub(query) for query, _ in rows]
+def in_worker(rows: Rows) -> dict[str, list[Any]]:
+    """`skeleton_rows` in a worker process: the lexicon and scrubber come from `init_worker`."""
+    return skeleton_rows(rows, _worker["lexicon"], _worker["scrub"])
 
 
 def skeleton_rows(rows: Rows, lexicon: Lexicon, scrub: Scrubber | None) -> dict[str, list[Any]]:

@@ -47,8 +47,8 @@ def shape_id(skeleton: str) -> str:
 
 
 _CHUNK = 20_000  # questions per unit of work in Python
-# Below this much Python work, a spawned worker's start-up (it imports the main module: the CLI, Prefect)
-# costs more than it saves. Skeletons cost ~70 µs a question, scrubbing ~30 µs: only skeletons go parallel.
+# Below this many Python skeletons (~70 µs each), a spawned worker's start-up (it imports the main module: the
+# CLI, Prefect) costs more than it saves. Scrubbing (~30 µs a question) always stays in this process.
 _PARALLEL_FROM = 100_000
 
 
@@ -68,17 +68,18 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
         con.execute(f"INSERT INTO masked SELECT query, y, {sql.masked('query')} FROM distinct_q "
                     f"WHERE {sql.eligible('query')}")
         rest = con.sql("SELECT query, y FROM distinct_q ANTI JOIN masked USING (query, y)").fetchall()
-        texts = _in_python(extract_rows.scrub_rows, rest, lexicon, scrub, "scrubbing questions", quiet, workers)
+        with progress("scrubbing questions", len(rest), quiet=quiet) as bar:
+            texts = [scrub(query) for query, _ in rest]
+            bar.advance(len(rest))
         scrubbed = pa.table({"query": [r[0] for r in rest], "y": [r[1] for r in rest],  # noqa: F841
                              "text": texts})
         con.execute(f"INSERT INTO masked SELECT query, y, {sql.masked('text')} FROM scrubbed "
                     f"WHERE {sql.eligible('text')}")
         rest = con.sql("SELECT text, y, query FROM scrubbed ANTI JOIN masked USING (query, y)").fetchall()
         _sql_mapping(con, sql)
-        out = _in_python(extract_rows.skeleton_rows, rest, lexicon, None, "extracting constraints", quiet, workers)
+        out = _skeletons(rest, lexicon, None, quiet, workers)
     else:
-        rest = con.sql("SELECT query, y, query FROM distinct_q").fetchall()
-        out = _in_python(extract_rows.skeleton_rows, rest, lexicon, scrub, "extracting constraints", quiet, workers)
+        out = _skeletons(con.sql("SELECT query, y, query FROM distinct_q").fetchall(), lexicon, scrub, quiet, workers)
     by_python = pa.table(out, schema=_MAPPING_SCHEMA)  # noqa: F841 - DuckDB reads the local variable by name
     con.execute("CREATE TABLE IF NOT EXISTS mapping AS SELECT * FROM by_python LIMIT 0")
     con.execute("INSERT INTO mapping SELECT * FROM by_python")
@@ -106,29 +107,23 @@ def _sql_mapping(con: Any, sql: SqlSkeletons) -> None:
                 "FROM by_sql b JOIN by_markers m USING (markers)")
 
 
-def _in_python(work: Any, rows: extract_rows.Rows, lexicon: Lexicon, scrub: Scrubber | None, label: str, quiet: bool,
-               workers: int) -> Any:
-    """`work(rows, lexicon, scrub)` over chunks, in worker processes when there are many rows."""
+def _skeletons(rows: extract_rows.Rows, lexicon: Lexicon, scrub: Scrubber | None, quiet: bool,
+               workers: int) -> dict[str, list[Any]]:
+    """Mapping columns for (text, year, query) rows in Python, over worker processes when there are many."""
     chunks = [rows[i:i + _CHUNK] for i in range(0, len(rows), _CHUNK)]
-    results = []
-    with progress(label, len(rows), quiet=quiet) as bar:
-        if workers > 1 and len(rows) >= _PARALLEL_FROM and work is extract_rows.skeleton_rows:
+    out: dict[str, list[Any]] = {k: [] for k in extract_rows.MAPPING_COLUMNS}
+    with progress("extracting constraints", len(rows), quiet=quiet) as bar:
+        if workers > 1 and len(rows) >= _PARALLEL_FROM:
             ctx = multiprocessing.get_context("spawn")  # no fork of a process holding DuckDB, LanceDB, torch threads
             with ProcessPoolExecutor(min(workers, len(chunks)), mp_context=ctx,
                                      initializer=extract_rows.init_worker, initargs=(lexicon, scrub)) as pool:
-                done = pool.map(extract_rows.in_worker, [work] * len(chunks), chunks)
-                for chunk, result in zip(chunks, done, strict=True):
-                    results.append(result)
+                for chunk, cols in zip(chunks, pool.map(extract_rows.in_worker, chunks), strict=True):
+                    _extend(out, cols)
                     bar.advance(len(chunk))
         else:
             for chunk in chunks:
-                results.append(work(chunk, lexicon, scrub))
+                _extend(out, extract_rows.skeleton_rows(chunk, lexicon, scrub))
                 bar.advance(len(chunk))
-    if work is extract_rows.scrub_rows:
-        return [t for r in results for t in r]
-    out: dict[str, list[Any]] = {k: [] for k in extract_rows.MAPPING_COLUMNS}
-    for r in results:
-        _extend(out, r)
     return out
 
 
