@@ -72,14 +72,12 @@ class SqlSkeletons:
         self.lexicon = lexicon
         self.forms = sorted(lexicon.forms, key=lambda s: (-len(s), s))  # the Python pattern's order
         # what each form becomes in a skeleton: " {facet} ", or the qualifier's folded term
-        self.targets: dict[str, list[str]] = {}
-        for form, (facet, value) in sorted(lexicon.forms.items()):
-            target = f" {fold(value)} " if facet == QUALIFIER else f" {{{facet}}} "
-            self.targets.setdefault(target, []).append(form)
+        self.targets = {form: f" {fold(value)} " if facet == QUALIFIER else f" {{{facet}}} "
+                        for form, (facet, value) in sorted(lexicon.forms.items())}
         self.names = scrub.names
         # Anything outside the shared domain sends the whole log through Python.
         self.supported = (all(_ascii_word_edged(f) for f in [*self.forms, *lexicon.filler_words])
-                          and all(t.isascii() and t.isprintable() for t in self.targets))
+                          and all(t.isascii() and t.isprintable() for t in self.targets.values()))
 
     def eligible(self, col: str = "query") -> str:
         """True for a question SQL takes (see the module docstring)."""
@@ -123,10 +121,9 @@ class SqlSkeletons:
         """The skeleton of a masked question: markers as placeholders, punctuation and fillers gone."""
         # Split at the delimiters, pieces alternate text and marker bodies; text is lower case, so a piece that
         # starts with "L" or "Y" is a marker, and each one becomes its target.
-        targets = {"L" + form: target for target, forms in self.targets.items() for form in forms}
         cases = []
-        if targets:
-            lookup = ", ".join(f"{_lit(k)}: {_lit(v)}" for k, v in targets.items())
+        if self.targets:
+            lookup = ", ".join(f"{_lit('L' + form)}: {_lit(target)}" for form, target in self.targets.items())
             cases.append(f"WHEN p[1] = 'L' THEN MAP {{{lookup}}}[p]")
         if self.lexicon.year_facet:
             cases.append(f"WHEN p[1] = 'Y' THEN {_lit(f' {{{self.lexicon.year_facet}}} ')}")

@@ -7,7 +7,7 @@ One implementation for mining (each log row against the same user's previous que
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from schemas.config import Mining
@@ -17,7 +17,7 @@ from schemas.text import words
 
 NO_PREVIOUS = "follow-up with no previous question"
 _CHAINED = "the previous question did not resolve: "
-_MEMO = 100_000  # remembered answers per Followups, before they are forgotten
+_MEMO = 100_000  # skeletons whose answer a Followups remembers, before it forgets them all
 _EXISTENTIAL = re.compile(r"(?<!\S)(?:is|are|was|were) there(?!\S)")  # "is there a budget" asks, not refers
 
 
@@ -62,15 +62,13 @@ class Followups:
 
     def is_followup_text(self, text: str) -> bool:
         """Learned, or short and referring back; the skeleton text alone decides."""
-        return self._remembered(text, lambda: text in self.learned or (
-            self.topic_words(text) <= self.max_words and self.refers_back(text)))
-
-    def _remembered(self, key: str, compute: Callable[[], bool]) -> bool:
-        if key not in self._memo:
+        found = self._memo.get(text)
+        if found is None:
             if len(self._memo) >= _MEMO:
                 self._memo.clear()
-            self._memo[key] = compute()
-        return self._memo[key]
+            found = self._memo[text] = text in self.learned or (
+                self.topic_words(text) <= self.max_words and self.refers_back(text))
+        return found
 
     def resolve(self, prev: Skeleton, fu: Skeleton) -> Turn:
         """The follow-up's values put into the previous question's slots of the same facet, or a refusal."""
