@@ -79,7 +79,15 @@ class Planning(_Strict):
     merge: Literal["round_robin", "max", "rrf"] = "round_robin"
     rerank: bool = False  # within a part, order chunks by similarity to the original question before merging
     min_gain: float = Field(0.0, ge=0)
+    # routing: a chunk of a step is evidence for its value within this cosine of the step's best (tasks/routing.py)
+    evidence_margin: float = Field(0.2, ge=0)
     corpus_words: bool = True  # sub-queries say a synonym the way their partition's chunks do
+    # clause splits (tasks/clauses.py): words that start a new clause ([] turns clause splits off), and the
+    # content words a clause needs to stand alone
+    clause_words: list[str] = Field(default_factory=lambda: [
+        "while", "whereas", "and", "but", "also", "as well as", "respectively", "according to", "reported by",
+        "which", "who", "that"])
+    clause_min_words: int = Field(3, ge=1)
     model: str = ""
     tensor_parallel_size: int = Field(1, ge=1)
     gpu_memory_utilization: float = Field(0.85, gt=0, le=1)

@@ -22,6 +22,7 @@ from schemas.extract import Lexicon, Skeleton, cache_key, fill_skeleton
 from schemas.plan import Plan, PlanError, check_plan, check_words, fill_slots, validate_plan
 from schemas.text import words
 from schemas.vocabulary import VOCABULARY_FILE, Vocabulary
+from tasks.clauses import Reach
 from tasks.model_writer import Generate, excerpt, write_batch
 from tasks.progress import progress
 from tasks.routing import ROUTER_VERSION, ShapeEvaluation, decide_route
@@ -110,6 +111,20 @@ def partition_excerpts(skeleton: str, samples: list[Skeleton], config: Config, i
     return out
 
 
+def evidence_reach(index: Index, samples: list[Skeleton]) -> Reach:
+    """The best chunk score of a clause under a slot group's filters, averaged over the sampled values."""
+
+    def reach(clause: str, filters: dict[str, str]) -> float:
+        scores = []
+        for sk in samples:
+            values = {f: sk.slots.get(v.strip("{}"), "") for f, v in filters.items()}
+            hits = index.search(clause, 1, values)
+            scores.append(hits[0].score if hits else -1.0)
+        return sum(scores) / len(scores) if scores else -1.0
+
+    return reach
+
+
 def write_templates(todo: list[tuple[dict[str, Any], list[Skeleton]]], config: Config, lexicon: Lexicon,
                     generate: Generate | None, writer: str, index: Index | None = None
                     ) -> tuple[list[tuple[Plan, dict[str, Any]]], int]:
@@ -144,7 +159,8 @@ def write_templates(todo: list[tuple[dict[str, Any], list[Skeleton]]], config: C
                       "model": config.planning.model, **meta[i]}
         else:
             fallbacks += generate is not None
-            plan = write_template(shape["skeleton"], shape["type"], config)
+            reach = evidence_reach(index, samples[:SAMPLES_PER_SHAPE]) if index is not None else None
+            plan = write_template(shape["skeleton"], shape["type"], config, reach)
             status = {**check_template(plan, shape, config, lexicon, samples), "writer": "rules", "model": "",
                       **meta[i], "fallback": generate is not None}
         out.append((plan, status))
@@ -221,7 +237,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                     ev = decide_route(template, samples[:SAMPLES_PER_SHAPE], index, lexicon,
                                       config.planning.budget, config.planning.per_step_k, config.planning.merge,
                                       floor=config.mining.null_floor, vocabulary=vocabulary,
-                                      rerank=config.planning.rerank)
+                                      rerank=config.planning.rerank, margin=config.planning.evidence_margin)
                 except PlanError as exc:  # a filled plan that fails validation is served as one search
                     status.update(valid=False, complaint=str(exc))
                     rejected += 1

@@ -2,10 +2,10 @@
 
 Facet coverage: the share of a question's constrained facet values (and bridge values its plan extracts)
 that have their evidence in the context. A value's evidence is its own step's best chunks: as many as its
-part's share of the budget (budget // steps when the plan splits, else one), each within EVIDENCE_MARGIN of
-the best. The route is the cheapest way that reaches the best facet coverage. A question none of whose
-filtered values has a chunk at or above the similarity floor has no evidence: no route can do better than
-one search.
+part's share of the budget (budget / steps rounded up when the plan splits, else one), each within
+`planning.evidence_margin` of the best. The route is the cheapest way that reaches the best facet coverage. A
+question none of whose filtered values has a chunk at or above the similarity floor (searched with the whole
+question) has no evidence: no route can do better than one search.
 """
 
 from __future__ import annotations
@@ -16,19 +16,20 @@ from typing import Any
 from schemas.extract import Lexicon, Skeleton, fill_skeleton
 from schemas.plan import Plan, fill_slots
 from schemas.vocabulary import Vocabulary
-from tasks.executor import Retrieved, merge_parts, run_plan, search_original
+from tasks.executor import Retrieved, StepResult, merge_parts, run_plan, search_original
 from tasks.store import Index
 from tasks.vocabulary import subquery_reach, worded
 
 ROUTES = ("one_search", "split", "split_original")
-ROUTER_VERSION = 3  # part of a template's signature: a changed router re-evaluates every shape
+ROUTER_VERSION = 4  # part of a template's signature: a changed router re-evaluates every shape
 
-EVIDENCE_MARGIN = 0.2  # cosine below a step's best chunk within which a chunk is still evidence for its value
+EVIDENCE_MARGIN = 0.2  # default: cosine below a step's best chunk within which a chunk is still evidence
 
 
 def evidence_depth(budget: int, steps: int) -> int:
-    """Chunks of evidence a value's part needs in the context: its share of the budget when the plan splits."""
-    return max(1, budget // steps) if steps >= 2 else 1
+    """Chunks of evidence a value's part needs in the context: its share of the budget when the plan splits,
+    rounded up (a round robin gives the first parts the remainder)."""
+    return max(1, -(-budget // steps)) if steps >= 2 else 1
 
 
 def part_targets(needed: set[tuple[str, str]], plan_run: Retrieved | None, depth: int = 1,
@@ -44,6 +45,17 @@ def part_targets(needed: set[tuple[str, str]], plan_run: Retrieved | None, depth
             if (facet, value) in needed:
                 out.setdefault((facet, value), set()).update(h.id for h in p.hits[:depth] if h.score >= best - margin)
     return out
+
+
+def whole_question_probe(question: str, plan_run: Retrieved, index: Index) -> Retrieved:
+    """The whole question searched once under each distinct filter set of the plan's steps: whether a value
+    holds evidence for the question is judged on the question, not on one clause of it."""
+    seen: list[dict[str, str]] = []
+    for p in plan_run.parts:
+        if p.filters and p.filters not in seen:
+            seen.append(p.filters)
+    parts = [StepResult(f"probe{n}", question, f, index.search(question, 1, f)) for n, f in enumerate(seen, 1)]
+    return Retrieved([], parts, len(parts))
 
 
 def has_evidence(needed: set[tuple[str, str]], plan_run: Retrieved, floor: float) -> bool:
@@ -106,7 +118,8 @@ def measure_vocabulary(plans: list[Plan], vocabulary: Vocabulary | None, index: 
 
 def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon: Lexicon, budget: int,
                  k: int, merge: str = "round_robin", floor: float = -1.0,
-                 vocabulary: Vocabulary | None = None, rerank: bool = False) -> ShapeEvaluation:
+                 vocabulary: Vocabulary | None = None, rerank: bool = False,
+                 margin: float = EVIDENCE_MARGIN) -> ShapeEvaluation:
     """Run the shape's logged questions one search, as the plan, and as the plan plus the original.
     `floor`: the similarity below which a chunk is no evidence (the null floor). `vocabulary`: measured, and
     the plans run with their sub-queries in the corpus's words where that helps (see measure_vocabulary)."""
@@ -128,9 +141,9 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         split = merge_parts(question, steps, index, budget, merge, rerank)
         both = merge_parts(question, [original, *steps], index, budget, merge, rerank)
         need = needed_values(sk, split, lexicon)
-        if not has_evidence(need, split, floor):
+        if not has_evidence(need, whole_question_probe(question, split, index), floor):
             need = set()  # the corpus holds no answer: every route covers the same (nothing)
-        targets = part_targets(need, split, evidence_depth(budget, len(plan.steps)))
+        targets = part_targets(need, split, evidence_depth(budget, len(plan.steps)), margin)
         refused += any(p.error for p in split.parts)
         for name, run in (("one_search", one), ("split", split), ("split_original", both)):
             cov[name] += facet_coverage(need, run, targets)

@@ -6,6 +6,7 @@ import re
 
 from schemas.config import Config
 from schemas.plan import Extract, Plan, Step
+from tasks.clauses import Reach, clause_plan, clause_scores, clauses, slot_groups
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 _JOINERS = r"(?:and|or|to|vs|versus|with|than|from|between|in|for|at)"
@@ -63,9 +64,19 @@ def _bridge(text: str, config: Config) -> Plan | None:
     ])
 
 
-def write_template(skeleton: str, shape_type: str, config: Config) -> Plan:
-    """A template for one shape: comparison and temporal split per value, bridge chains, the rest one step."""
+def write_template(skeleton: str, shape_type: str, config: Config, reach: Reach | None = None) -> Plan:
+    """A template for one shape: bridge chains; with `reach` (evidence scores from the index), a question of
+    two or more clauses splits by clause (tasks/clauses.py); else comparison and temporal split per value, the
+    rest is one step."""
     text = slotted(skeleton, config.facet_names)
+    if shape_type == "bridge" and (plan := _bridge(text, config)):
+        return plan
+    parts = clauses(text, config.planning.clause_words, config.planning.clause_min_words)
+    groups = slot_groups(text)
+    if reach is not None and len(parts) >= 2 and groups and shape_type != "null":
+        scores = clause_scores(parts, groups, reach)
+        if sum(max(row) >= config.mining.null_floor for row in scores) >= 2:
+            return clause_plan(parts, groups, scores, lambda _: text, config.planning.max_steps)
     kinds = {f.name: f.kind for f in config.facets}
     slots = re.findall(r"\{([a-z_]+_\d+)\}", text)
     by_facet: dict[str, list[str]] = {}
@@ -77,7 +88,5 @@ def write_template(skeleton: str, shape_type: str, config: Config) -> Plan:
             if len(values) >= 2 and (wanted is None and kinds.get(facet) in ("year", "date")
                                      or kinds.get(facet) == wanted):
                 return _split(text, facet, values, config)
-    if shape_type == "bridge" and (plan := _bridge(text, config)):
-        return plan
     filters = {facet: "{" + values[0] + "}" for facet, values in by_facet.items() if len(values) == 1}
     return Plan(steps=[Step(id="s1", query=text, filters=filters)])

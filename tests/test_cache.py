@@ -83,7 +83,7 @@ def test_no_evidence_above_floor_is_not_split() -> None:
 
 
 def test_evidence_depth_is_the_part_share_of_the_budget() -> None:
-    assert [evidence_depth(4, n) for n in (1, 2, 3, 5)] == [1, 2, 1, 1]
+    assert [evidence_depth(4, n) for n in (1, 2, 3, 5)] == [1, 2, 2, 1]  # 4 over 3 parts: 2, 1, 1
     hits = [_hit("a1", 0.70, source="A"), _hit("a2", 0.60, source="A"), _hit("a3", 0.40, source="A")]
     split = Retrieved(["a1", "a2"], [StepResult("s1", "q", {"source": "A"}, hits)], 1)
     need = {("source", "A")}

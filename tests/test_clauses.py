@@ -1,0 +1,163 @@
+"""Clause splits: clauses of a long question, slot groups, each clause sent where its evidence is."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from schemas.config import Config, load_config
+from schemas.extract import Lexicon
+from schemas.plan import fill_slots, validate_plan
+from tasks.clauses import clause_plan, clauses, slot_groups
+from tasks.executor import retrieve
+from tasks.indexing import build_index
+from tasks.plan_stage import evidence_reach
+from tasks.rules_writer import slotted, write_template
+from tasks.store import Index
+from tests.conftest import ROOT
+
+CONFIG = load_config(ROOT / "data" / "configs" / "multihop_rag.yaml")
+WORDS = CONFIG.planning.clause_words
+
+
+def test_clauses_split_at_connectives_and_keep_content() -> None:
+    text = ("which company reported by {source_1} was fined for dumping waste in the river "
+            "and is building a battery plant in ohio while {source_2} says its profits fell")
+    assert clauses(text, WORDS, 3) == ["company was fined for dumping waste in the river",
+                                       "is building a battery plant in ohio", "says its profits fell"]  # noqa: E501
+    assert clauses(text, [], 3) == []  # no connectives: clause splits are off
+
+
+def test_a_short_piece_joins_the_clause_before_it() -> None:
+    # "chair for working" has too few content words at 4: it stays with the desk
+    text = "is there a budget for a desk and chair for working from home in {office_1}"
+    assert clauses(text, WORDS, 4) == ["is there a budget for a desk chair for working from home in"]
+    assert len(clauses(text, WORDS, 3)) == 2
+
+
+def test_slot_groups_pair_repeated_facets_and_share_single_ones() -> None:
+    two_dated = "between {source_1} on {published_date_1} and {source_2} on {published_date_2} is there a change"
+    assert slot_groups(two_dated) == [{"source": "source_1", "published_date": "published_date_1"},
+                                      {"source": "source_2", "published_date": "published_date_2"}]
+    assert slot_groups("compare leave in {office_1} and {office_2} in {year_1}") == [
+        {"office": "office_1", "year": "year_1"}, {"office": "office_2", "year": "year_1"}]
+    assert slot_groups("leave in {office_1}") == [{"office": "office_1"}]
+    assert slot_groups("no values here") == []
+
+
+def _scores(parts: list[str], owner: dict[str, int], groups: int) -> list[list[float]]:
+    """A stand-in for the index: a clause scores 1 under the group its first word names, 0 elsewhere."""
+    return [[1.0 if owner[c.split()[0]] == g else 0.0 for g in range(groups)] for c in parts]
+
+
+def test_each_clause_goes_to_the_group_with_its_evidence_and_groups_alternate() -> None:
+    groups = [{"source": "source_1"}, {"source": "source_2"}]
+    owner = {"alpha": 0, "beta": 1}
+    parts = ["alpha one", "alpha two", "beta three"]
+    plan = clause_plan(parts, groups, _scores(parts, owner, 2), lambda i: "whole", 6)
+    assert [(s.query, s.filters["source"]) for s in plan.steps] == [
+        ("alpha one", "{source_1}"), ("beta three", "{source_2}"), ("alpha two", "{source_1}")]
+    # a group no clause went to still searches, with the whole question
+    lonely = clause_plan(parts[:2], groups, _scores(parts[:2], owner, 2), lambda i: "whole", 6)
+    assert [(s.query, s.filters["source"]) for s in lonely.steps] == [
+        ("alpha one", "{source_1}"), ("whole", "{source_2}"), ("alpha two", "{source_1}")]
+    many = [f"alpha {n}" for n in range(9)]
+    assert len(clause_plan(many, groups, _scores(many, owner, 2), lambda i: "w", 4).steps) == 4
+
+
+def test_a_question_whose_clauses_find_no_evidence_is_not_split_by_clause() -> None:
+    skeleton = "which company reported by {source} was fined for dumping waste and is building a battery plant"
+    weak = write_template(skeleton, "single", CONFIG, lambda clause, filters: CONFIG.mining.null_floor - 0.01)
+    assert [s.query for s in weak.steps] == [slotted(skeleton, CONFIG.facet_names)]  # one step, as without scores
+    strong = write_template(skeleton, "single", CONFIG, lambda clause, filters: CONFIG.mining.null_floor)
+    assert len(strong.steps) == 2 and all(s.filters == {"source": "{source_1}"} for s in strong.steps)
+
+
+_WORD = st.sampled_from(["fined", "river", "plant", "battery", "profits", "fell", "court", "deal", "the", "in"])
+_PIECE = st.lists(_WORD, min_size=1, max_size=6).map(" ".join)
+_SLOT = st.sampled_from(["{source}", "{published_date}", ""])
+
+
+@given(st.lists(st.tuples(_PIECE, _SLOT, st.sampled_from(["and", "while", "which", "also"])), min_size=1,
+                max_size=6), st.integers(1, 4))
+def test_clause_templates_are_valid_plans_that_keep_every_value(pieces: list[tuple[str, str, str]],
+                                                               min_words: int) -> None:
+    skeleton = " ".join(f"{p} {slot} {joiner}" for p, slot, joiner in pieces) + " end of question here"
+    text = slotted(skeleton, CONFIG.facet_names)
+    found = clauses(text, WORDS, min_words)
+    assert all("{" not in c and c for c in found)
+    assert not any(set(c.split()) & {"and", "while", "which", "also"} for c in found)
+    groups = slot_groups(text)
+    config = CONFIG.model_copy(deep=True)
+    config.planning.clause_min_words = min_words
+    plan = write_template(skeleton, "comparison", config,
+                          lambda clause, filters: config.mining.null_floor + len(clause) % 3)
+    validate_plan(plan, max_steps=CONFIG.planning.max_steps, facets={f: set() for f in CONFIG.facet_names})
+    slots = set(re.findall(r"\{([a-z_]+_\d+)\}", text))
+    used = {v.strip("{}") for s in plan.steps for v in s.filters.values()}
+    used |= set(re.findall(r"\{([a-z_]+_\d+)\}", " ".join(s.query for s in plan.steps)))
+    assert used == slots  # no value dropped, none invented
+    if len(found) >= 2 and groups:
+        queries = [s.query for s in plan.steps]
+        assert set(queries) <= {*found, text}  # a clause, or the whole question for a group with none
+        assert all(queries.count(c) <= found.count(c) for c in found)  # no clause searched twice
+        wanted = [{f: "{" + v + "}" for f, v in g.items()} for g in groups]
+        assert [s.filters for s in plan.steps[:len(groups)]] == wanted  # every group searches, in order
+
+
+# --- against a real index ----------------------------------------------------------------------------
+
+FACTS = [
+    ("a1", "Alpha Daily", "Acme was fined two million dollars for dumping chemical waste into the river."),
+    ("a2", "Alpha Daily", "Acme is building a battery plant in Ohio that will employ 900 workers."),
+    ("a3", "Alpha Daily", "The city council approved a new budget for road repairs this spring."),
+    ("a4", "Alpha Daily", "Local football club wins the regional cup after a penalty shoot-out."),
+    ("b1", "Beta Times", "Acme's quarterly profits fell by a third as battery demand slowed."),
+    ("b2", "Beta Times", "A court fined a shipping firm for polluting the harbour with oil."),
+    ("b3", "Beta Times", "The new electric car factory in Ohio opened its doors to visitors."),
+    ("b4", "Beta Times", "Farmers complain about the dry summer and the price of feed."),
+]
+QUESTION = ("Which company, reported by Alpha Daily, was fined for dumping chemical waste into the river and is "
+            "building a battery plant in Ohio, while Beta Times says its quarterly profits fell?")
+
+
+@pytest.fixture(scope="module")
+def news(tmp_path_factory: pytest.TempPathFactory) -> tuple[Config, Index]:
+    root = tmp_path_factory.mktemp("news")
+    corpus = root / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "text": t, "metadata": {"source": s,
+                                                                            "published_date": "2023-11-20"}}) + "\n"
+                              for i, s, t in FACTS), encoding="utf-8")
+    config = CONFIG.model_copy(deep=True)
+    outcome = build_index(corpus, config, root / "out", date(2026, 11, 30), quiet=True)
+    return config, Index(outcome.uri, config, outcome.result.version)
+
+
+def test_clauses_find_their_facts_in_the_real_index(news: tuple[Config, Index]) -> None:
+    config, index = news
+    lexicon = Lexicon(config, index.facet_values())
+    sk = lexicon.skeleton(QUESTION)
+    assert sk.slots == {"source_1": "Alpha Daily", "source_2": "Beta Times"}
+    template = write_template(sk.text, "comparison", config, evidence_reach(index, [sk]))
+    by_filter = [(s.filters["source"], s.query) for s in template.steps]
+    assert by_filter == [("{source_1}", "company was fined for dumping chemical waste into the river"),
+                         ("{source_2}", "says its quarterly profits fell"),
+                         ("{source_1}", "is building a battery plant in ohio")]
+    run = retrieve(QUESTION, fill_slots(template, sk.slots), index, lexicon, 3, 4, False)
+    assert {c.split("#")[0] for c in run.context} == {"a1", "a2", "b1"}  # every fact, one chunk each
+    unsplit = write_template(sk.text, "comparison", config)  # without evidence scores: one step per source
+    assert [s.filters["source"] for s in unsplit.steps] == ["{source_1}", "{source_2}"]
+
+
+def test_questions_in_clause_plans_are_built_from_the_skeleton(news: tuple[Config, Index]) -> None:
+    config, index = news
+    lexicon = Lexicon(config, index.facet_values())
+    sk = lexicon.skeleton(QUESTION)
+    template = write_template(sk.text, "comparison", config, evidence_reach(index, [sk]))
+    skeleton_words = set(sk.text.split())
+    assert all(set(s.query.split()) <= skeleton_words for s in template.steps)
