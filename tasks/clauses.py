@@ -1,15 +1,15 @@
 """Clause splits: a long question asks for several facts, each in its own clause.
 
 A slotted skeleton is cut into clauses at connective words (`planning.clause_words`); a clause keeps at least
-`planning.clause_min_words` content words, shorter pieces join the clause before them. The question's slots
-form groups, one per part: a facet named more than once starts a new group at each repeat, in text order
-(`{source_1} on {published_date_1} and {source_2} on {published_date_2}` is two groups); a facet named once
-applies to every group. Each clause is sent to the group where its best evidence scores highest (measured
-against the index with the shape's sampled values, no labels), and the plan has one step per clause, steps
-of different groups interleaved so that a round robin merge gives each group its share of the budget. A
-question splits by clause only when two or more of its clauses find evidence at or above the null floor: the
-clauses of a question the corpus cannot answer find none (MultiHop-RAG: 5 null questions of 33 qualify, 360
-of 390 others).
+`planning.clause_min_words` content words (words outside PLAN_WORDS), shorter pieces join a neighbour. The
+question's slots form groups, one per part. Facets named more than once and equally often pair up by position
+(`{source_1} and {source_2} on {published_date_1} and {published_date_2}` is two groups); otherwise a repeat
+starts a new group, in text order. A facet named once applies to every group. Each clause is sent to the group
+where its best evidence scores highest (measured against the index with the shape's sampled values, no
+labels), and the plan has one step per clause, steps of different groups interleaved so that a round robin
+merge gives each group its share of the budget. The rule writer splits by clause only when every group gets a
+step and two or more clauses find evidence at or above the null floor (the clauses of a question the corpus
+cannot answer rarely do: see BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -17,29 +17,26 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from schemas.plan import Plan, Step
+from schemas.plan import PLAN_WORDS, Plan, Step
+from schemas.text import words as folded
 
 _SLOT = re.compile(r"\{([a-z_]+)_\d+\}")
-_FUNCTION_WORDS = frozenset({  # not content: a clause needs words beyond these
-    "a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "about", "as", "and", "or", "but",
-    "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "do", "does", "did", "its", "it",
-    "their", "his", "her", "this", "that", "these", "those", "which", "who", "whom", "what", "when", "where",
-    "how", "both"})
 
 Reach = Callable[[str, dict[str, str]], float]  # (clause, filters with slots) -> best evidence score
 
 
 def clauses(text: str, connectives: list[str], min_words: int) -> list[str]:
     """The clauses of a slotted skeleton, slots and connectives removed."""
-    if not connectives:
+    forms = sorted({f for c in connectives if (f := folded(c))}, key=lambda c: (-len(c), c))  # as skeletons are
+    if not forms:
         return []
-    alternatives = "|".join(re.escape(c) for c in sorted(connectives, key=lambda c: (-len(c), c)))
+    alternatives = "|".join(re.escape(c) for c in forms)
     pieces = re.split(rf"\b(?:{alternatives})\b", _SLOT.sub(" ", text))
     out: list[str] = []
     lead: list[str] = []  # short pieces before the first clause: they open it
     for piece in pieces:
         words = piece.split()
-        content = [w for w in words if w not in _FUNCTION_WORDS]
+        content = [w for w in words if w not in PLAN_WORDS]
         if len(content) >= min_words:
             out.append(" ".join([*lead, *words]))
             lead = []
@@ -47,29 +44,35 @@ def clauses(text: str, connectives: list[str], min_words: int) -> list[str]:
             out[-1] += " " + " ".join(words)
         elif content:
             lead += words
-    return out or ([" ".join(lead)] if lead else [])  # no piece long enough: the whole text is one clause
+    if not out:
+        return [" ".join(lead)] if lead else []  # no piece long enough: the whole text is one clause
+    return list(dict.fromkeys(out))  # a clause said twice is searched once
 
 
 def slot_groups(text: str) -> list[dict[str, str]]:
     """facet -> slot per part, in text order (see the module doc)."""
     slots = re.findall(r"\{([a-z_]+_\d+)\}", text)
-    facet_of = {s: s.rsplit("_", 1)[0] for s in slots}
-    counts: dict[str, int] = {}
+    by_facet: dict[str, list[str]] = {}
     for s in slots:
-        counts[facet_of[s]] = counts.get(facet_of[s], 0) + 1
-    shared = {facet_of[s]: s for s in slots if counts[facet_of[s]] == 1}
+        by_facet.setdefault(s.rsplit("_", 1)[0], []).append(s)
+    shared = {f: ss[0] for f, ss in by_facet.items() if len(ss) == 1}
+    repeated = {f: ss for f, ss in by_facet.items() if len(ss) > 1}
     groups: list[dict[str, str]] = []
-    current: dict[str, str] = {}
-    for s in slots:
-        f = facet_of[s]
-        if f in shared:
-            continue
-        if f in current:
+    if len({len(ss) for ss in repeated.values()}) == 1:  # equally often: pair by position
+        n = len(next(iter(repeated.values())))
+        groups = [{f: ss[i] for f, ss in repeated.items()} for i in range(n)]
+    else:
+        current: dict[str, str] = {}
+        for s in slots:
+            f = s.rsplit("_", 1)[0]
+            if f in shared:
+                continue
+            if f in current:
+                groups.append(current)
+                current = {}
+            current[f] = s
+        if current:
             groups.append(current)
-            current = {}
-        current[f] = s
-    if current:
-        groups.append(current)
     return [{**g, **shared} for g in groups] or ([shared] if shared else [])
 
 

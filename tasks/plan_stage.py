@@ -117,9 +117,10 @@ def evidence_reach(index: Index, samples: list[Skeleton]) -> Reach:
     def reach(clause: str, filters: dict[str, str]) -> float:
         scores = []
         for sk in samples:
-            values = {f: sk.slots.get(v.strip("{}"), "") for f, v in filters.items()}
-            hits = index.search(clause, 1, values)
-            scores.append(hits[0].score if hits else -1.0)
+            values = {f: sk.slots[v.strip("{}")] for f, v in filters.items() if v.strip("{}") in sk.slots}
+            if len(values) == len(filters):  # a sample without one of the values says nothing about this group
+                hits = index.search(clause, 1, values)
+                scores.append(hits[0].score if hits else -1.0)
         return sum(scores) / len(scores) if scores else -1.0
 
     return reach

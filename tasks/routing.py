@@ -28,7 +28,8 @@ EVIDENCE_MARGIN = 0.2  # default: cosine below a step's best chunk within which 
 
 def evidence_depth(budget: int, steps: int) -> int:
     """Chunks of evidence a value's part needs in the context: its share of the budget when the plan splits,
-    rounded up (a round robin gives the first parts the remainder)."""
+    rounded up. A round robin gives the remainder to the first parts only, so the later ones fall short of it;
+    on MultiHop-RAG this separates the routes better than rounding down (BENCHMARKS.md)."""
     return max(1, -(-budget // steps)) if steps >= 2 else 1
 
 
@@ -51,8 +52,8 @@ def whole_question_probe(question: str, plan_run: Retrieved, index: Index) -> Re
     """The whole question searched once under each distinct filter set of the plan's steps: whether a value
     holds evidence for the question is judged on the question, not on one clause of it."""
     seen: list[dict[str, str]] = []
-    for p in plan_run.parts:
-        if p.filters and p.filters not in seen:
+    for p in plan_run.parts:  # a step whose input was refused keeps its filters unfilled: nothing to probe
+        if p.filters and p.error is None and p.filters not in seen:
             seen.append(p.filters)
     parts = [StepResult(f"probe{n}", question, f, index.search(question, 1, f)) for n, f in enumerate(seen, 1)]
     return Retrieved([], parts, len(parts))
