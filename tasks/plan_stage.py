@@ -213,7 +213,8 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     for shape in shapes:
         counted = _samples(by_shape[shape["shape_id"]], shape["skeleton"])
         shape_sig = _fingerprint([shape["skeleton"], shape["type"], [s.slots for s, _ in counted],
-                                  config.planning.model_dump(), ROUTER_VERSION, vocabulary.digest()])
+                                  config.planning.model_dump(), config.mining.null_floor, ROUTER_VERSION,
+                                  vocabulary.digest()])  # the floor gates clause splits and routes
         old = prev_tpls.get(shape["shape_id"])
         if (old is not None and not corpus_added and old.get("shape_sig") == shape_sig
                 and all(hashes.get(i) == h for i, h in json.loads(old.get("evidence") or "[]"))):
