@@ -102,7 +102,8 @@ class SqlSkeletons:
             sql = _replace(sql, lexicon, _lit(START + r"L\1" + END))
         if self.lexicon.year_facet:
             before, after = r"(^|[^A-Za-z0-9_$" + NOT_A_YEAR + r"-])", r"($|[^a-z0-9_-])"
-            amount = before + _YEAR + r"( ?(?:" + _CURRENCY + r"))($|[^a-z0-9_])"  # "2000 euros" is no year
+            # "2000 euros" is no year; a lexicon marker after the currency stands for the word it replaced
+            amount = before + _YEAR + r"( ?(?:" + _CURRENCY + r"))($|[^a-z0-9_" + START + r"])"
             for _ in range(2):
                 sql = _replace(sql, amount, _lit(r"\1" + NOT_A_YEAR + r"\2\3\4"))
             for _ in range(2):

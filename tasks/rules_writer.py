@@ -85,8 +85,8 @@ def write_template(skeleton: str, shape_type: str, config: Config, reach: Reach 
     if shape_type in ("comparison", "temporal"):
         wanted = "category" if shape_type == "comparison" else None
         for facet, values in by_facet.items():
-            if len(values) >= 2 and (wanted is None and kinds.get(facet) in ("year", "date")
-                                     or kinds.get(facet) == wanted):
+            if 2 <= len(values) <= config.planning.max_steps and (
+                    wanted is None and kinds.get(facet) in ("year", "date") or kinds.get(facet) == wanted):
                 return _split(text, facet, values, config)
     filters = {facet: "{" + values[0] + "}" for facet, values in by_facet.items() if len(values) == 1}
     return Plan(steps=[Step(id="s1", query=text, filters=filters)])

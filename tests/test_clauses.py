@@ -8,7 +8,7 @@ import zlib
 from datetime import date
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from schemas.config import Config, load_config
@@ -99,6 +99,7 @@ def _stand_in_reach(clause: str, filters: dict[str, str]) -> float:
 
 @given(st.lists(st.tuples(_PIECE, _SLOT, st.sampled_from(["and", "while", "which", "also"])), min_size=1,
                 max_size=9), st.integers(1, 4))
+@example([("fined", "{source}", "and")] * 7, 1)  # more values than steps: no split of any kind
 def test_clause_templates_are_valid_plans_that_keep_every_value(pieces: list[tuple[str, str, str]],
                                                                min_words: int) -> None:
     skeleton = " ".join(f"{p} {slot} {joiner}" for p, slot, joiner in pieces) + " end of question here"
