@@ -17,18 +17,29 @@ from tasks.logs import Ingested
 _WINDOW = 'WINDOW w AS (PARTITION BY "user" ORDER BY ts, question_id)'
 FOLLOWUP_COLUMNS = ("question_id", "followup", "resolved_question", "resolved_shape_id", "resolved_key",
                     "followup_reason")
+_RESOLVED = FOLLOWUP_COLUMNS[2:]
+
+
+def _turns(ing: Ingested, config: Config) -> None:
+    """The table `turns`: each row of `q` with whether it came within the follow-up window of the same user's
+    previous question, and that question's skeleton and constraints. One window pass serves learn and link."""
+    ing.con.execute(f"""
+        CREATE TABLE IF NOT EXISTS turns AS
+        SELECT question_id, "user", ts, skeleton, constraints,
+               coalesce(epoch(ts) - epoch(lag(ts) OVER w) <= {int(config.mining.followup_seconds)}, false) AS near,
+               lag(skeleton) OVER w AS prev_skeleton, lag(constraints) OVER w AS prev_constraints
+        FROM q {_WINDOW}""")
 
 
 def learn(ing: Ingested, config: Config) -> Followups:
     """Short skeletons with constraints that mostly come right after another question of the same user,
     from enough users: the follow-ups of these logs ("what about {office}")."""
     m = config.mining
-    rows = ing.con.execute(f"""
-        WITH o AS (SELECT skeleton, constraints, "user", epoch(ts) - epoch(lag(ts) OVER w) AS gap FROM q {_WINDOW})
-        SELECT skeleton FROM o WHERE constraints <> '[]' GROUP BY skeleton
-        HAVING count(*) >= ? AND count(DISTINCT "user") >= ?
-           AND avg(CASE WHEN gap <= ? THEN 1.0 ELSE 0.0 END) >= ?
-        ORDER BY skeleton""", [m.min_count, m.min_users, m.followup_seconds, m.followup_min_share]).fetchall()
+    _turns(ing, config)
+    rows = ing.con.execute("""
+        SELECT skeleton FROM turns WHERE constraints <> '[]' GROUP BY skeleton
+        HAVING count(*) >= ? AND count(DISTINCT "user") >= ? AND avg(CASE WHEN near THEN 1.0 ELSE 0.0 END) >= ?
+        ORDER BY skeleton""", [m.min_count, m.min_users, m.followup_min_share]).fetchall()
     rules = Followups(m)
     return Followups(m, [r[0] for r in rows if rules.topic_words(r[0]) <= m.followup_learn_words])
 
@@ -50,46 +61,82 @@ def shape_lookup(shapes: list[dict[str, Any]]) -> dict[str, str]:
     return out
 
 
-def _resolved(turn: Turn, shape_of: dict[str, str]) -> dict[str, Any]:
-    """A follow-up row's columns: the standalone question, its shape and cache key when it has them."""
+def _resolved(turn: Turn, shape_of: dict[str, str]) -> tuple[str | None, ...]:
+    """A follow-up's resolved columns (_RESOLVED): the standalone question, its shape and cache key, the reason."""
     sid = shape_of.get(turn.standalone.text) if turn.standalone else None
     key = cache_key(sid, turn.standalone) if sid and turn.standalone else None
-    return {"followup": True, "resolved_question": turn.question, "resolved_shape_id": sid,
-            "resolved_key": key, "followup_reason": turn.reason}
+    return turn.question, sid, key, turn.reason
 
 
 def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, str]) -> dict[str, Any]:
-    """Resolve every follow-up row; writes the `followups` table (FOLLOWUP_COLUMNS) and returns the figures."""
+    """Resolve every follow-up row; writes the `followups` table (FOLLOWUP_COLUMNS) and returns the figures.
+
+    A follow-up after a question that is none resolves against that question alone, so each distinct
+    (previous question, follow-up) pair is resolved once. A user with a follow-up right after another one
+    (a chain) is replayed row by row. Both go through `Conversation`, the code `lookup` runs.
+    """
     con = ing.con
-    skeletons = [r[0] for r in con.sql("SELECT DISTINCT skeleton FROM q").fetchall()]
+    _turns(ing, config)
+    skeletons = [r[0] for r in con.sql("SELECT DISTINCT skeleton FROM turns").fetchall()]
     fu_sk = pa.table({"skeleton": [s for s in skeletons if rules.is_followup_text(s)]})  # noqa: F841
-    rows = con.execute(f"""
-        WITH f AS (SELECT q.*, s.skeleton IS NOT NULL AS fu FROM q LEFT JOIN fu_sk s USING (skeleton)),
-        o AS (SELECT question_id, "user", ts, skeleton, constraints, fu, epoch(ts) - epoch(lag(ts) OVER w) AS gap,
-                     lead(fu) OVER w AS next_fu FROM f {_WINDOW})
-        SELECT question_id, "user", skeleton, constraints, fu, gap FROM o WHERE fu OR next_fu
-        ORDER BY "user", ts, question_id""").fetchall()
-    found: dict[str, dict[str, Any]] = {}
-    talk, user = Conversation(rules), None
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE fu_turns AS
+        SELECT t.*, p.skeleton IS NOT NULL AND t.near AS after_followup
+        FROM turns t SEMI JOIN fu_sk f USING (skeleton) LEFT JOIN fu_sk p ON p.skeleton = t.prev_skeleton""")
+    con.execute("""CREATE OR REPLACE TEMP TABLE chain_users AS
+                   SELECT DISTINCT "user" FROM fu_turns WHERE after_followup""")
     parsed: dict[tuple[str, str], Skeleton] = {}  # the same skeleton and values recur across rows
-    outcome: dict[Turn, dict[str, Any]] = {}
-    for qid, who, text, constraints, fu, gap in rows:
-        if who != user or gap is None or gap > config.mining.followup_seconds:
-            talk.reset()  # rows in between were no follow-ups, so nothing before them is this row's context
-            user = who
+
+    def skeleton(text: str, constraints: str) -> Skeleton:
         sk = parsed.get((text, constraints))
         if sk is None:
             sk = parsed[text, constraints] = Skeleton(
                 text, tuple(Constraint(f, v) for f, v in json.loads(constraints)))
-        turn = talk.add(sk)
+        return sk
+
+    # A follow-up's outcome depends on its values and the previous question, not on its own wording.
+    talk = Conversation(rules)
+    pairs = con.sql("""
+        SELECT min(skeleton), constraints, near, prev_skeleton, prev_constraints FROM (
+            SELECT skeleton, constraints, near, CASE WHEN near THEN prev_skeleton END AS prev_skeleton,
+                   CASE WHEN near THEN prev_constraints END AS prev_constraints
+            FROM fu_turns ANTI JOIN chain_users USING ("user"))
+        GROUP BY ALL""").fetchall()
+    by_pair = []
+    for text, constraints, near, prev_text, prev_constraints in pairs:
+        talk.reset()
+        if near:
+            talk.add(skeleton(prev_text, prev_constraints))
+        by_pair.append((constraints, near, prev_text, prev_constraints,
+                        *_resolved(talk.add(skeleton(text, constraints)), shape_of)))
+    columns = ["constraints", "near", "prev_skeleton", "prev_constraints", *_RESOLVED]
+    resolved = pa.table(list(zip(*by_pair, strict=True)) if by_pair else [[]] * len(columns),  # noqa: F841
+                        schema=pa.schema([(c, pa.bool_() if c == "near" else pa.string()) for c in columns]))
+    chains = con.sql("""
+        SELECT t.question_id, t.skeleton, t.constraints, t.near, f.skeleton IS NOT NULL AS fu
+        FROM turns t SEMI JOIN chain_users c USING ("user")
+             LEFT JOIN fu_sk f USING (skeleton)
+        ORDER BY t."user", t.ts, t.question_id""").fetchall()
+    replayed = []
+    for qid, text, constraints, near, fu in chains:
+        if not near:
+            talk.reset()  # a new user, or past the window: nothing before is this row's context
+        turn = talk.add(skeleton(text, constraints))
         if fu:
-            if turn not in outcome:
-                outcome[turn] = _resolved(turn, shape_of)
-            found[qid] = {"question_id": qid, **outcome[turn]}
-    schema = pa.schema([(c, pa.bool_() if c == "followup" else pa.string()) for c in FOLLOWUP_COLUMNS])
-    resolved = pa.Table.from_pylist(list(found.values()), schema)  # noqa: F841 - DuckDB reads it by name
-    con.execute("CREATE OR REPLACE TABLE followups AS SELECT * FROM resolved")
-    total = con.sql("SELECT count(*) FROM q").fetchall()[0][0]
-    return {"skeletons": sorted(rules.learned), "questions": int(total), "followups": len(found),
-            "resolved": sum(r["resolved_question"] is not None for r in found.values()),
-            "cached": sum(r["resolved_shape_id"] is not None for r in found.values())}
+            replayed.append((qid, *_resolved(turn, shape_of)))
+    chained = pa.table(list(zip(*replayed, strict=True)) if replayed else [[]] * 5,  # noqa: F841
+                       schema=pa.schema([(c, pa.string()) for c in ["question_id", *_RESOLVED]]))
+    con.execute(f"""
+        CREATE OR REPLACE TABLE followups AS
+        SELECT t.question_id, true AS followup, {", ".join("r." + c for c in _RESOLVED)}
+        FROM fu_turns t JOIN resolved r ON r.constraints = t.constraints
+             AND r.near = t.near AND r.prev_skeleton IS NOT DISTINCT FROM CASE WHEN t.near THEN t.prev_skeleton END
+             AND r.prev_constraints IS NOT DISTINCT FROM CASE WHEN t.near THEN t.prev_constraints END
+        WHERE t."user" NOT IN (SELECT "user" FROM chain_users)
+        UNION ALL
+        SELECT question_id, true, {", ".join(_RESOLVED)} FROM chained""")
+    total, found, answered, cached = con.sql("""
+        SELECT (SELECT count(*) FROM q), count(*), count(resolved_question), count(resolved_shape_id)
+        FROM followups""").fetchall()[0]
+    return {"skeletons": sorted(rules.learned), "questions": int(total), "followups": int(found),
+            "resolved": int(answered), "cached": int(cached)}

@@ -101,19 +101,20 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     future = (now or datetime.now()) + timedelta(days=1)
     try:
         con.execute(f"CREATE TEMP VIEW src AS {_source_sql(glob, kind)}")
+        # The raw line and file name are kept for quarantined rows only: the valid ones do not need them.
         con.execute(f"""
             CREATE TABLE staged AS
-            SELECT filename, line, try_cast(ts AS TIMESTAMP) AS t, ts, "user", query,
-                   coalesce(bad,
-                     CASE WHEN query IS NULL THEN 'missing query'
-                          WHEN regexp_full_match(query, '[[:space:] 　]*') THEN 'empty query'
-                          WHEN length(query) > {int(max_query_chars)} THEN 'query too long'
-                          WHEN "user" IS NULL OR trim("user") = '' THEN 'missing user'
-                          WHEN ts IS NULL THEN 'missing timestamp'
-                          WHEN try_cast(ts AS TIMESTAMP) IS NULL THEN 'bad timestamp'
-                          WHEN try_cast(ts AS TIMESTAMP) > TIMESTAMP '{future:%Y-%m-%d %H:%M:%S}'
-                               THEN 'timestamp in the future' END) AS reason
-            FROM src""")
+            SELECT CASE WHEN reason IS NOT NULL THEN filename END AS filename,
+                   CASE WHEN reason IS NOT NULL THEN line END AS line, t, "user", query, reason
+            FROM (SELECT filename, line, t, "user", query, coalesce(bad,
+                    CASE WHEN query IS NULL THEN 'missing query'
+                         WHEN NOT regexp_matches(query, '[^[:space:] 　]') THEN 'empty query'
+                         WHEN length(query) > {int(max_query_chars)} THEN 'query too long'
+                         WHEN "user" IS NULL OR trim("user") = '' THEN 'missing user'
+                         WHEN ts IS NULL THEN 'missing timestamp'
+                         WHEN t IS NULL THEN 'bad timestamp'
+                         WHEN t > TIMESTAMP '{future:%Y-%m-%d %H:%M:%S}' THEN 'timestamp in the future' END) AS reason
+                  FROM (SELECT *, try_cast(ts AS TIMESTAMP) AS t FROM src))""")
     except duckdb.Error as exc:
         raise LogError(f"{path}: cannot read the logs ({str(exc).splitlines()[0]}); check the format") from None
     window = []

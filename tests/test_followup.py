@@ -212,6 +212,33 @@ def test_mining_learns_and_resolves_followups(tmp_path: Path) -> None:
     assert "13 of 26 questions (50.0%) are follow-ups" in lines and "6 (46.2%)" in lines
 
 
+def test_batched_link_equals_a_replay_of_every_user(tmp_path: Path) -> None:
+    """`link` resolves each distinct (previous question, follow-up) once and replays chained users; both
+    must give what a plain replay of each user's questions gives, row by row."""
+    talks = [
+        ("a", ["how many vacation days do we get in Berlin", "what about Lisbon?"]),
+        ("b", ["how many vacation days do we get in Warsaw", "and in Lisbon?"]),  # same values, other wording
+        ("c", ["how many vacation days do we get in Berlin", "what about Lisbon?", "and in Toronto?"]),  # chain
+        ("d", ["what about Lisbon?", "compare vacation days in Berlin and Amsterdam", "and in Lisbon?"]),
+        ("e", ["which public holidays does Berlin have in 2025", "and in 2026?", "what about Warsaw?"]),  # chain
+        ("f", ["how many vacation days do we get in Berlin"]), ("f", ["what about Lisbon?"]),  # an hour apart
+    ]
+    write_log(tmp_path / "log.jsonl", talks)
+    _, figures, rows = mine_followups(tmp_path / "log.jsonl", LEARNED)
+    expected: list[tuple[Any, ...]] = []
+    talk = Conversation(RULES)
+    for user, questions in talks:
+        talk.reset()  # each conversation starts an hour after the one before
+        for q in questions:
+            turn = talk.add(LEX.skeleton(SCRUB(q), NOW))
+            expected.append((user, turn.followup, turn.question if turn.followup else None,
+                             turn.reason if turn.followup else None))
+    got = [(r["user"], bool(r["followup"]), r["resolved_question"], r["followup_reason"]) for r in rows]
+    assert sorted(got, key=str) == sorted(expected, key=str)
+    assert figures["followups"] == sum(e[1] for e in expected) == 9
+    assert figures["resolved"] == sum(e[2] is not None for e in expected) == 6
+
+
 # --- offline equals online (property) ----------------------------------------------------------------
 
 _STANDALONE = st.sampled_from([
