@@ -68,6 +68,10 @@ def _resolved(turn: Turn, shape_of: dict[str, str]) -> tuple[str | None, ...]:
     return turn.question, sid, key, turn.reason
 
 
+def _table(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.Table:
+    return pa.table({name: [r[i] for r in rows] for i, name in enumerate(schema.names)}, schema=schema)
+
+
 def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, str]) -> dict[str, Any]:
     """Resolve every follow-up row; writes the `followups` table (FOLLOWUP_COLUMNS) and returns the figures.
 
@@ -110,8 +114,8 @@ def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, st
         by_pair.append((constraints, near, prev_text, prev_constraints,
                         *_resolved(talk.add(skeleton(text, constraints)), shape_of)))
     columns = ["constraints", "near", "prev_skeleton", "prev_constraints", *_RESOLVED]
-    resolved = pa.table(list(zip(*by_pair, strict=True)) if by_pair else [[]] * len(columns),  # noqa: F841
-                        schema=pa.schema([(c, pa.bool_() if c == "near" else pa.string()) for c in columns]))
+    resolved = _table(by_pair, pa.schema([(c, pa.bool_() if c == "near" else pa.string())  # noqa: F841
+                                          for c in columns]))
     chains = con.sql("""
         SELECT t.question_id, t.skeleton, t.constraints, t.near, f.skeleton IS NOT NULL AS fu
         FROM turns t SEMI JOIN chain_users c USING ("user")
@@ -124,8 +128,7 @@ def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, st
         turn = talk.add(skeleton(text, constraints))
         if fu:
             replayed.append((qid, *_resolved(turn, shape_of)))
-    chained = pa.table(list(zip(*replayed, strict=True)) if replayed else [[]] * 5,  # noqa: F841
-                       schema=pa.schema([(c, pa.string()) for c in ["question_id", *_RESOLVED]]))
+    chained = _table(replayed, pa.schema([(c, pa.string()) for c in ["question_id", *_RESOLVED]]))  # noqa: F841
     con.execute(f"""
         CREATE OR REPLACE TABLE followups AS
         SELECT t.question_id, true AS followup, {", ".join("r." + c for c in _RESOLVED)}
