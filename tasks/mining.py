@@ -151,18 +151,20 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
     threshold = config.mining.merge_similarity
     min_users = config.mining.min_users
     for members in groups.values():
-        reps: list[int] = []
         for i in members:
             rep_of.setdefault(rows[i][0], rows[i][0])
         eligible = [i for i in members if rows[i][3] >= min_users]
+        reps: list[int] = []
+        rep_vecs = np.empty((len(eligible), vecs.shape[1]), dtype=vecs.dtype)  # reps' vectors, filled in order
         for i in eligible + [i for i in members if rows[i][3] < min_users]:
             if reps:
-                sims = vecs[reps] @ vecs[i]
+                sims = rep_vecs[:len(reps)] @ vecs[i]
                 j = int(np.argmax(sims))
                 if sims[j] >= threshold:
                     rep_of[rows[i][0]] = rep_of[rows[reps[j]][0]]
                     continue
             if rows[i][3] >= min_users:
+                rep_vecs[len(reps)] = vecs[i]
                 reps.append(i)
     return rep_of
 
