@@ -147,7 +147,12 @@ def step_slots(text: str) -> set[str]:
 
 def constraint_slots(text: str) -> set[str]:
     """Constraint slot names (`office_1`) in a text."""
-    return {f"{facet}_{pos}" for facet, pos in CONSTRAINT_SLOT.findall(text)}
+    return set(slot_names(text))
+
+
+def slot_names(text: str) -> list[str]:
+    """Constraint slot names in a text, in order, repeats kept."""
+    return [f"{facet}_{pos}" for facet, pos in CONSTRAINT_SLOT.findall(text)]
 
 
 def _check_size_and_ids(plan: Plan, max_steps: int) -> list[str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from schemas.plan import PLAN_WORDS, Plan, Step
+from schemas.plan import PLAN_WORDS, Plan, Step, slot_names
 from schemas.text import words as folded
 
 _SLOT = re.compile(r"\{([a-z_]+)_\d+\}")
@@ -51,7 +51,7 @@ def clauses(text: str, connectives: list[str], min_words: int) -> list[str]:
 
 def slot_groups(text: str) -> list[dict[str, str]]:
     """facet -> slot per part, in text order (see the module doc)."""
-    slots = re.findall(r"\{([a-z_]+_\d+)\}", text)
+    slots = slot_names(text)
     by_facet: dict[str, list[str]] = {}
     for s in slots:
         by_facet.setdefault(s.rsplit("_", 1)[0], []).append(s)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections import Counter, defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from prefect.cache_policies import NO_CACHE
 from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.extract import Lexicon, Skeleton, cache_key, fill_skeleton
-from schemas.plan import Plan, PlanError, check_plan, check_words, fill_slots, validate_plan
+from schemas.plan import Plan, PlanError, check_plan, check_words, fill_slots, slot_names, validate_plan
 from schemas.text import words
 from schemas.vocabulary import VOCABULARY_FILE, Vocabulary
 from tasks.clauses import Reach
@@ -169,7 +168,7 @@ def write_templates(todo: list[tuple[dict[str, Any], list[Skeleton]]], config: C
 
 
 def _slot_names(skeleton: str, facets: list[str]) -> list[str]:
-    return re.findall(r"\{([a-z_]+_\d+)\}", slotted(skeleton, facets))
+    return slot_names(slotted(skeleton, facets))
 
 
 def _fingerprint(obj: Any) -> str:
