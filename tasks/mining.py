@@ -6,7 +6,7 @@ import hashlib
 import json
 import multiprocessing
 from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,12 +64,14 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
     con.execute("CREATE TABLE distinct_q AS SELECT query, CAST(year(ts) AS INTEGER) AS y FROM rows GROUP BY ALL")
     sql = SqlSkeletons(lexicon, scrub)
     if sql.supported:
+        con.execute(f"CREATE TABLE taken AS SELECT query, y, {sql.eligible('query')} AS ok FROM distinct_q")
+        rest = con.sql("SELECT query, y FROM taken WHERE NOT ok").fetchall()
         con.execute("CREATE TABLE masked (query VARCHAR, y INTEGER, m VARCHAR)")
-        con.execute(f"INSERT INTO masked SELECT query, y, {sql.masked('query')} FROM distinct_q "
-                    f"WHERE {sql.eligible('query')}")
-        rest = con.sql("SELECT query, y FROM distinct_q ANTI JOIN masked USING (query, y)").fetchall()
-        with progress("scrubbing questions", len(rest), quiet=quiet) as bar:
-            texts = [scrub(query) for query, _ in rest]
+        with progress("scrubbing questions", len(rest), quiet=quiet) as bar, ThreadPoolExecutor(1) as pool:
+            # Python scrubs the questions SQL cannot take while DuckDB, which releases the GIL, masks the others.
+            scrubbing = pool.submit(lambda: [scrub(query) for query, _ in rest])
+            con.execute(f"INSERT INTO masked SELECT query, y, {sql.masked('query')} FROM taken WHERE ok")
+            texts = scrubbing.result()
             bar.advance(len(rest))
         scrubbed = pa.table({"query": [r[0] for r in rest], "y": [r[1] for r in rest],  # noqa: F841
                              "text": texts})
