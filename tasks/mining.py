@@ -78,8 +78,10 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
         con.execute(f"INSERT INTO masked SELECT query, y, {sql.masked('text')} FROM scrubbed "
                     f"WHERE {sql.eligible('text')}")
         rest = con.sql("SELECT text, y, query FROM scrubbed ANTI JOIN masked USING (query, y)").fetchall()
-        _sql_mapping(con, sql)
-        out = _skeletons(rest, lexicon, None, quiet, workers)
+        with ThreadPoolExecutor(1) as pool:  # again side by side: Python skeletons, SQL ones
+            by_python_rows = pool.submit(_skeletons, rest, lexicon, None, quiet, workers)
+            _sql_mapping(con, sql)
+            out = by_python_rows.result()
     else:
         out = _skeletons(con.sql("SELECT query, y, query FROM distinct_q").fetchall(), lexicon, scrub, quiet, workers)
     by_python = pa.table(out, schema=_MAPPING_SCHEMA)  # noqa: F841 - DuckDB reads the local variable by name
