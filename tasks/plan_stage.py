@@ -110,8 +110,9 @@ def partition_excerpts(skeleton: str, samples: list[Skeleton], config: Config, i
     return out
 
 
-def evidence_reach(index: Index, samples: list[Skeleton]) -> Reach:
-    """The best chunk score of a clause under a slot group's filters, averaged over the sampled values."""
+def evidence_reach(index: Index, samples: list[Skeleton], seen: set[str] | None = None) -> Reach:
+    """The best chunk score of a clause under a slot group's filters, averaged over the sampled values.
+    The chunks it finds go into `seen`: the template depends on them, so they are part of its evidence."""
 
     def reach(clause: str, filters: dict[str, str]) -> float:
         scores = []
@@ -120,6 +121,8 @@ def evidence_reach(index: Index, samples: list[Skeleton]) -> Reach:
             if len(values) == len(filters):  # a sample without one of the values says nothing about this group
                 hits = index.search(clause, 1, values)
                 scores.append(hits[0].score if hits else -1.0)
+                if seen is not None:
+                    seen.update(h.id for h in hits)
         return sum(scores) / len(scores) if scores else -1.0
 
     return reach
@@ -159,10 +162,11 @@ def write_templates(todo: list[tuple[dict[str, Any], list[Skeleton]]], config: C
                       "model": config.planning.model, **meta[i]}
         else:
             fallbacks += generate is not None
-            reach = evidence_reach(index, samples[:SAMPLES_PER_SHAPE]) if index is not None else None
+            seen: set[str] = set()
+            reach = evidence_reach(index, samples[:SAMPLES_PER_SHAPE], seen) if index is not None else None
             plan = write_template(shape["skeleton"], shape["type"], config, reach)
             status = {**check_template(plan, shape, config, lexicon, samples), "writer": "rules", "model": "",
-                      **meta[i], "fallback": generate is not None}
+                      **meta[i], "fallback": generate is not None, "reach_evidence": seen}
         out.append((plan, status))
     return out, fallbacks
 
@@ -246,6 +250,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
             else:
                 ev = ShapeEvaluation("one_search", 0)
             routes[ev.route] += 1
+            evidence = ev.evidence | status.get("reach_evidence", set())  # what the evaluation and the writer saw
             templates.append({
                 "shape_id": shape["shape_id"], "skeleton": shape["skeleton"], "type": shape["type"],
                 "template": template.model_dump_json(exclude_defaults=True), "writer": status["writer"],
@@ -254,7 +259,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                 "fallback": bool(status.get("fallback")), "route": ev.route,
                 "evaluation": json.dumps(ev.to_json()), "members": [shape["skeleton"], *(shape["examples"] or [])],
                 "count": shape["count"], "shape_sig": shape_sig,
-                "evidence": json.dumps(sorted([i, hashes.get(i)] for i in ev.evidence)),
+                "evidence": json.dumps(sorted([i, hashes.get(i)] for i in evidence)),
             })
             for sk, n in counted:
                 plan = None

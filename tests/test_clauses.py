@@ -180,7 +180,9 @@ def test_clauses_find_their_facts_in_the_real_index(news: tuple[Config, Index]) 
     lexicon = Lexicon(config, index.facet_values())
     sk = lexicon.skeleton(QUESTION)
     assert sk.slots == {"source_1": "Alpha Daily", "source_2": "Beta Times"}
-    template = write_template(sk.text, "comparison", config, evidence_reach(index, [sk]))
+    seen: set[str] = set()
+    template = write_template(sk.text, "comparison", config, evidence_reach(index, [sk], seen))
+    assert {c.split("#")[0] for c in seen} >= {"a1", "a2", "b1"}  # the writer's evidence, kept with the template
     by_filter = [(s.filters["source"], s.query) for s in template.steps]
     assert by_filter == [("{source_1}", "company was fined for dumping chemical waste into the river"),
                          ("{source_2}", "says its quarterly profits fell"),
