@@ -64,22 +64,25 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
     con.execute("CREATE TABLE distinct_q AS SELECT query, CAST(year(ts) AS INTEGER) AS y FROM rows GROUP BY ALL")
     sql = SqlSkeletons(lexicon, scrub)
     if sql.supported:
+        # Each pass runs Python and DuckDB (which releases the GIL) side by side: first Python scrubs the
+        # questions SQL cannot take while SQL skeletonises the others; then SQL takes the scrubbed questions
+        # it can while Python skeletonises the rest.
+        con.execute("CREATE TABLE by_sql (query VARCHAR, y INTEGER, skeleton VARCHAR, markers VARCHAR)")
         con.execute(f"CREATE TABLE taken AS SELECT query, y, {sql.eligible('query')} AS ok FROM distinct_q")
         rest = con.sql("SELECT query, y FROM taken WHERE NOT ok").fetchall()
-        con.execute("CREATE TABLE masked (query VARCHAR, y INTEGER, m VARCHAR)")
         with progress("scrubbing questions", len(rest), quiet=quiet) as bar, ThreadPoolExecutor(1) as pool:
-            # Python scrubs the questions SQL cannot take while DuckDB, which releases the GIL, masks the others.
             scrubbing = pool.submit(lambda: [scrub(query) for query, _ in rest])
-            con.execute(f"INSERT INTO masked SELECT query, y, {sql.masked('query')} FROM taken WHERE ok")
+            _sql_skeletons(con, sql, "query", "taken WHERE ok")
             texts = scrubbing.result()
             bar.advance(len(rest))
         scrubbed = pa.table({"query": [r[0] for r in rest], "y": [r[1] for r in rest],  # noqa: F841
                              "text": texts})
-        con.execute(f"INSERT INTO masked SELECT query, y, {sql.masked('text')} FROM scrubbed "
-                    f"WHERE {sql.eligible('text')}")
-        rest = con.sql("SELECT text, y, query FROM scrubbed ANTI JOIN masked USING (query, y)").fetchall()
-        with ThreadPoolExecutor(1) as pool:  # again side by side: Python skeletons, SQL ones
+        con.execute(f"CREATE TABLE taken_scrubbed AS SELECT query, y, text, {sql.eligible('text')} AS ok "
+                    "FROM scrubbed")
+        rest = con.sql("SELECT text, y, query FROM taken_scrubbed WHERE NOT ok").fetchall()
+        with ThreadPoolExecutor(1) as pool:
             by_python_rows = pool.submit(_skeletons, rest, lexicon, None, quiet, workers)
+            _sql_skeletons(con, sql, "text", "taken_scrubbed WHERE ok")
             _sql_mapping(con, sql)
             out = by_python_rows.result()
     else:
@@ -97,11 +100,15 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
 _MAPPING_SCHEMA = pa.schema([(k, pa.int32() if k == "y" else pa.string()) for k in extract_rows.MAPPING_COLUMNS])
 
 
+def _sql_skeletons(con: Any, sql: SqlSkeletons, col: str, source: str) -> None:
+    """Skeletons and marker lists of the questions in column `col` of `source`, into `by_sql`."""
+    con.execute(f"INSERT INTO by_sql SELECT query, y, {sql.skeleton('m')}, array_to_string({sql.markers('m')}, "
+                f"chr(2)) FROM (SELECT query, y, {sql.masked(col)} AS m FROM {source})")
+
+
 def _sql_mapping(con: Any, sql: SqlSkeletons) -> None:
-    """The table `mapping` for the masked questions: skeletons from SQL, constraint columns from Python once
-    per distinct marker list."""
-    con.execute(f"CREATE TABLE by_sql AS SELECT query, y, {sql.skeleton('m')} AS skeleton, "
-                f"array_to_string({sql.markers('m')}, chr(2)) AS markers FROM masked")
+    """The table `mapping` for the questions in `by_sql`: constraint columns from Python once per distinct
+    marker list."""
     lists = [r[0] for r in con.sql("SELECT DISTINCT markers FROM by_sql").fetchall()]
     cols = [extract_rows.constraint_columns(sql.constraints(m.split("\x02") if m else [])) for m in lists]
     names = ["markers", "signature", "slots", "constraints"]
