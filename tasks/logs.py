@@ -108,7 +108,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
                    CASE WHEN reason IS NOT NULL THEN line END AS line, t, "user", query, reason
             FROM (SELECT filename, line, t, "user", query, coalesce(bad,
                     CASE WHEN query IS NULL THEN 'missing query'
-                         WHEN NOT regexp_matches(query, '[^[:space:] 　]') THEN 'empty query'
+                         WHEN NOT regexp_matches(query, '[^[:space:]\u00a0\u3000]') THEN 'empty query'
                          WHEN length(query) > {int(max_query_chars)} THEN 'query too long'
                          WHEN "user" IS NULL OR trim("user") = '' THEN 'missing user'
                          WHEN ts IS NULL THEN 'missing timestamp'

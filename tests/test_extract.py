@@ -11,7 +11,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from schemas.config import Config, Facet, load_config
@@ -272,8 +272,12 @@ def test_fuzz_never_raises(text: str, now: date | datetime | None) -> None:
 # --- the same function offline (DuckDB mining) and online (lookup) --------------------------------
 
 
+BLANK = " \t\n\r\x0b\x0c\u00a0\u3000"  # what ingest reads as an empty query: ASCII, no-break and ideographic spaces
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
+@example(["\u00a0\u00a0", "\u3000", " how many vacation days do we get in Berlin"], [datetime(2026, 5, 4, 9)] * 25)
 @given(st.lists(st.one_of(_question_pair().map(lambda p: p[2]), _ARBITRARY_WORDS, st.text(min_size=1, max_size=40)),
                 min_size=1, max_size=25),
        st.lists(st.datetimes(datetime(2024, 1, 1), datetime(2027, 12, 31)), min_size=25, max_size=25))
@@ -289,7 +293,7 @@ def test_offline_mining_path_equals_online(tmp_path_factory: pytest.TempPathFact
     ing = ingest(path, now=datetime(2030, 1, 1), scrub=SCRUB)
     try:
         assert ing.rows + ing.quarantined == len(questions)
-        blank = [q for q in questions if not q.strip(" \t\n\r\x0b\x0c\u3000")]
+        blank = [q for q in questions if not q.strip(BLANK)]
         assert ing.quarantined == len(blank), ing.con.sql("SELECT * FROM quarantine").fetchall()
         extract_distinct(ing, LEX, SCRUB, quiet=True)
         rows = ing.con.sql("""SELECT r.ts, r.query, m.skeleton, m.slots, m.constraints
@@ -297,7 +301,7 @@ def test_offline_mining_path_equals_online(tmp_path_factory: pytest.TempPathFact
     finally:
         ing.con.close()
     assert sorted((q, t) for t, q, *_ in rows) == sorted(
-        (q, t) for q, t in zip(questions, times, strict=False) if q.strip(" \t\n\r\x0b\x0c\u3000"))
+        (q, t) for q, t in zip(questions, times, strict=False) if q.strip(BLANK))
     for ts, query, skeleton, slots, constraints in rows:
         online = LEX.skeleton(SCRUB(query), ts)
         assert skeleton == online.text

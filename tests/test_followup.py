@@ -224,7 +224,12 @@ def test_batched_link_equals_a_replay_of_every_user(tmp_path: Path) -> None:
         ("f", ["how many vacation days do we get in Berlin"]), ("f", ["what about Lisbon?"]),  # an hour apart
     ]
     write_log(tmp_path / "log.jsonl", talks)
+    with (tmp_path / "log.jsonl").open("a", encoding="utf-8") as fh:  # user c's chained follow-up logged twice
+        fh.write((tmp_path / "log.jsonl").read_text(encoding="utf-8").splitlines()[6] + "\n")
     _, figures, rows = mine_followups(tmp_path / "log.jsonl", LEARNED)
+    assert len(rows) == 16  # 15 lines and the copy, each once
+    assert len({r["question_id"] for r in rows if r["followup"]}) == figures["followups"]  # one row per question id
+    rows = list({(r["user"], r["ts"]): r for r in rows}.values())  # the copy is the same question
     expected: list[tuple[Any, ...]] = []
     talk = Conversation(RULES)
     for user, questions in talks:
