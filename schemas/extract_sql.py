@@ -6,6 +6,7 @@ same answer by construction:
 
 - printable ASCII, so case folding is `lower` and RE2's ASCII word classes equal Python's;
 - nothing the PII scrubber would touch: no "@", URL or name cue, no digit run it reads as an id or phone;
+- no lexicon form SQL cannot match (one that ends in punctuation, such as "yahoo!");
 - no placeholder typed literally ("{office}"); and, when the config has a date facet, nothing that looks like a date.
 
 Constraint values become markers, `\\x01L<form>\\x03` for lexicon forms and `\\x01Y<year>\\x03` for years
@@ -70,14 +71,18 @@ class SqlSkeletons:
 
     def __init__(self, lexicon: Lexicon, scrub: Scrubber) -> None:
         self.lexicon = lexicon
-        self.forms = sorted(lexicon.forms, key=lambda s: (-len(s), s))  # the Python pattern's order
         # what each form becomes in a skeleton: " {facet} ", or the qualifier's folded term
-        self.targets = {form: f" {fold(value)} " if facet == QUALIFIER else f" {{{facet}}} "
-                        for form, (facet, value) in sorted(lexicon.forms.items())}
+        targets = {form: f" {fold(value)} " if facet == QUALIFIER else f" {{{facet}}} "
+                   for form, (facet, value) in sorted(lexicon.forms.items())}
+        in_sql = {f for f, t in targets.items() if _ascii_word_edged(f) and t.isascii() and t.isprintable()}
+        self.forms = sorted(in_sql, key=lambda s: (-len(s), s))  # the Python pattern's order
+        self.targets = {f: t for f, t in targets.items() if f in in_sql}
+        # A form SQL cannot match ("yahoo!") sends the questions holding it to Python. One that is not ASCII
+        # needs no check: folded ASCII text cannot hold it, and SQL takes ASCII text only.
+        self.python_forms = sorted(f for f in targets if f not in in_sql and f.isascii())
         self.names = scrub.names
-        # Anything outside the shared domain sends the whole log through Python.
-        self.supported = (all(_ascii_word_edged(f) for f in [*self.forms, *lexicon.filler_words])
-                          and all(t.isascii() and t.isprintable() for t in self.targets.values()))
+        # Filler words outside the shared domain send the whole log through Python.
+        self.supported = all(_ascii_word_edged(f) for f in lexicon.filler_words)
 
     def eligible(self, col: str = "query") -> str:
         """True for a question SQL takes (see the module docstring)."""
@@ -92,6 +97,8 @@ class SqlSkeletons:
         if self.names:
             listed = r"(?i:\b(?:" + "|".join(_escape(n) for n in self.names) + r")\b)"
             parts.append(f"NOT regexp_matches({col}, {_lit(listed)})")
+        if self.python_forms:  # anywhere, boundaries or not: a wider check only sends more to Python
+            parts.append(f"NOT regexp_matches(lower({col}), {_lit('|'.join(_escape(f) for f in self.python_forms))})")
         return " AND ".join(parts)
 
     def masked(self, col: str = "query") -> str:
