@@ -274,7 +274,7 @@ def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, 
 
     # scan x S, mine, scan x S, mine, ..., scan x S: every mining round sits between two sets of scans.
     # Round 1 starts with no stored skeleton vectors (a first night); later rounds reuse them (the next night).
-    shutil.rmtree(workdir / "vectors", ignore_errors=True)
+    shutil.rmtree(Path(outcome.uri).parent / "vectors", ignore_errors=True)  # where mining keeps them (mine_stage)
     do_scans()
     for n in range(repeat):
         dt, ph, res = mine_once(logs, config, outcome.uri, workdir / "staging", now)
