@@ -155,6 +155,14 @@ def slot_names(text: str) -> list[str]:
     return [f"{facet}_{pos}" for facet, pos in CONSTRAINT_SLOT.findall(text)]
 
 
+def slots_by_facet(text: str) -> dict[str, list[str]]:
+    """Constraint slot names in a text by facet, each facet's in order."""
+    out: dict[str, list[str]] = {}
+    for facet, pos in CONSTRAINT_SLOT.findall(text):
+        out.setdefault(facet, []).append(f"{facet}_{pos}")
+    return out
+
+
 def _check_size_and_ids(plan: Plan, max_steps: int) -> list[str]:
     if not plan.steps:
         raise PlanError("empty", "a plan needs at least one step")

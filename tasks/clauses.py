@@ -17,10 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from schemas.plan import PLAN_WORDS, Plan, Step, slot_names
+from schemas.plan import CONSTRAINT_SLOT, PLAN_WORDS, Plan, Step, slots_by_facet
 from schemas.text import words as folded
-
-_SLOT = re.compile(r"\{([a-z_]+)_\d+\}")
 
 Reach = Callable[[str, dict[str, str]], float]  # (clause, filters with slots) -> best evidence score
 
@@ -31,7 +29,7 @@ def clauses(text: str, connectives: list[str], min_words: int) -> list[str]:
     if not forms:
         return []
     alternatives = "|".join(re.escape(c) for c in forms)
-    pieces = re.split(rf"\b(?:{alternatives})\b", _SLOT.sub(" ", text))
+    pieces = re.split(rf"\b(?:{alternatives})\b", CONSTRAINT_SLOT.sub(" ", text))
     out: list[str] = []
     lead: list[str] = []  # short pieces before the first clause: they open it
     for piece in pieces:
@@ -51,10 +49,7 @@ def clauses(text: str, connectives: list[str], min_words: int) -> list[str]:
 
 def slot_groups(text: str) -> list[dict[str, str]]:
     """facet -> slot per part, in text order (see the module doc)."""
-    slots = slot_names(text)
-    by_facet: dict[str, list[str]] = {}
-    for s in slots:
-        by_facet.setdefault(s.rsplit("_", 1)[0], []).append(s)
+    by_facet = slots_by_facet(text)
     shared = {f: ss[0] for f, ss in by_facet.items() if len(ss) == 1}
     repeated = {f: ss for f, ss in by_facet.items() if len(ss) > 1}
     groups: list[dict[str, str]] = []
@@ -63,8 +58,8 @@ def slot_groups(text: str) -> list[dict[str, str]]:
         groups = [{f: ss[i] for f, ss in repeated.items()} for i in range(n)]
     else:
         current: dict[str, str] = {}
-        for s in slots:
-            f = s.rsplit("_", 1)[0]
+        for f, pos in CONSTRAINT_SLOT.findall(text):
+            s = f"{f}_{pos}"
             if f in shared:
                 continue
             if f in current:

@@ -84,8 +84,11 @@ def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, st
     skeletons = [r[0] for r in con.sql("SELECT DISTINCT skeleton FROM turns").fetchall()]
     fu_sk = pa.table({"skeleton": [s for s in skeletons if rules.is_followup_text(s)]})  # noqa: F841
     con.execute("""
-        CREATE OR REPLACE TEMP TABLE fu_turns AS
-        SELECT t.*, p.skeleton IS NOT NULL AND t.near AS after_followup
+        CREATE OR REPLACE TEMP TABLE fu_turns AS  -- the previous question only where it is this one's context
+        SELECT t.question_id, t."user", t.skeleton, t.constraints, t.near,
+               CASE WHEN t.near THEN t.prev_skeleton END AS prev_skeleton,
+               CASE WHEN t.near THEN t.prev_constraints END AS prev_constraints,
+               p.skeleton IS NOT NULL AND t.near AS after_followup
         FROM turns t SEMI JOIN fu_sk f USING (skeleton) LEFT JOIN fu_sk p ON p.skeleton = t.prev_skeleton""")
     con.execute("""CREATE OR REPLACE TEMP TABLE chain_users AS
                    SELECT DISTINCT "user" FROM fu_turns WHERE after_followup""")
@@ -101,11 +104,8 @@ def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, st
     # A follow-up's outcome depends on its values and the previous question, not on its own wording.
     talk = Conversation(rules)
     pairs = con.sql("""
-        SELECT min(skeleton), constraints, near, prev_skeleton, prev_constraints FROM (
-            SELECT skeleton, constraints, near, CASE WHEN near THEN prev_skeleton END AS prev_skeleton,
-                   CASE WHEN near THEN prev_constraints END AS prev_constraints
-            FROM fu_turns ANTI JOIN chain_users USING ("user"))
-        GROUP BY ALL""").fetchall()
+        SELECT min(skeleton), constraints, near, prev_skeleton, prev_constraints
+        FROM fu_turns ANTI JOIN chain_users USING ("user") GROUP BY ALL""").fetchall()
     by_pair = []
     for text, constraints, near, prev_text, prev_constraints in pairs:
         talk.reset()
@@ -132,10 +132,10 @@ def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, st
     con.execute(f"""
         CREATE OR REPLACE TABLE followups AS
         SELECT t.question_id, true AS followup, {", ".join("r." + c for c in _RESOLVED)}
-        FROM fu_turns t JOIN resolved r ON r.constraints = t.constraints
-             AND r.near = t.near AND r.prev_skeleton IS NOT DISTINCT FROM CASE WHEN t.near THEN t.prev_skeleton END
-             AND r.prev_constraints IS NOT DISTINCT FROM CASE WHEN t.near THEN t.prev_constraints END
-        WHERE t."user" NOT IN (SELECT "user" FROM chain_users)
+        FROM fu_turns t ANTI JOIN chain_users c USING ("user")
+             JOIN resolved r ON r.constraints = t.constraints AND r.near = t.near
+             AND r.prev_skeleton IS NOT DISTINCT FROM t.prev_skeleton
+             AND r.prev_constraints IS NOT DISTINCT FROM t.prev_constraints
         UNION ALL
         SELECT question_id, true, {", ".join(_RESOLVED)} FROM chained""")
     total, found, answered, cached = con.sql("""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from schemas.config import Config
-from schemas.plan import Extract, Plan, Step, slot_names
+from schemas.plan import Extract, Plan, Step, slots_by_facet
 from tasks.clauses import Reach, clause_plan, clause_scores, clauses, slot_groups
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
@@ -55,8 +55,7 @@ def _bridge(text: str, config: Config) -> Plan | None:
     if not m:
         return None
     event, need = m.group("event"), m.group("need")
-    time_slots = slot_names(event)
-    filters = {s.rsplit("_", 1)[0]: "{" + s + "}" for s in time_slots}
+    filters = {facet: "{" + slots[-1] + "}" for facet, slots in slots_by_facet(event).items()}
     facet = cats[0]
     return Plan(steps=[
         Step(id="s1", query=f"where is the {event} held", filters=filters, extract=Extract(facet=facet, top=1)),
@@ -78,10 +77,7 @@ def write_template(skeleton: str, shape_type: str, config: Config, reach: Reach 
         if sum(max(row) >= config.mining.null_floor for row in scores) >= 2:
             return clause_plan(parts, groups, scores, lambda _: text, config.planning.max_steps)
     kinds = {f.name: f.kind for f in config.facets}
-    slots = slot_names(text)
-    by_facet: dict[str, list[str]] = {}
-    for s in slots:
-        by_facet.setdefault(s.rsplit("_", 1)[0], []).append(s)
+    by_facet = slots_by_facet(text)
     if shape_type in ("comparison", "temporal"):
         wanted = "category" if shape_type == "comparison" else None
         for facet, values in by_facet.items():
