@@ -462,7 +462,8 @@ def eval_(
             out_console.print("\nSub-queries without their filters: part coverage in the question's words and in "
                               "the corpus's", markup=False)
             out_console.print("\n".join(markdown_vocabulary(result["vocabulary"])), markup=False, soft_wrap=True)
-        out_console.print(f"merge: {result['merge']}{', re-ranked' if result['rerank'] else ''}, "
+        out_console.print(f"search: {result['search']}, merge: {result['merge']}"
+                          f"{', re-ranked' if result['rerank'] else ''}, "
                           f"budget {cfg.planning.budget}; plot: {result['plot']}",
                           markup=False)
         for system in SYSTEMS:

@@ -77,6 +77,10 @@ class Planning(_Strict):
     budget: int = Field(4, ge=1)
     per_step_k: int = Field(4, ge=1)
     merge: Literal["round_robin", "max", "rrf"] = "round_robin"
+    # How a step searches (tasks/store.py): "vector" by cosine; "hybrid" fuses the cosine ranking with a
+    # full-text (BM25) ranking of the same filtered chunks by reciprocal rank, each `hybrid_depth` deep.
+    search: Literal["vector", "hybrid"] = "vector"
+    hybrid_depth: int = Field(20, ge=1)
     rerank: bool = False  # within a part, order chunks by similarity to the original question before merging
     min_gain: float = Field(0.0, ge=0)
     # routing: a chunk of a step is evidence for its value within this cosine of the step's best (tasks/routing.py)

@@ -226,7 +226,8 @@ def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int
             sorted(acc.items(), key=lambda x: (SYSTEMS.index(x[0][0]), x[0][1] != "ALL", x[0][1]))]
     vocabulary = [_vocabulary_row(shape, a) for shape, a in sorted(words_acc.items(),
                                                                   key=lambda x: (x[0] != "ALL", x[0]))]
-    return {"rows": rows, "questions": detail, "merge": merge, "rerank": rerank, "vocabulary": vocabulary}
+    return {"rows": rows, "questions": detail, "merge": merge, "rerank": rerank, "vocabulary": vocabulary,
+            "search": index.config.planning.search}
 
 
 _MEASURES = (("part_coverage", "part coverage"), ("all_parts", "all-parts rate"))

@@ -11,7 +11,7 @@ import numpy as np
 
 from schemas.extract import Lexicon
 from schemas.plan import Plan, fill_step_slot, validate_plan
-from tasks.store import Hit, Index
+from tasks.store import Hit, Index, rank_fusion
 
 
 class ExtractRefused(RuntimeError):
@@ -100,13 +100,9 @@ def best_score(lists: list[list[tuple[str, float]]], budget: int) -> list[str]:
     return sorted(best, key=lambda c: (-best[c], c))[:budget]
 
 
-def reciprocal_rank(lists: list[list[tuple[str, float]]], budget: int, k: int = 60) -> list[str]:
+def reciprocal_rank(lists: list[list[tuple[str, float]]], budget: int) -> list[str]:
     """Reciprocal rank fusion over the parts' ranked lists."""
-    fused: dict[str, float] = {}
-    for hits in lists:
-        for rank, (cid, _) in enumerate(hits, 1):
-            fused[cid] = fused.get(cid, 0.0) + 1.0 / (k + rank)
-    return sorted(fused, key=lambda c: (-fused[c], c))[:budget]
+    return rank_fusion([[cid for cid, _ in hits] for hits in lists])[:budget]
 
 
 MERGES: dict[str, Callable[[list[list[tuple[str, float]]], int], list[str]]] = {
@@ -142,13 +138,19 @@ def retrieve(question: str, plan: Plan | None, index: Index, lexicon: Lexicon, b
     if plan is None or keep_original:
         parts.append(search_original(question, index, budget, k))
     if plan is not None:
-        parts += run_plan(plan, index, lexicon, k)
+        parts += run_plan(plan, index, lexicon, step_depth(k, budget))
     return merge_parts(question, parts, index, budget, merge, rerank)
+
+
+def step_depth(k: int, budget: int) -> int:
+    """Chunks a plan step searches: at least the budget, so the merge can fill the context from the parts
+    (a split of two steps of 4 chunks would leave a budget of 10 short); the search costs the same."""
+    return max(k, budget)
 
 
 def search_original(question: str, index: Index, budget: int, k: int) -> StepResult:
     """The original question as one more part: top max(k, budget) over every version."""
-    return StepResult("original", question, {}, index.search(question, max(k, budget), all_versions=True))
+    return StepResult("original", question, {}, index.search(question, step_depth(k, budget), all_versions=True))
 
 
 def merge_parts(question: str, parts: list[StepResult], index: Index, budget: int, merge: str = "round_robin",

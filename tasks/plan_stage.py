@@ -120,7 +120,7 @@ def evidence_reach(index: Index, samples: list[Skeleton], seen: set[str] | None 
             values = {f: sk.slots[v.strip("{}")] for f, v in filters.items() if v.strip("{}") in sk.slots}
             if len(values) == len(filters):  # a sample without one of the values says nothing about this group
                 hits = index.search(clause, 1, values)
-                scores.append(hits[0].score if hits else -1.0)
+                scores.append(max((h.score for h in hits), default=-1.0))
                 if seen is not None:
                     seen.update(h.id for h in hits)
         return sum(scores) / len(scores) if scores else -1.0

@@ -186,7 +186,7 @@ def _plan_section(out: Path, tpl_path: Path, questions: Path, manifest: dict[str
     config_path = tpl_path.parent / "config.json"
     if config_path.exists():
         p = json.loads(config_path.read_text(encoding="utf-8")).get("planning", {})
-        lines += [f"Routes were measured with merge `{p.get('merge')}`"
+        lines += [f"Routes were measured with {p.get('search', 'vector')} search, merge `{p.get('merge')}`"
                   + (", chunks re-ranked against the question within each part" if p.get("rerank") else "")
                   + f", a context of {p.get('budget')} chunks and {p.get('per_step_k')} chunks per step.", ""]
     lines += [

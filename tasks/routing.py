@@ -16,7 +16,7 @@ from typing import Any
 from schemas.extract import Lexicon, Skeleton, fill_skeleton
 from schemas.plan import Plan, fill_slots
 from schemas.vocabulary import Vocabulary
-from tasks.executor import Retrieved, StepResult, merge_parts, run_plan, search_original
+from tasks.executor import Retrieved, StepResult, merge_parts, run_plan, search_original, step_depth
 from tasks.store import Index
 from tasks.vocabulary import subquery_reach, worded
 
@@ -41,7 +41,7 @@ def part_targets(needed: set[tuple[str, str]], plan_run: Retrieved | None, depth
     if plan_run is None:
         return out
     for p in plan_run.parts:
-        best = p.hits[0].score if p.hits else 0.0
+        best = max((h.score for h in p.hits), default=0.0)  # a hybrid ranking need not lead with it
         for facet, value in p.filters.items():
             if (facet, value) in needed:
                 out.setdefault((facet, value), set()).update(h.id for h in p.hits[:depth] if h.score >= best - margin)
@@ -61,7 +61,7 @@ def whole_question_probe(question: str, plan_run: Retrieved, index: Index) -> Re
 
 def has_evidence(needed: set[tuple[str, str]], plan_run: Retrieved, floor: float) -> bool:
     """False when steps filter on needed values and none of them found a chunk at or above the floor."""
-    best = [p.hits[0].score if p.hits else -1.0 for p in plan_run.parts
+    best = [max((h.score for h in p.hits), default=-1.0) for p in plan_run.parts
             if any((f, v) in needed for f, v in p.filters.items())]
     return not best or max(best) >= floor
 
@@ -137,7 +137,7 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         if vocab.get("used"):
             plan = worded(plan, vocabulary)
         original = search_original(question, index, budget, k)  # each search once, merged three ways
-        steps = run_plan(plan, index, lexicon, k)
+        steps = run_plan(plan, index, lexicon, step_depth(k, budget))
         one = merge_parts(question, [original], index, budget, merge, rerank)
         split = merge_parts(question, steps, index, budget, merge, rerank)
         both = merge_parts(question, [original, *steps], index, budget, merge, rerank)

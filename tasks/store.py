@@ -157,6 +157,18 @@ def filter_sql(filters: dict[str, str], config: Config, all_versions: bool) -> s
     return " AND ".join(clauses) or None
 
 
+RRF_K = 60  # reciprocal rank fusion's constant (Cormack et al., 2009)
+
+
+def rank_fusion(rankings: list[list[str]], rrf_k: int = RRF_K) -> list[str]:
+    """Ids of several rankings by reciprocal rank fusion, sum of 1 / (rrf_k + rank); ties by id."""
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, cid in enumerate(ranking, 1):
+            fused[cid] = fused.get(cid, 0.0) + 1.0 / (rrf_k + rank)
+    return sorted(fused, key=lambda c: (-fused[c], c))
+
+
 SEARCH_MEMO = 20_000  # remembered searches per Index handle (a few MB)
 
 
@@ -180,7 +192,8 @@ class Index:
 
     def search(self, query: str | np.ndarray, k: int = 5, filters: dict[str, str] | None = None,
                all_versions: bool = False) -> list[Hit]:
-        """Top k chunks by cosine; a text query's results are remembered for this handle's table version."""
+        """Top k chunks for a query (config `planning.search`: by cosine, or hybrid for a text query); a text
+        query's results are remembered for this handle's table version. A hit's score is always its cosine."""
         if not isinstance(query, str):
             return self._search(query, k, filters, all_versions)
         key = (query, k, tuple(sorted((filters or {}).items())), all_versions)
@@ -188,7 +201,12 @@ class Index:
         if hits is None:
             if len(self._memo) >= SEARCH_MEMO:
                 self._memo.clear()
-            hits = self._memo[key] = self._search(self.embedder.encode_one(query), k, filters, all_versions)
+            vec = self.embedder.encode_one(query)
+            if self.config.planning.search == "hybrid":
+                hits = self._hybrid(query, vec, k, filters, all_versions)
+            else:
+                hits = self._search(vec, k, filters, all_versions)
+            self._memo[key] = hits
         return list(hits)
 
     def _search(self, vec: np.ndarray, k: int, filters: dict[str, str] | None, all_versions: bool) -> list[Hit]:
@@ -196,11 +214,32 @@ class Index:
         where = filter_sql(filters or {}, self.config, all_versions)
         if where:
             q = q.where(where, prefilter=True)
+        return [self._hit(r, 1.0 - float(r["_distance"])) for r in q.to_arrow().to_pylist()]
+
+    def _text_search(self, query: str, vec: np.ndarray, k: int, filters: dict[str, str] | None,
+                     all_versions: bool) -> list[Hit]:
+        """Top k chunks by BM25 over the text (the table's full-text index); scored by cosine like every hit."""
+        q = self.table.search(query, query_type="fts", fts_columns="text").limit(k)
+        where = filter_sql(filters or {}, self.config, all_versions)
+        if where:
+            q = q.where(where, prefilter=True)
         rows = q.to_arrow().to_pylist()
-        return [Hit(r["id"], 1.0 - float(r["_distance"]), r["text"],
-                    {f.name: r[f.name] for f in self.config.facets}, r["effective_from"], r["supersedes"],
-                    r["superseded_by"], bool(r["is_current"]), np.asarray(r["vector"], dtype=np.float32))
-                for r in rows]
+        return [self._hit(r, float(np.asarray(r["vector"], dtype=np.float32) @ vec)) for r in rows]
+
+    def _hybrid(self, query: str, vec: np.ndarray, k: int, filters: dict[str, str] | None,
+                all_versions: bool) -> list[Hit]:
+        """The cosine and the BM25 rankings fused by reciprocal rank: a chunk that shares a rare word with the
+        query (a name, a product) comes up even where the averaged query vector misses it."""
+        depth = max(k, self.config.planning.hybrid_depth)
+        ranked = [self._search(vec, depth, filters, all_versions),
+                  self._text_search(query, vec, depth, filters, all_versions)]
+        hits = {h.id: h for hits in ranked for h in hits}
+        return [hits[c] for c in rank_fusion([[h.id for h in hits] for hits in ranked])[:k]]
+
+    def _hit(self, r: dict[str, Any], score: float) -> Hit:
+        return Hit(r["id"], score, r["text"], {f.name: r[f.name] for f in self.config.facets}, r["effective_from"],
+                   r["supersedes"], r["superseded_by"], bool(r["is_current"]),
+                   np.asarray(r["vector"], dtype=np.float32))
 
     def best_scores(self, vectors: np.ndarray, rows_per_block: int = 65_536) -> list[float | None]:
         """Each query vector's best cosine over every chunk of this version, superseded ones too: what a k=1

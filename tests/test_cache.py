@@ -80,6 +80,11 @@ def test_no_evidence_above_floor_is_not_split() -> None:
     assert not has_evidence(need, weak, floor=0.35)
     assert has_evidence(need, weak, floor=0.2)
     assert has_evidence({("year", "2026")}, weak, floor=0.35)  # no step filters on it: nothing to judge
+    # a hybrid ranking can put a word match above the best cosine: the best is the best, not the first
+    fused = Retrieved(["a2", "a1"], [StepResult("s1", "q", {"source": "A"},
+                                                [_hit("a2", 0.20, source="A"), _hit("a1", 0.40, source="A")])], 1)
+    assert has_evidence({("source", "A")}, fused, floor=0.35)
+    assert part_targets({("source", "A")}, fused, depth=2, margin=0.1) == {("source", "A"): {"a1"}}
 
 
 def test_evidence_depth_is_the_part_share_of_the_budget() -> None:

@@ -14,7 +14,7 @@ from schemas.cache import PlanCache
 from schemas.config import load_config
 from schemas.plan import Plan
 from tasks.executor import MERGES, best_score, reciprocal_rank, reranked, retrieve, round_robin
-from tasks.store import Hit, Index
+from tasks.store import Hit, Index, rank_fusion
 from tests.conftest import DEMO_CONFIG
 
 PARTS = [[("b1", 0.9), ("b2", 0.85), ("b3", 0.8)], [("a1", 0.6), ("a2", 0.55)]]
@@ -34,6 +34,7 @@ def test_reciprocal_rank_fusion_rewards_agreement() -> None:
     fused = reciprocal_rank([[("x", 0.9), ("y", 0.8)], [("y", 0.9), ("z", 0.8)]], 3)
     assert fused[0] == "y"  # second in one list and first in the other beats first in one
     assert fused[1:] == ["x", "z"]
+    assert rank_fusion([["b", "a"], ["a", "b"]]) == ["a", "b"]  # equal sums: by id, the same order every run
 
 
 _LISTS = st.lists(st.lists(st.tuples(st.sampled_from("abcdefgh"), st.floats(-1, 1)), max_size=6).map(
@@ -78,3 +79,16 @@ def test_rerank_in_retrieve_keeps_each_part_and_its_quota(seed_eval: dict) -> No
         assert set(best_two) <= set(again.context)
     offices = [{h.facets["office"] for h in again.hits_by_id().values() if h.id in again.context}]
     assert offices == [{"Berlin", "Amsterdam"}]
+
+
+def test_a_split_fills_the_budget_from_its_parts(seed_eval: dict) -> None:
+    cache = PlanCache.open(Path(seed_eval["out"]))
+    question = "Compare parental leave for the second parent in Berlin and Amsterdam."
+    plan = Plan.model_validate(cache.lookup(question, now=date(2026, 11, 29)).plan)
+    manifest = json.loads((cache.run_dir / "manifest.json").read_text())
+    index = Index(manifest["index"]["uri"], load_config(DEMO_CONFIG), manifest["index"]["version"])
+    run = retrieve(question, plan, index, cache.lexicon, 5, 1, keep_original=False)
+    # k=1 per step, but each step searches as deep as the budget: Berlin has 5 chunks, Amsterdam 3
+    assert [len(p.hits) for p in run.parts] == [5, 3]
+    assert len(run.context) == 5  # none of the budget left unused (2 chunks with one per step)
+    assert {h.facets["office"] for h in run.hits_by_id().values() if h.id in run.context} == {"Berlin", "Amsterdam"}

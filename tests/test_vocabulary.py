@@ -123,7 +123,8 @@ def test_demo_publication_carries_and_reports_the_vocabulary(demo_publication: P
     assert "second parent" not in cache.vocabulary.swaps({"office": "Berlin"})  # Berlin says "second parent"
     report = (cache.run_dir / "report" / "report.md").read_text()
     assert "### Corpus vocabulary" in report
-    assert "Routes were measured with merge `round_robin`, a context of 4 chunks and 4 chunks per step." in report
+    assert ("Routes were measured with vector search, merge `round_robin`, a context of 4 chunks and 4 chunks per "
+            "step.") in report
     measured = [json.loads(t["evaluation"]).get("vocabulary") for t in cache.templates.values()]
     assert any(m and m["used"] for m in measured)
     for shape_id, tpl in cache.templates.items():  # a served plan says what its template was measured with
