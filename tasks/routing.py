@@ -21,7 +21,7 @@ from tasks.store import Index
 from tasks.vocabulary import subquery_reach, worded
 
 ROUTES = ("one_search", "split", "split_original")
-ROUTER_VERSION = 4  # part of a template's signature: a changed router re-evaluates every shape
+ROUTER_VERSION = 5  # part of a template's signature: a changed router re-evaluates every shape
 
 EVIDENCE_MARGIN = 0.2  # default: cosine below a step's best chunk within which a chunk is still evidence
 
@@ -150,8 +150,8 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
             cov[name] += facet_coverage(need, run, targets)
             evidence |= {h.id for p in run.parts for h in p.hits}
             searches[name] += run.searches
-        top = one.context[0] if one.context else None
-        kept += top is None or top in split.context
+        share = max(1, budget // (len(plan.steps) + 1))  # the original's share of the context beside the steps
+        kept += all(c in split.context for c in one.context[:share])
     n = max(len(samples), 1)
     cov = {r: round(v / n, 4) for r, v in cov.items()}
     searches = {r: round(v / n, 3) for r, v in searches.items()}
@@ -159,7 +159,7 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
     if cov["one_search"] >= max(cov["split"], cov["split_original"]) - 1e-9:
         route = "one_search"
     elif top_kept < 0.5 and cov["split_original"] >= cov["split"] - 1e-9:
-        route = "split_original"  # the best single chunk for the whole question lives outside every part
+        route = "split_original"  # the whole question's best chunks (its share of the budget) are outside the parts
     else:
         route = "split" if cov["split"] >= cov["split_original"] else "split_original"
     return ShapeEvaluation(route, len(samples), cov, searches, round(top_kept, 3), refused, evidence, vocab)
