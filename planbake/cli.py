@@ -160,7 +160,8 @@ def search(
     out: OutOpt = Path("data/out"),
     as_json: JsonOpt = False,
 ) -> None:
-    """Search the published index by cosine similarity, with exact facet prefilters.
+    """Search the published index as plan steps do (the config's `planning.search`: by cosine, or hybrid), with
+    exact facet prefilters. The score shown is the cosine.
 
     Example: planbake search "parental leave for the second parent, Amsterdam office" --filter office=Amsterdam
     """

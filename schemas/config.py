@@ -78,7 +78,8 @@ class Planning(_Strict):
     per_step_k: int = Field(4, ge=1)
     merge: Literal["round_robin", "max", "rrf"] = "round_robin"
     # How a step searches (tasks/store.py): "vector" by cosine; "hybrid" fuses the cosine ranking with a
-    # full-text (BM25) ranking of the same filtered chunks by reciprocal rank, each `hybrid_depth` deep.
+    # full-text (BM25) ranking of the same filtered chunks by reciprocal rank, each `hybrid_depth` deep. (The
+    # "max" merge re-sorts a part's chunks by cosine, so a chunk only the word match found can drop out there.)
     search: Literal["vector", "hybrid"] = "vector"
     hybrid_depth: int = Field(20, ge=1)
     rerank: bool = False  # within a part, order chunks by similarity to the original question before merging

@@ -26,7 +26,7 @@ from tasks.model_writer import Generate, excerpt, write_batch
 from tasks.progress import progress
 from tasks.routing import ROUTER_VERSION, ShapeEvaluation, decide_route
 from tasks.rules_writer import slotted, write_template
-from tasks.store import Index
+from tasks.store import Index, best_cosine
 from tasks.vocabulary import mine_vocabulary, worded
 
 SAMPLES_PER_SHAPE = 4
@@ -119,8 +119,8 @@ def evidence_reach(index: Index, samples: list[Skeleton], seen: set[str] | None 
         for sk in samples:
             values = {f: sk.slots[v.strip("{}")] for f, v in filters.items() if v.strip("{}") in sk.slots}
             if len(values) == len(filters):  # a sample without one of the values says nothing about this group
-                hits = index.search(clause, 1, values)
-                scores.append(max((h.score for h in hits), default=-1.0))
+                hits = index.search(clause, 1, values, mode="vector")  # the best cosine, for the floor
+                scores.append(best_cosine(hits, -1.0))
                 if seen is not None:
                     seen.update(h.id for h in hits)
         return sum(scores) / len(scores) if scores else -1.0

@@ -17,7 +17,7 @@ from schemas.extract import Lexicon, Skeleton, fill_skeleton
 from schemas.plan import Plan, fill_slots
 from schemas.vocabulary import Vocabulary
 from tasks.executor import Retrieved, StepResult, merge_parts, run_plan, search_original, step_depth
-from tasks.store import Index
+from tasks.store import Index, best_cosine
 from tasks.vocabulary import subquery_reach, worded
 
 ROUTES = ("one_search", "split", "split_original")
@@ -41,7 +41,7 @@ def part_targets(needed: set[tuple[str, str]], plan_run: Retrieved | None, depth
     if plan_run is None:
         return out
     for p in plan_run.parts:
-        best = max((h.score for h in p.hits), default=0.0)  # a hybrid ranking need not lead with it
+        best = best_cosine(p.hits, 0.0)
         for facet, value in p.filters.items():
             if (facet, value) in needed:
                 out.setdefault((facet, value), set()).update(h.id for h in p.hits[:depth] if h.score >= best - margin)
@@ -50,18 +50,19 @@ def part_targets(needed: set[tuple[str, str]], plan_run: Retrieved | None, depth
 
 def whole_question_probe(question: str, plan_run: Retrieved, index: Index) -> Retrieved:
     """The whole question searched once under each distinct filter set of the plan's steps: whether a value
-    holds evidence for the question is judged on the question, not on one clause of it."""
+    holds evidence for the question is judged on the question, not on one clause of it (by its best cosine)."""
     seen: list[dict[str, str]] = []
     for p in plan_run.parts:  # a step whose input was refused keeps its filters unfilled: nothing to probe
         if p.filters and p.error is None and p.filters not in seen:
             seen.append(p.filters)
-    parts = [StepResult(f"probe{n}", question, f, index.search(question, 1, f)) for n, f in enumerate(seen, 1)]
+    parts = [StepResult(f"probe{n}", question, f, index.search(question, 1, f, mode="vector"))
+             for n, f in enumerate(seen, 1)]
     return Retrieved([], parts, len(parts))
 
 
 def has_evidence(needed: set[tuple[str, str]], plan_run: Retrieved, floor: float) -> bool:
     """False when steps filter on needed values and none of them found a chunk at or above the floor."""
-    best = [max((h.score for h in p.hits), default=-1.0) for p in plan_run.parts
+    best = [best_cosine(p.hits, -1.0) for p in plan_run.parts
             if any((f, v) in needed for f, v in p.filters.items())]
     return not best or max(best) >= floor
 

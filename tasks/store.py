@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, Literal
 
 import lancedb
 import numpy as np
@@ -169,6 +169,11 @@ def rank_fusion(rankings: list[list[str]], rrf_k: int = RRF_K) -> list[str]:
     return sorted(fused, key=lambda c: (-fused[c], c))
 
 
+def best_cosine(hits: list[Hit], default: float) -> float:
+    """The best score of a list of hits (a hybrid ranking need not lead with it)."""
+    return max((h.score for h in hits), default=default)
+
+
 SEARCH_MEMO = 20_000  # remembered searches per Index handle (a few MB)
 
 
@@ -191,19 +196,22 @@ class Index:
         return Index, (self.uri, self.config, int(self.table.version))
 
     def search(self, query: str | np.ndarray, k: int = 5, filters: dict[str, str] | None = None,
-               all_versions: bool = False) -> list[Hit]:
-        """Top k chunks for a query (config `planning.search`: by cosine, or hybrid for a text query); a text
-        query's results are remembered for this handle's table version. A hit's score is always its cosine."""
+               all_versions: bool = False, mode: Literal["vector", "hybrid"] | None = None) -> list[Hit]:
+        """Top k chunks for a query, by cosine or hybrid for a text query (`mode`, default the config's
+        `planning.search`); a text query's results are remembered for this handle's table version. A hit's score
+        is always its cosine. A floor check wants the best cosine, so it searches with mode "vector"."""
+        mode = mode or self.config.planning.search
         if not isinstance(query, str):
             return self._search(query, k, filters, all_versions)
-        key = (query, k, tuple(sorted((filters or {}).items())), all_versions)
+        depth = self.config.planning.hybrid_depth if mode == "hybrid" else 0
+        key = (query, k, tuple(sorted((filters or {}).items())), all_versions, mode, depth)
         hits = self._memo.get(key)
         if hits is None:
             if len(self._memo) >= SEARCH_MEMO:
                 self._memo.clear()
             vec = self.embedder.encode_one(query)
-            if self.config.planning.search == "hybrid":
-                hits = self._hybrid(query, vec, k, filters, all_versions)
+            if mode == "hybrid":
+                hits = self._hybrid(query, vec, max(k, depth), k, filters, all_versions)
             else:
                 hits = self._search(vec, k, filters, all_versions)
             self._memo[key] = hits
@@ -226,15 +234,14 @@ class Index:
         rows = q.to_arrow().to_pylist()
         return [self._hit(r, float(np.asarray(r["vector"], dtype=np.float32) @ vec)) for r in rows]
 
-    def _hybrid(self, query: str, vec: np.ndarray, k: int, filters: dict[str, str] | None,
+    def _hybrid(self, query: str, vec: np.ndarray, depth: int, k: int, filters: dict[str, str] | None,
                 all_versions: bool) -> list[Hit]:
         """The cosine and the BM25 rankings fused by reciprocal rank: a chunk that shares a rare word with the
         query (a name, a product) comes up even where the averaged query vector misses it."""
-        depth = max(k, self.config.planning.hybrid_depth)
-        ranked = [self._search(vec, depth, filters, all_versions),
-                  self._text_search(query, vec, depth, filters, all_versions)]
-        hits = {h.id: h for hits in ranked for h in hits}
-        return [hits[c] for c in rank_fusion([[h.id for h in hits] for hits in ranked])[:k]]
+        by_cosine = self._search(vec, depth, filters, all_versions)
+        by_words = self._text_search(query, vec, depth, filters, all_versions)
+        hits = {h.id: h for h in by_words} | {h.id: h for h in by_cosine}  # a chunk in both: its vector hit
+        return [hits[c] for c in rank_fusion([[h.id for h in by_cosine], [h.id for h in by_words]])[:k]]
 
     def _hit(self, r: dict[str, Any], score: float) -> Hit:
         return Hit(r["id"], score, r["text"], {f.name: r[f.name] for f in self.config.facets}, r["effective_from"],

@@ -105,6 +105,15 @@ def test_hybrid_search_finds_a_code_the_vector_misses(travel_index: Index) -> No
     assert all(h.score == pytest.approx(cosine[h.id], abs=1e-5) for h in hybrid)  # a score is the cosine
 
 
+def test_a_hybrid_handle_searches_by_cosine_when_asked(travel_index: Index) -> None:
+    hybrid = _hybrid(travel_index)
+    question = "travel budget form HR-7731"
+    fused = [h.id for h in hybrid.search(question, k=3)]
+    by_cosine = [h.id for h in hybrid.search(question, k=3, mode="vector")]  # a floor check wants the best cosine
+    assert by_cosine == [h.id for h in travel_index.search(question, k=3)]
+    assert fused != by_cosine and fused == [h.id for h in hybrid.search(question, k=3)]  # one memo, two modes
+
+
 def test_hybrid_search_keeps_the_filters(travel_index: Index) -> None:
     hits = _hybrid(travel_index).search("travel budget form HR-7731", k=8, filters={"office": "Berlin"})
     assert sorted(h.id for h in hits) == ["travel-budget", "travel-expenses", "travel-hotels"]
