@@ -93,7 +93,7 @@ class ShapeEvaluation:
     questions: int
     coverage: dict[str, float] = field(default_factory=dict)
     searches: dict[str, float] = field(default_factory=dict)
-    top_kept: float = 1.0
+    top_kept: float = 1.0  # share of samples whose split kept the original's top chunks (its share of the budget)
     refused: int = 0
     evidence: set[str] = field(default_factory=set)  # chunk ids the evaluation saw
     vocabulary: dict[str, Any] = field(default_factory=dict)  # see measure_vocabulary
