@@ -219,19 +219,14 @@ class Index:
 
     def _search(self, vec: np.ndarray, k: int, filters: dict[str, str] | None, all_versions: bool) -> list[Hit]:
         q = self.table.search(vec, vector_column_name="vector").distance_type("cosine").limit(k)
-        where = filter_sql(filters or {}, self.config, all_versions)
-        if where:
-            q = q.where(where, prefilter=True)
-        return [self._hit(r, 1.0 - float(r["_distance"])) for r in q.to_arrow().to_pylist()]
+        rows = self._filtered(q, filters, all_versions).to_arrow().to_pylist()
+        return [self._hit(r, 1.0 - float(r["_distance"])) for r in rows]
 
     def _text_search(self, query: str, vec: np.ndarray, k: int, filters: dict[str, str] | None,
                      all_versions: bool) -> list[Hit]:
         """Top k chunks by BM25 over the text (the table's full-text index); scored by cosine like every hit."""
         q = self.table.search(query, query_type="fts", fts_columns="text").limit(k)
-        where = filter_sql(filters or {}, self.config, all_versions)
-        if where:
-            q = q.where(where, prefilter=True)
-        rows = q.to_arrow().to_pylist()
+        rows = self._filtered(q, filters, all_versions).to_arrow().to_pylist()
         return [self._hit(r, float(np.asarray(r["vector"], dtype=np.float32) @ vec)) for r in rows]
 
     def _hybrid(self, query: str, vec: np.ndarray, depth: int, k: int, filters: dict[str, str] | None,
@@ -242,6 +237,11 @@ class Index:
         by_words = self._text_search(query, vec, depth, filters, all_versions)
         hits = {h.id: h for h in by_words} | {h.id: h for h in by_cosine}  # a chunk in both: its vector hit
         return [hits[c] for c in rank_fusion([[h.id for h in by_cosine], [h.id for h in by_words]])[:k]]
+
+    def _filtered(self, q: Any, filters: dict[str, str] | None, all_versions: bool) -> Any:
+        """A LanceDB query with the facet prefilters and version pruning of `filter_sql`."""
+        where = filter_sql(filters or {}, self.config, all_versions)
+        return q.where(where, prefilter=True) if where else q
 
     def _hit(self, r: dict[str, Any], score: float) -> Hit:
         return Hit(r["id"], score, r["text"], {f.name: r[f.name] for f in self.config.facets}, r["effective_from"],
