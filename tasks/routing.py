@@ -21,7 +21,7 @@ from tasks.store import Index, best_cosine
 from tasks.vocabulary import subquery_reach, worded
 
 ROUTES = ("one_search", "split", "split_original")
-ROUTER_VERSION = 5  # part of a template's signature: a changed router re-evaluates every shape
+ROUTER_VERSION = 6  # part of a template's signature: a changed router re-evaluates every shape
 
 EVIDENCE_MARGIN = 0.2  # default: cosine below a step's best chunk within which a chunk is still evidence
 
@@ -85,6 +85,14 @@ def needed_values(sk: Skeleton, plan_run: Retrieved | None, lexicon: Lexicon) ->
     if plan_run is not None:
         out |= {(p.answer_facet, p.answer) for p in plan_run.parts if p.answer and p.answer_facet}
     return out
+
+
+def original_top(one: Retrieved, budget: int, steps: int) -> list[str]:
+    """The whole question's best current chunks, as many as its share of the context beside the steps. The
+    original searches every version and the steps current ones, so a superseded chunk is one no split keeps."""
+    hits = one.hits_by_id()
+    current = [c for c in one.context if hits[c].is_current]
+    return current[:max(1, budget // (steps + 1))]
 
 
 @dataclass
@@ -151,8 +159,7 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
             cov[name] += facet_coverage(need, run, targets)
             evidence |= {h.id for p in run.parts for h in p.hits}
             searches[name] += run.searches
-        share = max(1, budget // (len(plan.steps) + 1))  # the original's share of the context beside the steps
-        kept += all(c in split.context for c in one.context[:share])
+        kept += all(c in split.context for c in original_top(one, budget, len(plan.steps)))
     n = max(len(samples), 1)
     cov = {r: round(v / n, 4) for r, v in cov.items()}
     searches = {r: round(v / n, 3) for r, v in searches.items()}

@@ -13,7 +13,14 @@ from schemas.cache import PlanCache
 from schemas.plan import Plan
 from tasks.evaluate import bridge_right, markdown_rows
 from tasks.executor import Retrieved, StepResult, retrieve
-from tasks.routing import decide_route, evidence_depth, facet_coverage, has_evidence, part_targets
+from tasks.routing import (
+    decide_route,
+    evidence_depth,
+    facet_coverage,
+    has_evidence,
+    original_top,
+    part_targets,
+)
 from tasks.store import Hit, Index
 from tests.conftest import ROOT
 
@@ -96,6 +103,14 @@ def test_evidence_depth_is_the_part_share_of_the_budget() -> None:
     one = Retrieved(["a1", "x"], [StepResult("original", "q", {}, [hits[0], _hit("x", 0.65, source="B")])], 1)
     targets = part_targets(need, split, depth=2)
     assert facet_coverage(need, one, targets) == 0.5 and facet_coverage(need, split, targets) == 1.0
+
+
+def test_original_top_share_skips_superseded_chunks() -> None:
+    old = Hit("leave-2025", 0.81, "", {}, None, None, "leave-2026", False)  # the whole question searches every version
+    hits = [old, _hit("leave-2026", 0.80), _hit("travel", 0.52), _hit("wifi", 0.30)]
+    one = Retrieved([h.id for h in hits], [StepResult("original", "q", {}, hits)], 1)
+    assert original_top(one, budget=4, steps=1) == ["leave-2026", "travel"]  # 4 // 2 chunks, current ones
+    assert original_top(one, budget=4, steps=3) == ["leave-2026"]  # never less than one
 
 
 def _seed_cache(seed_eval: dict) -> tuple[PlanCache, Index]:
