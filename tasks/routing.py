@@ -5,7 +5,9 @@ that have their evidence in the context. A value's evidence is its own step's be
 part's share of the budget (budget / steps rounded up when the plan splits, else one), each within
 `planning.evidence_margin` of the best. The route is the cheapest way that reaches the best facet coverage. A
 question none of whose filtered values has a chunk at or above the similarity floor (searched with the whole
-question) has no evidence: no route can do better than one search.
+question), or whose plan steps' best chunks average below the floor, has no evidence: no route can do better
+than one search. The whole question's top chunks (its share of the budget, current versions) that a split
+leaves out make the route split plus the original.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from tasks.store import Index, best_cosine
 from tasks.vocabulary import subquery_reach, worded
 
 ROUTES = ("one_search", "split", "split_original")
-ROUTER_VERSION = 6  # part of a template's signature: a changed router re-evaluates every shape
+ROUTER_VERSION = 7  # part of a template's signature: a changed router re-evaluates every shape
 
 EVIDENCE_MARGIN = 0.2  # default: cosine below a step's best chunk within which a chunk is still evidence
 
@@ -65,6 +67,13 @@ def has_evidence(needed: set[tuple[str, str]], plan_run: Retrieved, floor: float
     best = [best_cosine(p.hits, -1.0) for p in plan_run.parts
             if any((f, v) in needed for f, v in p.filters.items())]
     return not best or max(best) >= floor
+
+
+def parts_find_evidence(split: Retrieved, floor: float) -> bool:
+    """Whether the plan's own steps, on average, find a chunk at or above the floor. A question the corpus
+    cannot answer can have one named value with a chunk near it, yet its clauses find little."""
+    best = [best_cosine(p.hits, -1.0) for p in split.parts if p.error is None]
+    return not best or sum(best) / len(best) >= floor
 
 
 def facet_coverage(needed: set[tuple[str, str]], got: Retrieved, targets: dict[tuple[str, str], set[str]]) -> float:
@@ -151,7 +160,8 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         split = merge_parts(question, steps, index, budget, merge, rerank)
         both = merge_parts(question, [original, *steps], index, budget, merge, rerank)
         need = needed_values(sk, split, lexicon)
-        if not has_evidence(need, whole_question_probe(question, split, index), floor):
+        if not (has_evidence(need, whole_question_probe(question, split, index), floor)
+                and parts_find_evidence(split, floor)):
             need = set()  # the corpus holds no answer: every route covers the same (nothing)
         targets = part_targets(need, split, evidence_depth(budget, len(plan.steps)), margin)
         refused += any(p.error for p in split.parts)

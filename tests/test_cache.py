@@ -20,6 +20,7 @@ from tasks.routing import (
     has_evidence,
     original_top,
     part_targets,
+    parts_find_evidence,
 )
 from tasks.store import Hit, Index
 from tests.conftest import ROOT
@@ -92,6 +93,22 @@ def test_no_evidence_above_floor_is_not_split() -> None:
                                                 [_hit("a2", 0.20, source="A"), _hit("a1", 0.40, source="A")])], 1)
     assert has_evidence({("source", "A")}, fused, floor=0.35)
     assert part_targets({("source", "A")}, fused, depth=2, margin=0.1) == {("source", "A"): {"a1"}}
+
+
+def test_split_whose_parts_find_little_is_no_evidence() -> None:
+    """A question the corpus cannot answer: one clause lands near a chunk of the named source, the rest find
+    little. Its steps' best cosines average below the floor, so the split is no evidence."""
+    def step(sid: str, score: float, error: str | None = None) -> StepResult:
+        hits = [] if error else [_hit(f"{sid}-a", score, source="A")]
+        return StepResult(sid, "q", {"source": "A"}, hits, error=error)
+
+    null_like = Retrieved([], [step("s1", 0.43), step("s2", 0.25), step("s3", 0.28)], 3)
+    assert not parts_find_evidence(null_like, floor=0.35)  # mean 0.32
+    answered = Retrieved([], [step("s1", 0.43), step("s2", 0.36), step("s3", 0.31)], 3)
+    assert parts_find_evidence(answered, floor=0.35)  # mean 0.367: one weak clause does not veto the split
+    refused = Retrieved([], [step("s1", 0.40), step("s2", 0.0, error="input s1 has no value")], 2)
+    assert parts_find_evidence(refused, floor=0.35)  # a step that never ran is not a miss
+    assert parts_find_evidence(Retrieved([], [], 0), floor=0.35)
 
 
 def test_evidence_depth_is_the_part_share_of_the_budget() -> None:
