@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -229,12 +230,54 @@ def load_config(path: str | Path | None = None) -> Config:
     try:
         cfg = Config.model_validate(raw)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(x) for x in err["loc"]) or "(top level)"
-        raise ConfigError(f"{p}: field '{field}': {err['msg']}") from None
+        raise ConfigError(_explain(p, exc)) from None
     for attr in ("corpus", "logs", "model_path"):
         value = getattr(cfg, attr)
         if value and not Path(value).is_absolute() and "://" not in value:
             setattr(cfg, attr, str((p.parent / value).resolve()))
     cfg.labeled = [str((p.parent / x).resolve()) if not Path(x).is_absolute() else x for x in cfg.labeled]
     return cfg
+
+
+MAX_REPORTED = 5  # validation errors named in one message
+
+
+def _explain(path: Path, exc: ValidationError) -> str:
+    """Each invalid field (the first few) with its line in the file and, for an unknown one, the closest known
+    name: "c.yaml:4: field 'facets.0.valuess': Extra inputs are not permitted (did you mean 'values'?)"."""
+    try:
+        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except yaml.YAMLError:  # pragma: no cover - the file parsed a moment ago
+        root = None
+    lines = []
+    for err in exc.errors()[:MAX_REPORTED]:
+        loc = list(err["loc"])
+        field = ".".join(str(x) for x in loc) or "(top level)"
+        line = _line(root, loc)
+        hint = ""
+        if err["type"] == "extra_forbidden" and loc and (near := difflib.get_close_matches(str(loc[-1]), _FIELDS, 1)):
+            hint = f" (did you mean '{near[0]}'?)"
+        lines.append(f"{path}{f':{line}' if line else ''}: field '{field}': {err['msg']}{hint}")
+    more = len(exc.errors()) - MAX_REPORTED
+    return "\n".join(lines + ([f"... and {more} more"] if more > 0 else []))
+
+
+def _line(node: Any, loc: list[int | str]) -> int | None:
+    """The 1-based line of the deepest YAML node on the path `loc` (a key names its own line)."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for step in loc:
+        if isinstance(node, yaml.MappingNode):
+            pair = next(((k, v) for k, v in node.value if k.value == str(step)), None)
+            if pair is None:
+                break
+            line, node = pair[0].start_mark.line + 1, pair[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
+            node = node.value[step]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+_FIELDS = sorted({name for model in (Facet, Chunking, Mining, Planning, Bill, Classify, Retention, Gate, Runner,
+                                     Config) for name in model.model_fields})

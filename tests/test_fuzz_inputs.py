@@ -6,6 +6,7 @@ import json
 from datetime import datetime
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -69,3 +70,15 @@ def test_config_files_fail_clearly(tmp_path: Path, text: str) -> None:
         load_config(path)
     except ConfigError as exc:
         assert str(path) in str(exc)
+
+
+def test_config_error_names_each_field_its_line_and_the_likely_name(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("facets:\n  - name: office\n    kind: category\n    valuess: [Berlin]\n"
+                    "planning: {budget: four}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value).splitlines() == [
+        f"{path}:4: field 'facets.0.valuess': Extra inputs are not permitted (did you mean 'values'?)",
+        f"{path}:5: field 'planning.budget': Input should be a valid integer, unable to parse string as an integer",
+    ]
