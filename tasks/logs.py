@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
+import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -123,13 +126,17 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     if until:
         window.append(f"t < DATE '{(until + timedelta(days=1)).isoformat()}'")
     where = " AND ".join(["reason IS NULL", *window])
-    con.execute(f'CREATE TABLE rows AS SELECT t AS ts, "user", query FROM staged WHERE {where}')
-    bad = con.execute("SELECT filename, reason, coalesce(query, line, '') FROM staged WHERE reason IS NOT NULL"
-                      ).fetchall()
+    bad = con.execute("SELECT filename, line, reason, coalesce(query, line, '') FROM staged "
+                      "WHERE reason IS NOT NULL").fetchall()
+    with ThreadPoolExecutor(1) as pool:  # the bad lines' numbers are looked up while DuckDB keeps the good rows
+        looking = pool.submit(line_numbers, [(f, text) for f, text, _, _ in bad if text is not None])
+        con.execute(f'CREATE TABLE rows AS SELECT t AS ts, "user", query FROM staged WHERE {where}')
+        numbers = looking.result()
     rejects = _rejects(con)
     scrub = scrub or Scrubber()
     con.execute("CREATE TABLE quarantine (file VARCHAR, line BIGINT, reason VARCHAR, raw VARCHAR)")
-    records: list[tuple[Any, ...]] = [(f, None, r, scrub(str(raw))[:200]) for f, r, raw in bad]
+    records: list[tuple[Any, ...]] = [(f, _take(numbers, (f, text)), r, scrub(str(raw))[:200])
+                                      for f, text, r, raw in bad]
     records += rejects
     if records:
         con.executemany("INSERT INTO quarantine VALUES (?, ?, ?, ?)", records)
@@ -137,6 +144,40 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     n_rows = con.sql("SELECT count(*) FROM rows").fetchall()[0][0]
     files = con.sql(f"SELECT count(*) FROM glob('{glob.replace(chr(39), chr(39) * 2)}')").fetchall()[0][0]
     return Ingested(con, int(files), int(n_rows), len(records))
+
+
+def line_numbers(lines: list[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
+    """(file, line text) -> the 1-based numbers of the lines of that file holding exactly that text, in order.
+
+    DuckDB reads a JSONL log without line numbers; only the files holding a quarantined line are read again
+    here, so a bad line can be found in its file. A line logged twice gets both numbers, one per record."""
+    wanted: dict[str, set[str]] = {}
+    for file, text in lines:
+        wanted.setdefault(file, set()).add(text)
+    out: dict[tuple[str, str], list[int]] = {}
+    for file, texts in wanted.items():
+        try:
+            data = Path(file).read_bytes()
+            if file.lower().endswith(".gz"):
+                data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error):
+            continue  # unreadable now: the record keeps no line number
+        for text in texts:
+            target = text.encode("utf-8")
+            found, at = [], data.find(target)
+            while at >= 0 and target:
+                end = at + len(target)
+                if (at == 0 or data[at - 1] == 10) and (end == len(data) or data[end] in (10, 13)):
+                    found.append(data.count(b"\n", 0, at) + 1)
+                at = data.find(target, at + 1)
+            out[(file, text)] = found
+    return out
+
+
+def _take(numbers: dict[tuple[str, str], list[int]], key: tuple[str, str]) -> int | None:
+    """The next line number of a quarantined line (None: not found in its file)."""
+    found = numbers.get(key)
+    return found.pop(0) if found else None
 
 
 def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:

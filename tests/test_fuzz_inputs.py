@@ -39,6 +39,9 @@ def test_log_rows_are_mined_or_quarantined(tmp_path: Path, rows: list[bytes]) ->
     ing = ingest(path, now=datetime(2026, 11, 30))
     try:
         reasons = [r[0] for r in ing.con.sql("SELECT reason FROM quarantine").fetchall()]
+        numbered = [r[0] for r in ing.con.sql("SELECT line FROM quarantine WHERE line IS NOT NULL").fetchall()]
+        physical = path.read_bytes().count(b"\n")  # a UTF-16 row can hold a newline byte
+        assert len(set(numbered)) == len(numbered) and all(2 <= n <= physical for n in numbered)  # 1 is GOOD
         mined = ing.con.sql("SELECT count(*) FROM rows").fetchall()[0][0]
         assert mined >= 1 and all(reasons)
         nonblank = sum(1 for line in path.read_bytes().splitlines() if line.strip())

@@ -147,13 +147,9 @@ def test_malformed_rows_are_quarantined_with_their_reason(run_dir: Path) -> None
     for kind, n in malformed["by_kind"].items():
         want[REASON[kind]] += n
     assert Counter(r["reason"] for r in rows) == +want
-    # by file too, and exact lines where the reader knows them
-    by_file = Counter((Path(m["file"]).parent.name, REASON[m["kind"]]) for m in malformed["lines"])
-    assert Counter((Path(r["file"]).parent.name, r["reason"]) for r in rows) == by_file
-    lines = {(Path(m["file"]).parent.name, m["line"]) for m in malformed["lines"]}
-    for r in rows:
-        if r["line"] is not None:
-            assert (Path(r["file"]).parent.name, r["line"]) in lines
+    # by file and line: each one where it was written, with its reason
+    where = Counter((Path(m["file"]).parent.name, m["line"], REASON[m["kind"]]) for m in malformed["lines"])
+    assert Counter((Path(r["file"]).parent.name, r["line"], r["reason"]) for r in rows) == where
     assert all(len(r["raw"]) <= 200 for r in rows)
 
 
