@@ -12,11 +12,34 @@ from prefect.exceptions import MissingContextError
 
 from flows.publication import Run
 from flows.stages import index_stage, mine_stage, plan_stage, published_index
-from schemas.config import Config, load_config
+from schemas.config import Config, ConfigError, load_config
 from schemas.publication import read_manifest
+from tasks.corpus import CorpusError
 from tasks.gate import GateRejected, QualityGate
+from tasks.logs import log_files
 from tasks.publish import publish_lock
 from tasks.scale import task_runner
+
+
+def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, logs: str | None = None,
+                 out: str | Path = "data/out", since: date | None = None, until: date | None = None) -> None:
+    """Refuse, before any work, inputs no stage can use: a missing corpus or logs, an empty date window, an
+    `--out` that is a file. The stages check the contents as they read them."""
+    if Path(out).exists() and not Path(out).is_dir():
+        raise ValueError(f"--out {out}: is a file; pass the publication folder (created when missing)")
+    if "index" in stages:
+        source = corpus or cfg.corpus
+        if not source:
+            raise ConfigError("no corpus given: pass --corpus or set `corpus:` in the config")
+        if "://" not in source and not Path(source).exists():
+            raise CorpusError(f"{source}: corpus not found; pass --corpus with a JSONL file or a Markdown folder")
+    if "mine" in stages:
+        source = logs or cfg.logs
+        if not source:
+            raise ConfigError("no logs given: pass --logs or set `logs:` in the config")
+        log_files(source)  # not found, no log files, mixed formats
+    if since and until and since > until:
+        raise ValueError(f"--since {since} is after --until {until}: the window holds no day; swap them")
 
 
 def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None = None,
@@ -26,6 +49,7 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
     """`force`: publish even when the quality gate finds a regression (the manifest and report say so)."""
     logger = _logger()
     cfg = config if isinstance(config, Config) else load_config(config)
+    check_inputs(stages, cfg, corpus=corpus, logs=logs, out=out, since=since, until=until)
     gate = QualityGate(cfg, force)
     with publish_lock(out, wait_s), task_runner(cfg.runner) as runner:
         run = Run(Path(out), "" if isinstance(config, Config) else str(config or ""), bill=cfg.bill,

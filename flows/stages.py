@@ -10,6 +10,7 @@ from flows.publication import Run
 from schemas.config import Config
 from schemas.publication import EMBED_CACHE, NoPublication
 from tasks.indexing import build_index_task, export_parquet_task
+from tasks.logs import LogError
 from tasks.mine_stage import mine_task
 from tasks.plan_stage import plan_task, write_lexicon
 from tasks.scale import TaskEmbedder, run_task
@@ -39,6 +40,10 @@ def mine_stage(run: Run, logs: str, config: Config, index: Index, since: date | 
     """Mine the logs on `runner` (None: in this process)."""
     result, lexicon = run_task(runner, mine_task, logs=logs, config=config, index=index, staging=run.staging,
                                since=since, until=until, quiet=quiet)
+    if result.rows == 0:  # publishing it would empty the shapes the live plans were made for
+        window = f" from {since or 'the start'} to {until or 'the end'}" if since or until else ""
+        raise LogError(f"{logs}: no valid log rows{window} ({result.quarantined} quarantined); nothing was "
+                       "published. Check the files" + (" and --since/--until" if window else ""))
     section = {**result.to_json(), "logs": str(logs), "since": since, "until": until}
     run.record("mine", section)
     run.manifest["lexicon_hash"] = lexicon.digest()
@@ -63,7 +68,9 @@ def model_generator(config: Config, writer: str) -> Any:
 def plan_stage(run: Run, config: Config, index: Index, quiet: bool, writer: str | None = None) -> dict[str, Any]:
     from schemas.extract import Lexicon
 
-    writer = writer or config.planning.writer
+    if writer and writer != config.planning.writer:  # the writer is part of every template's signature
+        config = config.model_copy(update={"planning": config.planning.model_copy(update={"writer": writer})})
+    writer = config.planning.writer
     src = run.staging if (run.staging / "shapes.parquet").exists() else run.prev_dir
     if src is None or not (src / "shapes.parquet").exists():
         raise NoPublication(f"{run.out}: no mined shapes; run 'planbake mine' or 'planbake nightly' first")

@@ -126,12 +126,11 @@ def index(
     Example: planbake index --corpus data/demo/corpus.jsonl
     """
     _quiet_libraries()
-    load_config(config)
+    _precheck(["index"], config, out, corpus=corpus)
     from flows.index import index_flow
 
-    res = index_flow(corpus=corpus, config=config, out=str(out),
-                     run_date=date.fromisoformat(run_date) if run_date else None, wait_s=wait, quiet=as_json,
-                     force=force)
+    res = index_flow(corpus=corpus, config=config, out=str(out), run_date=_date(run_date, "--run-date"),
+                     wait_s=wait, quiet=as_json, force=force)
     doc = {**{k: res["index"][k] for k in ("chunks", "embedded", "updated", "deleted", "version")},
            "run_id": res["run_id"], "publication": res["publication"]}
     _emit(as_json, doc, lambda: out_console.print(
@@ -145,6 +144,8 @@ def _parse_filters(items: list[str]) -> dict[str, str]:
         if "=" not in item:
             raise ValueError(f"--filter {item!r}: expected FACET=VALUE, e.g. --filter office=Berlin")
         k, v = item.split("=", 1)
+        if k.strip() in out:
+            raise ValueError(f"--filter {k.strip()} given twice; a search has one value per facet")
         out[k.strip()] = v.strip()
     return out
 
@@ -153,10 +154,12 @@ def _parse_filters(items: list[str]) -> dict[str, str]:
 @_errors
 def search(
     question: Annotated[str, typer.Argument(help="The search text.")],
-    k: Annotated[int, typer.Option("-k", help="Number of hits.")] = 5,
+    k: Annotated[int, typer.Option("-k", min=1, help="Number of hits.")] = 5,
     filter_: Annotated[list[str] | None, typer.Option("--filter", help="FACET=VALUE exact filter.")] = None,
     all_versions: Annotated[bool, typer.Option("--all-versions", help="Include superseded versions.")] = False,
-    config: ConfigOpt = None,
+    config: Annotated[str | None, typer.Option("--config", help="Config YAML, for a publication that has no plans "
+                                                                "yet (default: the publication's own, else "
+                                                                "data/configs/demo.yaml).")] = None,
     out: OutOpt = Path("data/out"),
     as_json: JsonOpt = False,
 ) -> None:
@@ -166,15 +169,30 @@ def search(
     Example: planbake search "parental leave for the second parent, Amsterdam office" --filter office=Amsterdam
     """
     _quiet_libraries()
+    from schemas.config import Config
+    from schemas.publication import current_run
+    from tasks.store import Index
+
     cfg = load_config(config)
+    saved = current_run(out) / "config.json"  # the config the publication was made with, once it has plans
+    if saved.exists():
+        cfg = Config.model_validate_json(saved.read_text(encoding="utf-8"))
     filters = _parse_filters(filter_ or [])
     unknown = set(filters) - set(cfg.facet_names)
     if unknown:
         raise ValueError(f"--filter: unknown facet {sorted(unknown)}; facets are {cfg.facet_names}")
-    from tasks.store import Index
-
     idx = current_manifest(out)["index"]
-    hits = Index(idx["uri"], cfg, idx["version"]).search(question, k, filters, all_versions)
+    index = Index(idx["uri"], cfg, idx["version"])
+    missing = [f for f in cfg.facet_names if f not in index.table.schema.names]
+    if missing:
+        raise ValueError(f"{out}: the published index has no column for facet(s) {missing}; pass the --config "
+                         "the index was built with")
+    known = index.facet_values()
+    for facet, value in filters.items():
+        if facet in known and value not in known[facet]:
+            raise ValueError(f"--filter {facet}={value}: no chunk has that value; the index holds "
+                             f"{', '.join(known[facet][:20])}")
+    hits = index.search(question, k, filters, all_versions)
     doc = {"question": question, "filters": filters, "hits": [h.to_json() for h in hits]}
 
     def human() -> None:
@@ -192,8 +210,18 @@ def main() -> None:
     app()
 
 
-def _date(value: str | None) -> date | None:
-    return date.fromisoformat(value) if value else None
+def _date(value: str | None, option: str) -> date | None:
+    try:
+        return date.fromisoformat(value) if value else None
+    except ValueError:
+        raise ValueError(f"{option} {value!r}: expected a date as YYYY-MM-DD, e.g. 2026-11-30") from None
+
+
+def _precheck(stages: list[str], config: str | None, out: Path, **inputs: Any) -> None:
+    """The inputs checked before the flow engine starts: a bad path fails in a moment, not after start-up."""
+    from flows.run import check_inputs
+
+    check_inputs(stages, load_config(config), out=out, **inputs)
 
 
 @app.command()
@@ -214,11 +242,12 @@ def nightly(
     Example: planbake nightly --out data/out
     """
     _quiet_libraries()
-    load_config(config)
+    first, last = _date(since, "--since"), _date(until, "--until")
+    _precheck(["index", "mine", "plan"], config, out, corpus=corpus, logs=logs, since=first, until=last)
     from flows.nightly import nightly_flow
 
-    res = nightly_flow(corpus=corpus, logs=logs, config=config, out=str(out), since=_date(since),
-                       until=_date(until), wait_s=wait, quiet=as_json, force=force)
+    res = nightly_flow(corpus=corpus, logs=logs, config=config, out=str(out), since=first, until=last, wait_s=wait,
+                       quiet=as_json, force=force)
     _emit(as_json, res, lambda: _summary(res))
 
 
@@ -258,11 +287,12 @@ def mine(
     Example: planbake mine --logs data/demo/logs --since 2026-11-23
     """
     _quiet_libraries()
-    load_config(config)
+    first, last = _date(since, "--since"), _date(until, "--until")
+    _precheck(["mine"], config, out, logs=logs, since=first, until=last)
     from flows.nightly import mine_flow
 
-    res = mine_flow(logs=logs, config=config, out=str(out), since=_date(since), until=_date(until), wait_s=wait,
-                    quiet=as_json, force=force)
+    res = mine_flow(logs=logs, config=config, out=str(out), since=first, until=last, wait_s=wait, quiet=as_json,
+                    force=force)
     _emit(as_json, res, lambda: _summary(res))
 
 
@@ -283,7 +313,7 @@ def plan(
     _quiet_libraries()
     if writer not in (None, "rules", "vllm", "openai"):
         raise ValueError(f"--writer {writer}: choose rules, vllm or openai")
-    load_config(config)
+    _precheck(["plan"], config, out)
     from flows.nightly import plan_flow
 
     res = plan_flow(config=config, out=str(out), writer=writer, wait_s=wait, quiet=as_json, force=force)
@@ -310,7 +340,7 @@ def lookup(
     """
     from schemas.cache import PlanCache
 
-    res = PlanCache.open(out).lookup(question, _date(now), history=history or [])
+    res = PlanCache.open(out).lookup(question, _date(now, "--now"), history=history or [])
     doc = res.to_json()
 
     def human() -> None:
@@ -333,9 +363,10 @@ def lookup(
 @_errors
 def retrieve(
     question: Annotated[str, typer.Argument(help="The user's question.")],
-    budget: Annotated[int | None, typer.Option("--budget", help="Chunks in the context.")] = None,
+    budget: Annotated[int | None, typer.Option("--budget", min=1, help="Chunks in the context.")] = None,
     now: Annotated[str | None, typer.Option("--now", help="Date that resolves 'this year'.")] = None,
-    config: ConfigOpt = None,
+    config: Annotated[str | None, typer.Option("--config", help="Not used: a lookup runs with the config the "
+                                                                "publication was made with.")] = None,
     out: OutOpt = Path("data/out"),
     as_json: JsonOpt = False,
 ) -> None:
@@ -351,7 +382,7 @@ def retrieve(
 
     cache = PlanCache.open(out)
     cfg = cache.lexicon.config
-    res = cache.lookup(question, _date(now))
+    res = cache.lookup(question, _date(now, "--now"))
     idx = cache.manifest["index"]
     index = Index(idx["uri"], cfg, idx["version"])
     plan_ = Plan.model_validate(res.plan) if res.plan else None
@@ -385,7 +416,7 @@ def retrieve(
 def eval_(
     corpus: Annotated[str, typer.Option("--corpus", help="Corpus JSONL of the labeled set.")],
     questions: Annotated[str, typer.Option("--questions", help="Labeled questions JSONL.")],
-    budget: Annotated[int | None, typer.Option("--budget", help="Chunks in the context.")] = None,
+    budget: Annotated[int | None, typer.Option("--budget", min=1, help="Chunks in the context.")] = None,
     merge: Annotated[str | None, typer.Option("--merge", help="round_robin | max | rrf (default: config)")] = None,
     rerank: Annotated[bool | None, typer.Option("--rerank/--no-rerank", help="Within a part, order chunks by "
                                                 "similarity to the question (default: config).")] = None,
@@ -537,11 +568,12 @@ def backfill(
     Example: planbake backfill --corpus data/demo/corpus.jsonl --since 2026-11-23 --until 2026-11-25
     """
     _quiet_libraries()
-    load_config(config)
+    first, last = _date(since, "--since"), _date(until, "--until")
+    _precheck(["index", "mine", "plan"], config, out, corpus=corpus, logs=logs, since=first, until=last)
     from flows.backfill import backfill_flow
 
-    res = backfill_flow(corpus=corpus, logs=logs, config=config, out=str(out), since=_date(since),
-                        until=_date(until), wait_s=wait, quiet=as_json, force=force)
+    res = backfill_flow(corpus=corpus, logs=logs, config=config, out=str(out), since=first, until=last,
+                        wait_s=wait, quiet=as_json, force=force)
 
     def human() -> None:
         _summary(res)

@@ -52,6 +52,9 @@ class PlanCache:
     """A complete publication loaded in memory: skeleton -> shape, key -> plan, shape -> template."""
 
     def __init__(self, run_dir: Path) -> None:
+        if not (run_dir / "cache.parquet").exists():
+            raise NoPublication(f"{run_dir}: this publication holds an index but no plan cache yet; run "
+                                "'planbake nightly' (or 'planbake mine' then 'planbake plan')")
         self.run_dir = run_dir
         self.manifest = read_manifest(run_dir)
         config = Config.model_validate_json((run_dir / "config.json").read_text(encoding="utf-8"))

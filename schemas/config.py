@@ -221,7 +221,11 @@ def load_config(path: str | Path | None = None) -> Config:
         raw = yaml.safe_load(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{p}: config file not found; pass --config with an existing YAML file") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+    except IsADirectoryError:
+        raise ConfigError(f"{p}: is a folder; pass --config with a YAML file") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: not UTF-8 text; re-encode the file as UTF-8") from None
+    except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"{p}{where}: not valid YAML ({exc.__class__.__name__}); fix the syntax") from None

@@ -6,6 +6,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,8 @@ def _read_markdown(path: Path) -> Document:
         body = raw[end + 4:].lstrip("\n")
     if not isinstance(meta, dict):
         raise CorpusError(f"{path}:1: front matter must be a mapping of field: value")
+    # YAML reads an unquoted 2026-01-01 as a date: front matter means the ISO text it shows
+    meta = {k: v.isoformat() if isinstance(v, date) else v for k, v in meta.items()}
     rec = {"id": meta.pop("id", path.stem), "text": body, "metadata": meta}
     return _check_record(rec, f"{path}:1")
 

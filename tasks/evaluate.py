@@ -31,22 +31,30 @@ class Labeled:
     shape: str | None
 
 
-def read_labeled(path: str | Path) -> list[Labeled]:
+def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]:
+    """A labeled set (JSONL); `option` names where the path came from, for the error's fix."""
     out = []
     p = Path(path)
     if not p.is_file():
-        raise LabelError(f"{p}: labeled questions not found; pass --questions with a JSONL file")
-    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-            parts = [set(map(str, part)) for part in rec.get("parts", [])]
-            out.append(Labeled(str(rec.get("id", n)), str(rec["question"]), parts, rec.get("should_split"),
-                               rec.get("shape")))
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise LabelError(f"{p}:{n}: expected JSON with 'question' and 'parts' (a list of lists of chunk "
-                             f"ids); {exc.__class__.__name__}: {exc}") from None
+        raise LabelError(f"{p}: labeled questions not found; give {option} an existing JSONL file")
+    with p.open("rb") as fh:
+        for n, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise LabelError(f"{p}:{n}: not UTF-8 text; re-encode the file as UTF-8") from None
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                if not isinstance(rec, dict):
+                    raise TypeError(f"a JSON {type(rec).__name__}, not an object")
+                parts = [set(map(str, part)) for part in rec.get("parts", [])]
+                out.append(Labeled(str(rec.get("id", n)), str(rec["question"]), parts, rec.get("should_split"),
+                                   rec.get("shape")))
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise LabelError(f"{p}:{n}: expected JSON with 'question' and 'parts' (a list of lists of chunk "
+                                 f"ids); {exc.__class__.__name__}: {exc}") from None
     return out
 
 

@@ -97,7 +97,7 @@ def labeled_set(path: str | Path) -> LabeledSet:
     p = Path(path)
     if p.is_dir():
         p = p / "questions.jsonl"
-    questions = read_labeled(p)
+    questions = read_labeled(p, option="the config's `labeled:` entry")
     digest = hashlib.sha256(p.read_bytes()).hexdigest()[:16]
     return LabeledSet(f"{p.parent.name}/{p.name}", f"{p.resolve()}#{digest}", questions)
 

@@ -27,7 +27,7 @@ class Ingested:
     quarantined: int
 
 
-def _files(path: str | Path) -> tuple[str, str]:
+def log_files(path: str | Path) -> tuple[str, str]:
     """A glob DuckDB reads, and the format: jsonl, parquet or csv."""
     p = Path(path)
     if p.is_file():
@@ -97,7 +97,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     `since`/`until` (inclusive dates) restrict the window. Quarantined raw text is scrubbed and cut to 200
     characters, so no personal data reaches an output through it.
     """
-    glob, kind = _files(path)
+    glob, kind = log_files(path)
     con = duckdb.connect()
     if threads:
         con.execute(f"SET threads = {int(threads)}")

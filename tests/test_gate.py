@@ -157,9 +157,17 @@ def test_gate_config_section(tmp_path: Path) -> None:
 
 def test_bad_labeled_set_fails_before_any_work(tmp_path: Path, prefect_harness: None) -> None:
     raw = yaml.safe_load(DEMO_CONFIG.read_text())
+    raw |= {k: str((DEMO_CONFIG.parent / raw[k]).resolve()) for k in ("corpus", "logs")}  # the copy lives elsewhere
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump({**raw, "labeled": [str(tmp_path / "missing.jsonl")]}))
     out = tmp_path / "out"
     res = CliRunner().invoke(app, ["nightly", "--config", str(path), "--out", str(out)])
-    assert res.exit_code == EXIT_INPUT and "missing.jsonl" in res.output
+    assert res.exit_code == EXIT_INPUT and "missing.jsonl" in res.output and "`labeled:` entry" in res.output
     assert not out.exists()
+    for name, body, says in [("list.jsonl", b'{"question": "q", "parts": []}\n[1, 2]\n', "list.jsonl:2: expected JSON"),
+                             ("latin1.jsonl", b'{"question": "caf\xe9", "parts": []}\n', "latin1.jsonl:1: not UTF-8")]:
+        (tmp_path / name).write_bytes(body)
+        path.write_text(yaml.safe_dump({**raw, "labeled": [str(tmp_path / name)]}))
+        res = CliRunner().invoke(app, ["nightly", "--config", str(path), "--out", str(out)])
+        assert res.exit_code == EXIT_INPUT and says in res.output, res.output
+        assert not out.exists()

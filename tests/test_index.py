@@ -185,7 +185,8 @@ def test_markdown_folder_with_front_matter(tmp_path: Path) -> None:
     folder = tmp_path / "md"
     folder.mkdir()
     (folder / "vacation-warsaw.md").write_text(
-        "---\noffice: Warsaw\nyear: null\n---\n# Vacation, Warsaw\n\nVacation, Warsaw office: 26 days per year.\n"
+        "---\noffice: Warsaw\nyear: null\neffective_from: 2026-01-01\n---\n# Vacation, Warsaw\n\n"
+        "Vacation, Warsaw office: 26 days per year.\n"
     )
     (folder / "relocation.md").write_text(
         "Relocation to the Toronto office: the company pays two months of rent.\n"
@@ -193,6 +194,7 @@ def test_markdown_folder_with_front_matter(tmp_path: Path) -> None:
     out = build_index(folder, config, tmp_path, RUN_DATE, quiet=True)
     rows = {r["id"]: r for r in Index(out.uri, config).to_arrow().to_pylist()}
     assert rows["vacation-warsaw"]["office"] == "Warsaw"
+    assert str(rows["vacation-warsaw"]["effective_from"]) == "2026-01-01"  # unquoted in YAML: read as a date
     assert rows["relocation"]["office"] == "Toronto"  # no metadata: one office named in the text
     (folder / "bad.md").write_text("---\noffice: [unclosed\n---\ntext\n")
     with pytest.raises(CorpusError, match=r"bad\.md:\d+: front matter is not valid YAML"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from schemas.cache import PlanCache
 from schemas.config import load_config
 from schemas.publication import current_manifest, current_run
 from tasks.evaluate import questions_as_log, read_labeled
+from tasks.logs import LogError
 from tasks.publish import PublishBusy, publish_lock
 from tests.conftest import DEMO_CONFIG, SEED
 
@@ -187,6 +189,49 @@ def test_index_and_search_commands(tmp_path: Path, prefect_harness: None) -> Non
     res = runner.invoke(app, ["search", "remote work allowance", "-k", "2", "--all-versions", "--out", out, "--json"])
     remote = {h["id"]: h for h in json.loads(res.stdout)["hits"]}
     assert remote["remote-2025"]["superseded_by"] == "remote-2026" and not remote["remote-2025"]["is_current"]
+    # bad search input: exit 2 and what to pass instead
+    for args, says in [(["--filter", "office=amsterdam"], "the index holds Amsterdam"),
+                       (["--filter", "office=Berlin", "--filter", "office=Lisbon"], "given twice"),
+                       (["--filter", "year=abc"], "a year filter takes a year"), (["-k", "0"], "-k")]:
+        res = runner.invoke(app, ["search", "leave", *args, "--out", out])
+        assert res.exit_code == 2 and says in res.output, (args, res.output)
+    res = runner.invoke(app, ["lookup", "parental leave in Berlin", "--out", out])  # an index, no plans yet
+    assert res.exit_code == 4 and "no plan cache yet" in res.output
+
+
+def test_inputs_that_cannot_work_fail_before_any_work(tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["mine", "--since", "2026-11-29", "--until", "2026-11-23", "--out", str(out)])
+    assert res.exit_code == 2 and "is after --until" in res.output
+    res = runner.invoke(app, ["mine", "--since", "yesterday", "--out", str(out)])
+    assert res.exit_code == 2 and "--since 'yesterday': expected a date as YYYY-MM-DD" in res.output
+    res = runner.invoke(app, ["index", "--corpus", str(tmp_path / "nope.jsonl"), "--out", str(out)])
+    assert res.exit_code == 2 and "nope.jsonl: corpus not found" in res.output
+    no_inputs = tmp_path / "c.yaml"  # the demo config without corpus: and logs:
+    no_inputs.write_text("\n".join(line for line in DEMO_CONFIG.read_text().splitlines()
+                                    if not line.startswith(("corpus:", "logs:"))))
+    res = runner.invoke(app, ["index", "--config", str(no_inputs), "--out", str(out)])
+    assert res.exit_code == 2 and "no corpus given" in res.output
+    res = runner.invoke(app, ["mine", "--config", str(no_inputs), "--out", str(out)])
+    assert res.exit_code == 2 and "no logs given" in res.output
+    assert not out.exists()  # nothing was started
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    res = runner.invoke(app, ["index", "--corpus", str(SEED / "corpus.jsonl"), "--out", str(a_file)])
+    assert res.exit_code == 2 and "is a file" in res.output
+
+
+def test_a_log_window_without_rows_publishes_nothing(seed_run: dict, tmp_path: Path) -> None:
+    out = seed_run["out"]
+    live = current_run(out)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with pytest.raises(LogError, match="no valid log rows"):
+        run_stages(["mine"], **{**seed_run["kwargs"], "logs": str(empty)})
+    with pytest.raises(LogError, match="no valid log rows from 2030-01-01"):
+        run_stages(["mine"], **{**seed_run["kwargs"], "since": date(2030, 1, 1)})
+    assert current_run(out) == live
 
 
 def test_retention_prunes_the_oldest_but_never_the_live_one_or_its_previous(tmp_path: Path) -> None:
