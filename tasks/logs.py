@@ -81,12 +81,31 @@ def _source_sql(glob: str, kind: str) -> str:
                   FROM (SELECT filename, line,
                                ok AND json_type(CASE WHEN ok THEN line END) = 'OBJECT' AS obj
                         FROM (SELECT filename, line, json_valid(line) AS ok FROM {lines} WHERE trim(line) <> '')))"""
-    reader = (f"read_parquet('{g}', filename=true, hive_partitioning=false)" if kind == "parquet" else
-              f"read_csv('{g}', all_varchar=true, header=true, filename=true, store_rejects=true, "
-              "ignore_errors=true, hive_partitioning=false)")
     return f"""
         SELECT filename, NULL AS line, NULL AS bad, CAST(ts AS VARCHAR) AS ts, CAST("user" AS VARCHAR) AS "user",
-               CAST(query AS VARCHAR) AS query FROM {reader}"""
+               CAST(query AS VARCHAR) AS query FROM {_reader(glob, kind)}"""
+
+
+def _reader(glob: str, kind: str) -> str:
+    """DuckDB's reader of a Parquet or CSV log, every column as it is."""
+    g = glob.replace("'", "''")
+    if kind == "parquet":
+        return f"read_parquet('{g}', filename=true, hive_partitioning=false)"
+    return (f"read_csv('{g}', all_varchar=true, header=true, filename=true, store_rejects=true, "
+            "ignore_errors=true, hive_partitioning=false)")
+
+
+LOG_COLUMNS = ("ts", "user", "query")
+
+
+def _check_columns(con: duckdb.DuckDBPyConnection, path: str | Path, glob: str, kind: str) -> None:
+    """A Parquet or CSV log must have the columns ts, user and query (a JSONL line missing one is quarantined)."""
+    found = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {_reader(glob, kind)}").fetchall()]
+    missing = [c for c in LOG_COLUMNS if c not in found]
+    if missing:
+        shown = ", ".join(c for c in found if c != "filename")
+        raise LogError(f"{path}: the {kind.upper()} log has no column {', '.join(missing)}; it needs ts, user "
+                       f"and query (found {shown}); rename the columns")
 
 
 def ingest(path: str | Path, *, since: date | None = None, until: date | None = None,
@@ -103,6 +122,8 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
         con.execute(f"SET threads = {int(threads)}")
     future = (now or datetime.now()) + timedelta(days=1)
     try:
+        if kind != "jsonl":
+            _check_columns(con, path, glob, kind)
         con.execute(f"CREATE TEMP VIEW src AS {_source_sql(glob, kind)}")
         # The raw line and file name are kept for quarantined rows only: the valid ones do not need them.
         con.execute(f"""

@@ -369,6 +369,11 @@ def test_ingest_csv(tmp_path: Path) -> None:
     pacsv.write_csv(pa.table({"ts": TS, "user": ["a", "b", "c", "d"], "query": ["q1", "q2", "q3", "q4"]}), typed)
     rows, bad = _ingest_rows(typed.parent, since=date(2026, 11, 24), until=date(2026, 11, 25))
     assert [r[2] for r in rows] == ["q2", "q3"] and bad == []
+    # columns named otherwise: the error says which are missing and what it found
+    other = tmp_path / "other.csv"
+    other.write_text("time,who,text\n2026-11-24T09:00:00Z,u1,per diem in Berlin\n", encoding="utf-8")
+    with pytest.raises(LogError, match=r"other\.csv: the CSV log has no column ts, user, query; .*found time, who"):
+        ingest(other)
 
 
 def test_ingest_window_on_the_demo_logs() -> None:
