@@ -73,6 +73,9 @@ def _errors(fn: F) -> F:
         except (NoPublication, FileNotFoundError) as exc:
             console.print(f"error: {exc}", markup=False)
             raise typer.Exit(EXIT_NOT_PUBLISHED) from None
+        except (PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError) as exc:
+            console.print(f"error: {exc.filename}: {exc.strerror}; check --out and the paths given", markup=False)
+            raise typer.Exit(EXIT_INPUT) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -516,10 +519,12 @@ def rollback(
 
     Example: planbake rollback --out data/out
     """
+    from schemas.publication import current_run
     from tasks.publish import publish_lock
     from tasks.publish import rollback as do_rollback
     from tasks.store import open_table
 
+    current_run(out)  # nothing published: say so, and leave no lock file behind in a mistyped folder
     with publish_lock(out, wait):
         run_id, manifest = do_rollback(out)
         idx = manifest.get("index", {})
