@@ -12,6 +12,7 @@ from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
+import httpx
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -73,6 +74,10 @@ def _errors(fn: F) -> F:
         except (NoPublication, FileNotFoundError) as exc:
             console.print(f"error: {exc}", markup=False)
             raise typer.Exit(EXIT_NOT_PUBLISHED) from None
+        except httpx.HTTPError as exc:
+            console.print(f"error: the model server did not answer ({exc.__class__.__name__}: {exc}); start it, check "
+                          "planning.openai_base_url, or use --writer rules", markup=False)
+            raise typer.Exit(EXIT_INPUT) from None
         except (PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError) as exc:
             console.print(f"error: {exc.filename}: {exc.strerror}; check --out and the paths given", markup=False)
             raise typer.Exit(EXIT_INPUT) from None
@@ -89,7 +94,8 @@ class _OneLineFor(logging.Filter):
         from tasks.gate import GateRejected
         from tasks.publish import PublishBusy
 
-        expected = (ConfigError, CorpusError, ValueError, PublishBusy, GateRejected, NoPublication, FileNotFoundError)
+        expected = (ConfigError, CorpusError, ValueError, PublishBusy, GateRejected, NoPublication, FileNotFoundError,
+                    httpx.HTTPError)
         if record.exc_info and isinstance(record.exc_info[1], expected):
             record.exc_info, record.exc_text = None, None
         return True

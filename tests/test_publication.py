@@ -282,3 +282,19 @@ def test_crash_mid_write_of_the_cache(seed_run: dict, monkeypatch: pytest.Monkey
     assert not list((out / "runs" / ".staging").iterdir())
     again = run_stages(["index", "mine", "plan"], **seed_run["kwargs"])
     assert (Path(again["publication"]) / "cache.parquet").read_bytes() == before["cache.parquet"]
+
+
+def test_unreachable_model_server_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    import httpx
+    import typer
+
+    from planbake.cli import EXIT_INPUT, _errors
+
+    @_errors
+    def plan_with_a_dead_server() -> None:
+        raise httpx.ConnectError("[Errno 111] Connection refused")
+
+    with pytest.raises(typer.Exit) as done:
+        plan_with_a_dead_server()
+    assert done.value.exit_code == EXIT_INPUT
+    assert "model server did not answer" in capsys.readouterr().err
