@@ -188,11 +188,16 @@ def line_numbers(lines: list[tuple[str, str]]) -> dict[tuple[str, str], list[int
             found, at = [], data.find(target)
             while at >= 0 and target:
                 end = at + len(target)
-                if (at == 0 or data[at - 1] == 10) and (end == len(data) or data[end] in (10, 13)):
-                    found.append(data.count(b"\n", 0, at) + 1)
+                if (at == 0 or data[at - 1] in (10, 13)) and (end == len(data) or data[end] in (10, 13)):
+                    found.append(_line_at(data, at))
                 at = data.find(target, at + 1)
             out[(file, text)] = found
     return out
+
+
+def _line_at(data: bytes, at: int) -> int:
+    """The 1-based line of byte `at`, counting line breaks as DuckDB does: "\n", "\r\n" and a lone "\r"."""
+    return data.count(b"\n", 0, at) + data.count(b"\r", 0, at) - data.count(b"\r\n", 0, at) + 1
 
 
 def _take(numbers: dict[tuple[str, str], list[int]], key: tuple[str, str]) -> int | None:

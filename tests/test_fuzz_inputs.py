@@ -31,6 +31,7 @@ bad_rows = st.one_of(
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(bad_rows, min_size=1, max_size=8))
 @example(rows=[b"\x1e"])  # a line of only the old column delimiter was lost, not quarantined
+@example(rows=[b"\r\x80"])  # DuckDB numbers the line after a lone "\r" as a line of its own
 @example(rows=[b"\x00", b'{"ts": "2026-11-24T10:00:00Z", "user": "u\x1e2", "query": "per diem\x1e Lisbon"}'])
 def test_log_rows_are_mined_or_quarantined(tmp_path: Path, rows: list[bytes]) -> None:
     path = tmp_path / "logs.jsonl"
@@ -40,7 +41,7 @@ def test_log_rows_are_mined_or_quarantined(tmp_path: Path, rows: list[bytes]) ->
     try:
         reasons = [r[0] for r in ing.con.sql("SELECT reason FROM quarantine").fetchall()]
         numbered = [r[0] for r in ing.con.sql("SELECT line FROM quarantine WHERE line IS NOT NULL").fetchall()]
-        physical = path.read_bytes().count(b"\n")  # a UTF-16 row can hold a newline byte
+        physical = len(path.read_bytes().splitlines())  # a row can hold a newline byte; DuckDB counts "\r" too
         assert len(set(numbered)) == len(numbered) and all(2 <= n <= physical for n in numbered)  # 1 is GOOD
         mined = ing.con.sql("SELECT count(*) FROM rows").fetchall()[0][0]
         assert mined >= 1 and all(reasons)
