@@ -14,7 +14,7 @@ from flows.publication import Run
 from flows.stages import index_stage, mine_stage, plan_stage, published_index
 from schemas.config import Config, ConfigError, load_config
 from schemas.publication import read_manifest
-from tasks.corpus import CorpusError
+from tasks.corpus import corpus_not_found
 from tasks.gate import GateRejected, QualityGate
 from tasks.logs import log_files
 from tasks.publish import publish_lock
@@ -32,7 +32,7 @@ def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, l
         if not source:
             raise ConfigError("no corpus given: pass --corpus or set `corpus:` in the config")
         if "://" not in source and not Path(source).exists():
-            raise CorpusError(f"{source}: corpus not found; pass --corpus with a JSONL file or a Markdown folder")
+            raise corpus_not_found(source)
     if "mine" in stages:
         source = logs or cfg.logs
         if not source:

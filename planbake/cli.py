@@ -12,13 +12,12 @@ from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-import httpx
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from schemas.config import ConfigError, load_config
-from schemas.publication import NoPublication, current_manifest
+from schemas.publication import NoPublication
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Precompute query-decomposition plans for RAG, offline, in batch.",
@@ -56,6 +55,8 @@ def _errors(fn: F) -> F:
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import httpx  # the model writer's client; imported here, so `lookup` does not load it at start-up
+
         from tasks.corpus import CorpusError
         from tasks.gate import GateRejected
         from tasks.publish import PublishBusy
@@ -90,6 +91,8 @@ class _OneLineFor(logging.Filter):
     record of them keeps its message and loses the traceback."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        import httpx
+
         from tasks.corpus import CorpusError
         from tasks.gate import GateRejected
         from tasks.publish import PublishBusy
@@ -179,18 +182,19 @@ def search(
     """
     _quiet_libraries()
     from schemas.config import Config
-    from schemas.publication import current_run
+    from schemas.publication import current_run, read_manifest
     from tasks.store import Index
 
     cfg = load_config(config)
-    saved = current_run(out) / "config.json"  # the config the publication was made with, once it has plans
+    run = current_run(out)
+    saved = run / "config.json"  # the config the publication was made with, once it has plans
     if saved.exists():
         cfg = Config.model_validate_json(saved.read_text(encoding="utf-8"))
     filters = _parse_filters(filter_ or [])
     unknown = set(filters) - set(cfg.facet_names)
     if unknown:
         raise ValueError(f"--filter: unknown facet {sorted(unknown)}; facets are {cfg.facet_names}")
-    idx = current_manifest(out)["index"]
+    idx = read_manifest(run)["index"]
     index = Index(idx["uri"], cfg, idx["version"])
     missing = [f for f in cfg.facet_names if f not in index.table.schema.names]
     if missing:

@@ -110,6 +110,10 @@ def _read_markdown(path: Path) -> Document:
     return _check_record(rec, f"{path}:1")
 
 
+def corpus_not_found(path: str | Path) -> CorpusError:
+    return CorpusError(f"{path}: corpus not found; pass --corpus with a JSONL file or a Markdown folder")
+
+
 def read_corpus(path: str | Path) -> list[Document]:
     """All documents of a corpus; raises CorpusError on the first bad record, before anything is written."""
     p = Path(path)
@@ -121,7 +125,7 @@ def read_corpus(path: str | Path) -> list[Document]:
     elif p.is_file():
         docs = list(_read_jsonl(p))
     else:
-        raise CorpusError(f"{p}: corpus not found; pass --corpus with a JSONL file or a Markdown folder")
+        raise corpus_not_found(p)
     seen: dict[str, str] = {}
     for d in docs:
         if d.id in seen:

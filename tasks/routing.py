@@ -160,8 +160,8 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         split = merge_parts(question, steps, index, budget, merge, rerank)
         both = merge_parts(question, [original, *steps], index, budget, merge, rerank)
         need = needed_values(sk, split, lexicon)
-        if not (has_evidence(need, whole_question_probe(question, split, index), floor)
-                and parts_find_evidence(split, floor)):
+        if not (parts_find_evidence(split, floor)  # no search: before the probes
+                and has_evidence(need, whole_question_probe(question, split, index), floor)):
             need = set()  # the corpus holds no answer: every route covers the same (nothing)
         targets = part_targets(need, split, evidence_depth(budget, len(plan.steps)), margin)
         refused += any(p.error for p in split.parts)
