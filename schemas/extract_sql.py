@@ -103,7 +103,17 @@ class SqlSkeletons:
 
     def masked(self, col: str = "query") -> str:
         """The folded question with its constraint values as markers."""
-        sql = f"trim(regexp_replace(lower({col}), ' +', ' ', 'g'))"
+        return self.marked(self.folded(col))
+
+    @staticmethod
+    def folded(col: str = "query") -> str:
+        """The question in lower case, runs of spaces as one, trimmed: all `masked` reads of it, so questions
+        that differ only in case and spacing (a third of a log's distinct questions) are masked once."""
+        return f"trim(regexp_replace(lower({col}), '  +', ' ', 'g'))"  # two or more: a lone space is kept as is
+
+    def marked(self, folded: str) -> str:
+        """A folded question (`folded`) with its constraint values as markers."""
+        sql = folded
         if self.forms:
             lexicon = r"\b(" + "|".join(_escape(f) for f in self.forms) + r")\b"
             sql = _replace(sql, lexicon, _lit(START + r"L\1" + END))
@@ -138,11 +148,17 @@ class SqlSkeletons:
         pieces = f"string_split_regex({masked}, {_lit('[' + START + END + ']')})"
         sql = (f"array_to_string(list_transform({pieces}, lambda p: CASE {' '.join(cases)} ELSE p END), '')"
                if cases else masked)  # no lexicon and no year facet: no markers
-        sql = f"trim({_replace(sql, '[^A-Za-z0-9_{}]+', _lit(' '))})"
+        # Punctuation to spaces, then runs of spaces to one: a pattern that matched lone spaces too would
+        # rewrite every gap between words.
+        sql = f"trim({_replace(_replace(sql, '[^A-Za-z0-9_{} ]+', _lit(' ')), '  +', _lit(' '))})"
         if self.lexicon.filler_words:  # spaces doubled: each word keeps its own boundary, one pass finds all
+            words = "|".join(_escape(f) for f in self.lexicon.filler_words)
             fillers = " (?:" + "|".join(_escape(f).replace(" ", "  ") for f in self.lexicon.filler_words) + ") "
-            sql = _replace(f"' ' || replace({sql}, ' ', '  ') || ' '", fillers, "' '")
-            sql = f"trim({_replace(sql, ' +', _lit(' '))})"
+            dropped = _replace("' ' || replace(s, ' ', '  ') || ' '", fillers, "' '")
+            # only questions that hold a filler word pay for the doubling (a one-item list names the text once)
+            has_filler = _lit(r"\b(?:" + words + r")\b")
+            sql = (f"list_transform([{sql}], lambda s: CASE WHEN regexp_matches(s, {has_filler}) "
+                   f"THEN trim({_replace(dropped, '  +', _lit(' '))}) ELSE s END)[1]")
         return sql
 
     def constraints(self, markers: list[str]) -> tuple[Constraint, ...]:

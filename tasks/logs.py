@@ -60,6 +60,9 @@ def _kind(f: Path) -> str | None:
 
 
 _NO_DELIMITER = "\x1e\x1f\x1e\x1f"
+# For a line that is valid JSON: true when it is an object (it opens with "{" after JSON's whitespace). Cheaper
+# than `json_type(line) = 'OBJECT'`, which parses the line once more.
+IS_OBJECT = r"regexp_matches(line, '^[ \t\n\r]*[{]')"
 
 
 def _source_sql(glob: str, kind: str) -> str:
@@ -72,14 +75,15 @@ def _source_sql(glob: str, kind: str) -> str:
                  "header=false, "
                  "auto_detect=false, strict_mode=false, max_line_size=100000000, filename=true, store_rejects=true, "
                  "ignore_errors=true, hive_partitioning=false)")
-        # Each line is parsed twice at most: once to validate, once to take the three fields.
+        # Each line is parsed twice at most: once to validate, once to take the three fields. Valid JSON that
+        # opens with "{" (after JSON's whitespace) is an object: no third parse for its type.
         return f"""
             SELECT filename, line, CASE WHEN obj THEN NULL ELSE 'unparsable line' END AS bad,
                    v[1] AS ts, v[2] AS "user", v[3] AS query
             FROM (SELECT filename, line, obj,
                          CASE WHEN obj THEN json_extract_string(line, ['$.ts', '$.user', '$.query']) END AS v
                   FROM (SELECT filename, line,
-                               ok AND json_type(CASE WHEN ok THEN line END) = 'OBJECT' AS obj
+                               ok AND {IS_OBJECT} AS obj
                         FROM (SELECT filename, line, json_valid(line) AS ok FROM {lines} WHERE trim(line) <> '')))"""
     return f"""
         SELECT filename, NULL AS line, NULL AS bad, CAST(ts AS VARCHAR) AS ts, CAST("user" AS VARCHAR) AS "user",
@@ -177,11 +181,8 @@ def line_numbers(lines: list[tuple[str, str]]) -> dict[tuple[str, str], list[int
         wanted.setdefault(file, set()).add(text)
     out: dict[tuple[str, str], list[int]] = {}
     for file, texts in wanted.items():
-        try:
-            data = Path(file).read_bytes()
-            if file.lower().endswith(".gz"):
-                data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error):
+        data = _file_bytes(file)
+        if data is None:
             continue  # unreadable now: the record keeps no line number
         for text in texts:
             target = text.encode("utf-8")
@@ -193,6 +194,15 @@ def line_numbers(lines: list[tuple[str, str]]) -> dict[tuple[str, str], list[int
                 at = data.find(target, at + 1)
             out[(file, text)] = found
     return out
+
+
+def _file_bytes(file: str) -> bytes | None:
+    """A log file's bytes, decompressed; None when it cannot be read now."""
+    try:
+        data = Path(file).read_bytes()
+        return gzip.decompress(data) if file.lower().endswith(".gz") else data
+    except (OSError, EOFError, zlib.error):
+        return None
 
 
 def _line_at(data: bytes, at: int) -> int:
@@ -210,9 +220,18 @@ def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
     """Lines DuckDB could not read at all (bad encoding, broken quoting), with their line numbers."""
     try:
         rows = con.execute("""
-            SELECT s.file_path, e.line, e.error_type FROM reject_errors e JOIN reject_scans s USING (scan_id, file_id)
-        """).fetchall()
+            SELECT s.file_path, e.line, e.line_byte_position, e.error_type
+            FROM reject_errors e JOIN reject_scans s USING (scan_id, file_id)""").fetchall()
     except duckdb.Error:
         return []
+    # DuckDB's own line count can differ from the one `line_numbers` uses (it counted "\x00\r\n" as two
+    # breaks): the line is counted again from the byte where the rejected line starts.
+    files = {f: _file_bytes(f) for f in {r[0] for r in rows}}
     reason = {"INVALID ENCODING": "not UTF-8 text"}
-    return [(f, line, reason.get(str(t), f"unreadable line ({str(t).lower()})"), "") for f, line, t in rows]
+    out = []
+    for f, line, at, kind in rows:
+        data = files[f]
+        if data is not None and at is not None and at <= len(data):
+            line = _line_at(data, at)
+        out.append((f, line, reason.get(str(kind), f"unreadable line ({str(kind).lower()})"), ""))
+    return out
