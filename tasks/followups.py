@@ -25,9 +25,9 @@ def _turns(ing: Ingested, config: Config) -> None:
     previous question, and that question's skeleton and constraints. One window pass serves learn and link."""
     ing.con.execute(f"""
         CREATE TABLE IF NOT EXISTS turns AS
-        SELECT question_id, "user", ts, skeleton, constraints,
+        SELECT question_id, "user", ts, sid, kid,
                coalesce(epoch(ts) - epoch(lag(ts) OVER w) <= {int(config.mining.followup_seconds)}, false) AS near,
-               lag(skeleton) OVER w AS prev_skeleton, lag(constraints) OVER w AS prev_constraints
+               lag(sid) OVER w AS prev_sid, lag(kid) OVER w AS prev_kid
         FROM q {_WINDOW}""")
 
 
@@ -37,9 +37,11 @@ def learn(ing: Ingested, config: Config) -> Followups:
     m = config.mining
     _turns(ing, config)
     rows = ing.con.execute("""
-        SELECT skeleton FROM turns WHERE constraints <> '[]' GROUP BY skeleton
-        HAVING count(*) >= ? AND count(DISTINCT "user") >= ? AND avg(CASE WHEN near THEN 1.0 ELSE 0.0 END) >= ?
-        ORDER BY skeleton""", [m.min_count, m.min_users, m.followup_min_share]).fetchall()
+        SELECT s.skeleton FROM (
+            SELECT sid FROM turns WHERE kid IN (SELECT kid FROM value_sets WHERE constraints <> '[]') GROUP BY sid
+            HAVING count(*) >= ? AND count(DISTINCT "user") >= ? AND avg(CASE WHEN near THEN 1.0 ELSE 0.0 END) >= ?)
+        JOIN skeletons s USING (sid) ORDER BY s.skeleton""",
+        [m.min_count, m.min_users, m.followup_min_share]).fetchall()
     rules = Followups(m)
     return Followups(m, [r[0] for r in rows if rules.topic_words(r[0]) <= m.followup_learn_words])
 
@@ -81,15 +83,17 @@ def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, st
     """
     con = ing.con
     _turns(ing, config)
-    skeletons = [r[0] for r in con.sql("SELECT DISTINCT skeleton FROM turns").fetchall()]
-    fu_sk = pa.table({"skeleton": [s for s in skeletons if rules.is_followup_text(s)]})  # noqa: F841
+    skeletons = con.sql("SELECT sid, skeleton FROM skeletons").fetchall()
+    fu_sk = pa.table({"sid": pa.array([i for i, s in skeletons if rules.is_followup_text(s)], pa.int32())})  # noqa: F841
     con.execute("""
         CREATE OR REPLACE TEMP TABLE fu_turns AS  -- the previous question only where it is this one's context
-        SELECT t.question_id, t."user", t.skeleton, t.constraints, t.near,
-               CASE WHEN t.near THEN t.prev_skeleton END AS prev_skeleton,
-               CASE WHEN t.near THEN t.prev_constraints END AS prev_constraints,
-               p.skeleton IS NOT NULL AND t.near AS after_followup
-        FROM turns t SEMI JOIN fu_sk f USING (skeleton) LEFT JOIN fu_sk p ON p.skeleton = t.prev_skeleton""")
+        SELECT t.question_id, t."user", s.skeleton, v.constraints, t.near,
+               CASE WHEN t.near THEN ps.skeleton END AS prev_skeleton,
+               CASE WHEN t.near THEN pv.constraints END AS prev_constraints,
+               p.sid IS NOT NULL AND t.near AS after_followup
+        FROM turns t SEMI JOIN fu_sk f USING (sid) JOIN skeletons s USING (sid) JOIN value_sets v USING (kid)
+             LEFT JOIN skeletons ps ON ps.sid = t.prev_sid LEFT JOIN value_sets pv ON pv.kid = t.prev_kid
+             LEFT JOIN fu_sk p ON p.sid = t.prev_sid""")
     con.execute("""CREATE OR REPLACE TEMP TABLE chain_users AS
                    SELECT DISTINCT "user" FROM fu_turns WHERE after_followup""")
     parsed: dict[tuple[str, str], Skeleton] = {}  # the same skeleton and values recur across rows
@@ -117,9 +121,9 @@ def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, st
     resolved = _table(by_pair, pa.schema([(c, pa.bool_() if c == "near" else pa.string())  # noqa: F841
                                           for c in columns]))
     chains = con.sql("""
-        SELECT t.question_id, t.skeleton, t.constraints, t.near, f.skeleton IS NOT NULL AS fu
-        FROM turns t SEMI JOIN chain_users c USING ("user")
-             LEFT JOIN fu_sk f USING (skeleton)
+        SELECT t.question_id, s.skeleton, v.constraints, t.near, f.sid IS NOT NULL AS fu
+        FROM turns t SEMI JOIN chain_users c USING ("user") JOIN skeletons s USING (sid)
+             JOIN value_sets v USING (kid) LEFT JOIN fu_sk f USING (sid)
         ORDER BY t."user", t.ts, t.question_id""").fetchall()
     replayed: dict[str, tuple[Any, ...]] = {}  # by question id: a line logged twice is one question
     for qid, text, constraints, near, fu in chains:

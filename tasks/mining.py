@@ -90,11 +90,26 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
     by_python = pa.table(out, schema=_MAPPING_SCHEMA)  # noqa: F841 - DuckDB reads the local variable by name
     con.execute("CREATE TABLE IF NOT EXISTS mapping AS SELECT * FROM by_python LIMIT 0")
     con.execute("INSERT INTO mapping SELECT * FROM by_python")
+    _question_table(con)
+
+
+def _question_table(con: Any) -> None:
+    """The table `q`, one row per log row: (ts, user, question_id, sid, signature, kid). Skeletons and value
+    sets are numbered in the tables `skeletons` (sid, skeleton) and `value_sets` (kid, slots, constraints), so
+    the passes over every row group and sort numbers, not text; the view `q_text` shows them as text."""
+    con.execute("""CREATE TABLE skeletons AS SELECT CAST(row_number() OVER (ORDER BY skeleton) AS INTEGER) AS sid,
+                   skeleton FROM (SELECT DISTINCT skeleton FROM mapping)""")
+    con.execute("""CREATE TABLE value_sets AS SELECT CAST(row_number() OVER (ORDER BY constraints, slots) AS INTEGER)
+                   AS kid, slots, constraints FROM (SELECT DISTINCT slots, constraints FROM mapping)""")
     con.execute("""
         CREATE TABLE q AS
-        SELECT r.ts, r."user", m.skeleton, m.signature, m.slots, m.constraints,
-               md5(CAST(r.ts AS VARCHAR) || r."user" || r.query) AS question_id
-        FROM rows r JOIN mapping m ON r.query = m.query AND CAST(year(r.ts) AS INTEGER) = m.y""")
+        SELECT r.ts, r."user", md5(CAST(r.ts AS VARCHAR) || r."user" || r.query) AS question_id, m.sid,
+               m.signature, m.kid
+        FROM rows r JOIN (SELECT m.query, m.y, s.sid, m.signature, v.kid FROM mapping m
+                          JOIN skeletons s USING (skeleton) JOIN value_sets v USING (slots, constraints)) m
+             ON r.query = m.query AND CAST(year(r.ts) AS INTEGER) = m.y""")
+    con.execute("""CREATE VIEW q_text AS SELECT q.ts, q."user", q.question_id, s.skeleton, q.signature, v.slots,
+                   v.constraints FROM q JOIN skeletons s USING (sid) JOIN value_sets v USING (kid)""")
 
 
 _MAPPING_SCHEMA = pa.schema([(k, pa.int32() if k == "y" else pa.string()) for k in extract_rows.MAPPING_COLUMNS])
@@ -157,8 +172,10 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
     users may join a shape but never names it.
     """
     rows = ing.con.sql("""
-        SELECT skeleton, signature, count(*) AS n, count(DISTINCT "user") AS users FROM q GROUP BY ALL
-        HAVING count(DISTINCT "user") >= 2 ORDER BY n DESC, skeleton LIMIT 50000""").fetchall()
+        SELECT s.skeleton, g.signature, g.n, g.users
+        FROM (SELECT sid, signature, count(*) AS n, count(DISTINCT "user") AS users FROM q GROUP BY ALL
+              HAVING count(DISTINCT "user") >= 2) g JOIN skeletons s USING (sid)
+        ORDER BY n DESC, skeleton LIMIT 50000""").fetchall()
     rep_of: dict[str, str] = {}
     vecs = embedder.encode([r[0] for r in rows], label="embedding skeletons", quiet=quiet)
     groups: dict[str, list[int]] = defaultdict(list)
@@ -188,24 +205,26 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
 def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[dict[str, Any]]:
     con = ing.con
     reps = pa.table({"skeleton": list(rep_of), "rep": list(rep_of.values())})  # noqa: F841
-    con.execute("CREATE TABLE reps AS SELECT * FROM reps")
-    con.execute("ALTER TABLE q ADD COLUMN rep VARCHAR")
-    con.execute("UPDATE q SET rep = coalesce((SELECT rep FROM reps WHERE reps.skeleton = q.skeleton), q.skeleton)")
+    # sid -> the sid of its shape's representative (itself when it merged with none)
+    con.execute("""CREATE TABLE sk_rep AS SELECT s.sid, coalesce(rs.sid, s.sid) AS rep
+                   FROM skeletons s LEFT JOIN reps r USING (skeleton) LEFT JOIN skeletons rs ON rs.skeleton = r.rep""")
     m = config.mining
     shapes = con.sql(f"""
-        WITH member AS (
-            SELECT rep, skeleton, count(DISTINCT "user") AS users, count(*) AS n FROM q GROUP BY ALL),
+        WITH qr AS (SELECT q."user", q.ts, q.sid, q.signature, q.kid, k.rep FROM q JOIN sk_rep k USING (sid)),
+        member AS (SELECT rep, sid, count(DISTINCT "user") AS users, count(*) AS n FROM qr GROUP BY ALL),
         top_slots AS (
             SELECT rep, first(slots ORDER BY n DESC, slots) AS example_slots FROM (
-                SELECT rep, slots, count(*) AS n FROM q GROUP BY ALL) GROUP BY rep)
-        SELECT q.rep AS skeleton, any_value(q.signature) AS signature, count(*) AS count,
-               count(DISTINCT q."user") AS users, min(q.ts) AS first_seen, max(q.ts) AS last_seen,
-               (SELECT list(skeleton ORDER BY n DESC, skeleton) FROM member
-                WHERE member.rep = q.rep AND member.users >= {m.min_users}) AS examples,
-               any_value(t.example_slots) AS example_slots
-        FROM q JOIN top_slots t ON t.rep = q.rep
-        GROUP BY q.rep
-        ORDER BY count DESC, skeleton""").fetchall()
+                SELECT rep, v.slots, sum(n) AS n FROM (SELECT rep, kid, count(*) AS n FROM qr GROUP BY ALL)
+                     JOIN value_sets v USING (kid) GROUP BY ALL) GROUP BY rep),
+        agg AS (SELECT rep, any_value(signature) AS signature, count(*) AS count, count(DISTINCT "user") AS users,
+                       min(ts) AS first_seen, max(ts) AS last_seen FROM qr GROUP BY rep)
+        SELECT s.skeleton, agg.signature, agg.count, agg.users, agg.first_seen, agg.last_seen,
+               (SELECT list(ms.skeleton ORDER BY member.n DESC, ms.skeleton)
+                FROM member JOIN skeletons ms USING (sid)
+                WHERE member.rep = agg.rep AND member.users >= {m.min_users}) AS examples,
+               t.example_slots
+        FROM agg JOIN skeletons s ON s.sid = agg.rep JOIN top_slots t ON t.rep = agg.rep
+        ORDER BY agg.count DESC, s.skeleton""").fetchall()
     cols = ["skeleton", "signature", "count", "users", "first_seen", "last_seen", "examples", "example_slots"]
     out = []
     for row in shapes:
@@ -243,14 +262,16 @@ def write_outputs(ing: Ingested, shapes: list[dict[str, Any]], staging: Path) ->
     ids = pa.table({"rep": [s["skeleton"] for s in recurring],  # noqa: F841
                     "shape_id": [s["shape_id"] for s in recurring]})
     con = ing.con
-    con.execute("CREATE TABLE shape_ids AS SELECT * FROM ids")
+    con.execute("CREATE TABLE shape_ids AS SELECT s.sid AS rep, ids.shape_id FROM ids JOIN skeletons s "
+                "ON s.skeleton = ids.rep")
     path = str(staging / "questions.parquet").replace("'", "''")
     con.execute("""CREATE TABLE IF NOT EXISTS followups (question_id VARCHAR, followup BOOLEAN,
         resolved_question VARCHAR, resolved_shape_id VARCHAR, resolved_key VARCHAR, followup_reason VARCHAR)""")
     con.execute(f"""
-        COPY (SELECT q.question_id, s.shape_id, q.ts, q.slots, q.constraints, coalesce(f.followup, false) AS followup,
+        COPY (SELECT q.question_id, s.shape_id, q.ts, v.slots, v.constraints, coalesce(f.followup, false) AS followup,
                      f.resolved_question, f.resolved_shape_id, f.resolved_key, f.followup_reason
-              FROM q LEFT JOIN shape_ids s ON s.rep = q.rep LEFT JOIN followups f ON f.question_id = q.question_id
+              FROM q JOIN sk_rep k USING (sid) LEFT JOIN shape_ids s ON s.rep = k.rep JOIN value_sets v USING (kid)
+                   LEFT JOIN followups f ON f.question_id = q.question_id
               ORDER BY q.ts, q.question_id)
         TO '{path}' (FORMAT parquet)""")
     qpath = str(staging / "quarantine.parquet").replace("'", "''")
@@ -262,6 +283,6 @@ def summarize(ing: Ingested, shapes: list[dict[str, Any]]) -> MineResult:
     by_type: dict[str, int] = defaultdict(int)
     for s in recurring:
         by_type[s["type"]] += 1
-    skeletons = ing.con.sql("SELECT count(DISTINCT skeleton) FROM q").fetchall()[0][0]
+    skeletons = ing.con.sql("SELECT count(DISTINCT sid) FROM q").fetchall()[0][0]
     return MineResult(ing.rows, ing.quarantined, int(skeletons), len(shapes), len(recurring),
                       sum(s["count"] for s in recurring), dict(sorted(by_type.items())))

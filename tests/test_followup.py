@@ -169,7 +169,7 @@ def mine_followups(path: Path, learned: list[str] | None = None,
     try:
         extract_distinct(ing, LEX, SCRUB, quiet=True)
         rules = Followups(CONFIG.mining, learned) if learned is not None else followups.learn(ing, CONFIG)
-        distinct = [r[0] for r in ing.con.sql("SELECT DISTINCT skeleton FROM q").fetchall()]
+        distinct = [r[0] for r in ing.con.sql("SELECT DISTINCT skeleton FROM q_text").fetchall()]
         shapes = build_shapes(ing, CONFIG, {sk: sk for sk in distinct})
         followups.drop_followup_shapes(shapes, rules)
         figures = followups.link(ing, CONFIG, rules, shape_of if shape_of is not None else

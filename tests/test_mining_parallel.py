@@ -32,7 +32,7 @@ def _mapping(path: Path, workers: int) -> list[tuple]:
     ing = ingest(path, now=datetime(2030, 1, 1), scrub=SCRUB)
     try:
         mining.extract_distinct(ing, LEX, SCRUB, quiet=True, workers=workers)
-        return ing.con.sql("SELECT * FROM q ORDER BY question_id").fetchall()
+        return ing.con.sql("SELECT * FROM q_text ORDER BY question_id").fetchall()
     finally:
         ing.con.close()
 
@@ -52,7 +52,7 @@ def test_worker_processes_give_the_serial_result(tmp_path: Path, monkeypatch: py
     parallel = _mapping(path, workers=2)
     assert len(serial) == 600
     assert parallel == serial
-    skeletons = {row[2] for row in serial}
+    skeletons = {row[3] for row in serial}  # q_text: ts, user, question_id, skeleton, ...
     assert "parental leave {office}" in skeletons
     assert not any("example.com" in s or "1234567" in s for s in skeletons)
 
