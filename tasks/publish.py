@@ -68,8 +68,12 @@ def carry_over(prev: Path | None, staging: Path, stages: list[str]) -> list[str]
 def publish_lock(out: str | Path, wait_s: float = 0.0) -> Iterator[None]:
     """Hold the publication root's lock; wait up to `wait_s` seconds, then raise PublishBusy."""
     root = Path(out)
-    root.mkdir(parents=True, exist_ok=True)
-    fh = (root / ".publish.lock").open("a+")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fh = (root / ".publish.lock").open("a+")
+    except OSError as exc:  # a read-only place, /proc, a path through a file
+        raise ValueError(f"--out {root}: cannot create the publication folder or its lock file there "
+                         f"({exc.strerror}); pass a folder you can write") from None
     deadline = time.monotonic() + wait_s
     try:
         while True:

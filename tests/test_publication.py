@@ -220,6 +220,11 @@ def test_inputs_that_cannot_work_fail_before_any_work(tmp_path: Path) -> None:
     a_file.write_text("x")
     res = runner.invoke(app, ["index", "--corpus", str(SEED / "corpus.jsonl"), "--out", str(a_file)])
     assert res.exit_code == 2 and "is a file" in res.output
+    places = [a_file / "sub"] + ([Path("/proc/planbake-out")] if Path("/proc/self").is_dir() else [])
+    for place in places:  # through a file; under /proc, where nothing can be created
+        res = runner.invoke(app, ["index", "--corpus", str(SEED / "corpus.jsonl"), "--out", str(place)])
+        assert res.exit_code == 2 and "cannot create the publication folder" in res.output, res.output
+        assert "Traceback" not in res.output
 
 
 def test_a_log_window_without_rows_publishes_nothing(seed_run: dict, tmp_path: Path) -> None:

@@ -1,0 +1,94 @@
+"""The mining stage of two commits side by side on one log, alternating in fresh processes.
+
+    .venv/bin/python -m benchmarks.compare_mining --dir /tmp/bm1 --before a05c71d [--after HEAD] [--rounds 3]
+
+`--dir` is a directory kept by ``benchmarks.bench_mining --keep DIR`` (its generated ``logs`` and demo ``index``,
+with stored skeleton vectors: a next night). Each commit is checked out in a temporary git worktree; every round
+runs ``mine()`` once per commit, each in a new Python process (this repository's virtual environment, the
+commit's code), before-after, then after-before, and so on. Each process also takes three plain DuckDB scans of
+the log, so a round's ratio to the scan can be read beside it. The figure to keep is the ratio of the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Run in a child process whose sys.path starts with one commit's worktree.
+_CHILD = """
+import json, shutil, sys, time
+from datetime import datetime, timedelta
+from pathlib import Path
+root, work, staging = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+sys.path.insert(0, str(root))
+from benchmarks.bench_mining import plain_scan
+from schemas.config import load_config
+from tasks.mine_stage import mine
+from tasks.store import Index
+config = load_config(root / "data" / "configs" / "demo.yaml")
+config.mining.workers = 2
+index = Index(str(work / "index" / "lancedb"), config)
+index.embedder.encode(["warm up"])
+shutil.rmtree(staging, ignore_errors=True)
+staging.mkdir(parents=True)
+logs = work / "logs"
+scan = min(plain_scan(logs)[0] for _ in range(3))
+last_day = max(p.name.split("=")[1] for p in logs.iterdir() if p.name.startswith("date="))
+now = datetime.fromisoformat(last_day) + timedelta(days=1)  # as bench_mining: the morning after the last day
+t0 = time.perf_counter()
+mine(logs, config, index, staging, now=now, quiet=True)
+print(json.dumps({"mine": time.perf_counter() - t0, "scan": scan}))
+"""
+
+
+def _worktree(rev: str, into: Path) -> Path:
+    path = into / rev.replace("/", "_")
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(path), rev], check=True)
+    return path
+
+
+def _mine(root: Path, work: Path, staging: Path) -> dict[str, float]:
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(root), str(work), str(staging)], check=True,
+                         capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.compare_mining", description=__doc__.splitlines()[0])
+    ap.add_argument("--dir", type=Path, required=True, help="a directory kept by bench_mining --keep (logs, index)")
+    ap.add_argument("--before", required=True, help="the commit to compare against")
+    ap.add_argument("--after", default="HEAD", help="the commit to measure (default HEAD)")
+    ap.add_argument("--rounds", type=int, default=3, help="runs of each commit (default 3)")
+    args = ap.parse_args(argv)
+    if not (args.dir / "logs").is_dir() or not (args.dir / "index").is_dir():
+        ap.error(f"--dir {args.dir}: no logs/ and index/ here; run benchmarks.bench_mining --keep {args.dir} first")
+    times: dict[str, list[dict[str, float]]] = {args.before: [], args.after: []}
+    with tempfile.TemporaryDirectory(prefix="compare_mining_") as tmp:
+        trees = {rev: _worktree(rev, Path(tmp)) for rev in times}
+        try:
+            for n in range(args.rounds):
+                order = [args.before, args.after] if n % 2 == 0 else [args.after, args.before]
+                for rev in order:
+                    run = _mine(trees[rev], args.dir, Path(tmp) / "staging")
+                    times[rev].append(run)
+                    print(f"round {n + 1}: {rev:>12} mine {run['mine']:6.2f} s, scan {run['scan']:.2f} s "
+                          f"({run['mine'] / run['scan']:.1f}x)", file=sys.stderr, flush=True)
+        finally:
+            for path in trees.values():
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)], check=False)
+    medians = {rev: statistics.median(r["mine"] for r in runs) for rev, runs in times.items()}
+    for rev, runs in times.items():
+        print(f"{rev:>12}: " + ", ".join(f"{r['mine']:.2f}" for r in runs) + f" s; median {medians[rev]:.2f} s")
+    print(f"throughput {args.after} / {args.before}: {medians[args.before] / medians[args.after]:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
