@@ -55,8 +55,10 @@ def _worktree(rev: str, into: Path) -> Path:
 
 
 def _mine(root: Path, work: Path, staging: Path) -> dict[str, float]:
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(root), str(work), str(staging)], check=True,
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(root), str(work), str(staging)],
                          capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"mining with the code of {root} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -69,10 +71,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not (args.dir / "logs").is_dir() or not (args.dir / "index").is_dir():
         ap.error(f"--dir {args.dir}: no logs/ and index/ here; run benchmarks.bench_mining --keep {args.dir} first")
+    if args.before == args.after:
+        ap.error("--before and --after name the same commit")
     times: dict[str, list[dict[str, float]]] = {args.before: [], args.after: []}
     with tempfile.TemporaryDirectory(prefix="compare_mining_") as tmp:
-        trees = {rev: _worktree(rev, Path(tmp)) for rev in times}
+        trees: dict[str, Path] = {}
         try:
+            for rev in times:
+                trees[rev] = _worktree(rev, Path(tmp))
             for n in range(args.rounds):
                 order = [args.before, args.after] if n % 2 == 0 else [args.after, args.before]
                 for rev in order:

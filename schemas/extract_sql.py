@@ -107,8 +107,9 @@ class SqlSkeletons:
 
     @staticmethod
     def folded(col: str = "query") -> str:
-        """The question in lower case, runs of spaces as one, trimmed: all `masked` reads of it, so questions
-        that differ only in case and spacing (a third of a log's distinct questions) are masked once."""
+        """The question in lower case, runs of spaces as one, trimmed: all of the question `marked` reads (with
+        the year), so questions that differ only in case and spacing (a third of a log's distinct questions)
+        are masked once."""
         return f"trim(regexp_replace(lower({col}), '  +', ' ', 'g'))"  # two or more: a lone space is kept as is
 
     def marked(self, folded: str) -> str:

@@ -221,17 +221,42 @@ def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
     try:
         rows = con.execute("""
             SELECT s.file_path, e.line, e.line_byte_position, e.error_type
-            FROM reject_errors e JOIN reject_scans s USING (scan_id, file_id)""").fetchall()
+            FROM reject_errors e JOIN reject_scans s USING (scan_id, file_id)
+            ORDER BY s.file_path, e.line_byte_position""").fetchall()
     except duckdb.Error:
         return []
-    # DuckDB's own line count can differ from the one `line_numbers` uses (it counted "\x00\r\n" as two
-    # breaks): the line is counted again from the byte where the rejected line starts.
-    files = {f: _file_bytes(f) for f in {r[0] for r in rows}}
     reason = {"INVALID ENCODING": "not UTF-8 text"}
-    out = []
+    out: list[tuple[Any, ...]] = []
+    data, read = None, None  # one file in memory at a time
     for f, line, at, kind in rows:
-        data = files[f]
-        if data is not None and at is not None and at <= len(data):
-            line = _line_at(data, at)
+        if str(kind) == "INVALID ENCODING" and at is not None:
+            if read != f:
+                data, read = _file_bytes(f), f
+            # DuckDB's own count can differ from the one `line_numbers` uses (it counted "\x00\r\n" as two
+            # breaks), and its byte position can point at a blank line before: the first line from there on
+            # that is not UTF-8 is the one, counted like every other quarantined line.
+            line = (_undecodable_line(data, at) if data is not None else None) or line
         out.append((f, line, reason.get(str(kind), f"unreadable line ({str(kind).lower()})"), ""))
     return out
+
+
+def _undecodable_line(data: bytes, at: int, look: int = 4) -> int | None:
+    """The number of the first line that is not UTF-8 among the `look` lines from the one holding byte `at`."""
+    if at >= len(data):
+        return None
+    if data[at] == 10 and at > 0 and data[at - 1] == 13:
+        at -= 1  # inside a "\r\n": that break ends the line before
+    start = at
+    while start > 0 and data[start - 1] not in (10, 13):
+        start -= 1
+    for _ in range(look):
+        ends = [e for e in (data.find(b"\n", start), data.find(b"\r", start)) if e >= 0]
+        end = min(ends) if ends else len(data)
+        try:
+            data[start:end].decode("utf-8")
+        except UnicodeDecodeError:
+            return _line_at(data, start)
+        if end >= len(data):
+            return None
+        start = end + (2 if data[end:end + 2] == b"\r\n" else 1)
+    return None

@@ -73,7 +73,7 @@ def publish_lock(out: str | Path, wait_s: float = 0.0) -> Iterator[None]:
         fh = (root / ".publish.lock").open("a+")
     except OSError as exc:  # a read-only place, /proc, a path through a file
         raise ValueError(f"--out {root}: cannot create the publication folder or its lock file there "
-                         f"({exc.strerror}); pass a folder you can write") from None
+                         f"({exc.strerror or exc}); pass a folder you can write") from None
     deadline = time.monotonic() + wait_s
     try:
         while True:

@@ -107,3 +107,29 @@ def test_object_check_agrees_with_the_json_type(lines: list[str]) -> None:
                       "WHERE json_valid(line)").fetchall()
     for line, by_prefix, by_type in rows:
         assert by_prefix == by_type, line
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from([json.dumps(GOOD).encode(), b"", b" ", b"\x80", b"ab\xffcd", b"\x00"]), min_size=1,
+                max_size=8), st.sampled_from([b"\n", b"\r\n", b"\r"]))
+@example(texts=[json.dumps(GOOD).encode(), b"", b"\x80"], end=b"\r\n")  # DuckDB's byte position: the blank line
+@example(texts=[b"\x80", b"", b"\x80"], end=b"\n")
+def test_lines_that_are_not_utf8_are_quarantined_with_their_numbers(tmp_path: Path, texts: list[bytes],
+                                                                     end: bytes) -> None:
+    """Each line that is not UTF-8 is quarantined under its own number, in a file with one kind of line break.
+    (In a file that mixes "\r\n" with a lone "\r", DuckDB can read such a line as blank: not covered.)"""
+    data = b"".join(text + end for text in texts)
+    path = tmp_path / "logs.jsonl"
+    path.write_bytes(data)
+    expected = []
+    for number, line in enumerate(data.splitlines(), start=1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            expected.append(number)
+    ing = ingest(path, now=datetime(2026, 11, 30))
+    try:
+        got = ing.con.sql("SELECT line FROM quarantine WHERE reason = 'not UTF-8 text' ORDER BY line").fetchall()
+    finally:
+        ing.con.close()
+    assert [r[0] for r in got] == expected
