@@ -60,6 +60,7 @@ def _kind(f: Path) -> str | None:
 
 
 _NO_DELIMITER = "\x1e\x1f\x1e\x1f"
+_NO_NULL = "\x1d\x1c\x1d\x1c"  # likewise for the NULL string: an empty line is skipped, not read as NULL
 # For a line that is valid JSON: true when it is an object (it opens with "{" after JSON's whitespace). Cheaper
 # than `json_type(line) = 'OBJECT'`, which parses the line once more.
 IS_OBJECT = r"regexp_matches(line, '^[ \t\n\r]*[{]')"
@@ -72,11 +73,13 @@ def _source_sql(glob: str, kind: str) -> str:
         # Each line whole, as one column: the delimiter is a 4-byte sequence no text line holds in practice
         # (a one-byte one such as "\x1e" cut a line that held it, and a line holding only it was lost).
         lines = (f"read_csv('{g}', columns={{'line': 'VARCHAR'}}, delim='{_NO_DELIMITER}', quote='', escape='', "
-                 "header=false, "
+                 f"nullstr='{_NO_NULL}', header=false, "
                  "auto_detect=false, strict_mode=false, max_line_size=100000000, filename=true, store_rejects=true, "
                  "ignore_errors=true, hive_partitioning=false)")
         # Each line is parsed twice at most: once to validate, once to take the three fields. Valid JSON that
-        # opens with "{" (after JSON's whitespace) is an object: no third parse for its type.
+        # opens with "{" (after JSON's whitespace) is an object: no third parse for its type. Empty lines are
+        # skipped by the reader, so an empty value is a line it could not read (one that is not UTF-8, after a
+        # lone "\r" in a file of "\r\n" lines): quarantined with the rest, never dropped as blank.
         return f"""
             SELECT filename, line, CASE WHEN obj THEN NULL ELSE 'unparsable line' END AS bad,
                    v[1] AS ts, v[2] AS "user", v[3] AS query
@@ -84,7 +87,8 @@ def _source_sql(glob: str, kind: str) -> str:
                          CASE WHEN obj THEN json_extract_string(line, ['$.ts', '$.user', '$.query']) END AS v
                   FROM (SELECT filename, line,
                                ok AND {IS_OBJECT} AS obj
-                        FROM (SELECT filename, line, json_valid(line) AS ok FROM {lines} WHERE trim(line) <> '')))"""
+                        FROM (SELECT filename, line, json_valid(line) AS ok FROM {lines}
+                              WHERE line = '' OR trim(line) <> '')))"""
     return f"""
         SELECT filename, NULL AS line, NULL AS bad, CAST(ts AS VARCHAR) AS ts, CAST("user" AS VARCHAR) AS "user",
                CAST(query AS VARCHAR) AS query FROM {_reader(glob, kind)}"""
