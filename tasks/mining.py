@@ -216,7 +216,7 @@ def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[
             SELECT rep, first(slots ORDER BY n DESC, slots) AS example_slots FROM (
                 SELECT rep, v.slots, sum(n) AS n FROM (SELECT rep, kid, count(*) AS n FROM qr GROUP BY ALL)
                      JOIN value_sets v USING (kid) GROUP BY ALL) GROUP BY rep),
-        agg AS (SELECT rep, any_value(signature) AS signature, count(*) AS count, count(DISTINCT "user") AS users,
+        agg AS (SELECT rep, min(signature) AS signature, count(*) AS count, count(DISTINCT "user") AS users,
                        min(ts) AS first_seen, max(ts) AS last_seen FROM qr GROUP BY rep)
         SELECT s.skeleton, agg.signature, agg.count, agg.users, agg.first_seen, agg.last_seen,
                (SELECT list(ms.skeleton ORDER BY member.n DESC, ms.skeleton)
