@@ -250,9 +250,7 @@ def _undecodable_line(data: bytes, at: int, look: int = 4) -> int | None:
         return None
     if data[at] == 10 and at > 0 and data[at - 1] == 13:
         at -= 1  # inside a "\r\n": that break ends the line before
-    start = at
-    while start > 0 and data[start - 1] not in (10, 13):
-        start -= 1
+    start = max(data.rfind(b"\n", 0, at), data.rfind(b"\r", 0, at)) + 1
     for _ in range(look):
         ends = [e for e in (data.find(b"\n", start), data.find(b"\r", start)) if e >= 0]
         end = min(ends) if ends else len(data)
