@@ -154,7 +154,7 @@ class SqlSkeletons:
         sql = f"trim({_replace(_replace(sql, '[^A-Za-z0-9_{} ]+', _lit(' ')), '  +', _lit(' '))})"
         if self.lexicon.filler_words:  # spaces doubled: each word keeps its own boundary, one pass finds all
             words = "|".join(_escape(f) for f in self.lexicon.filler_words)
-            fillers = " (?:" + "|".join(_escape(f).replace(" ", "  ") for f in self.lexicon.filler_words) + ") "
+            fillers = " (?:" + words.replace(" ", "  ") + ") "
             dropped = _replace("' ' || replace(s, ' ', '  ') || ' '", fillers, "' '")
             # only questions that hold a filler word pay for the doubling (a one-item list names the text once)
             has_filler = _lit(r"\b(?:" + words + r")\b")

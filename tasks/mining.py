@@ -283,6 +283,6 @@ def summarize(ing: Ingested, shapes: list[dict[str, Any]]) -> MineResult:
     by_type: dict[str, int] = defaultdict(int)
     for s in recurring:
         by_type[s["type"]] += 1
-    skeletons = ing.con.sql("SELECT count(DISTINCT sid) FROM q").fetchall()[0][0]
+    skeletons = ing.con.sql("SELECT count(*) FROM skeletons").fetchall()[0][0]  # each one is some row's
     return MineResult(ing.rows, ing.quarantined, int(skeletons), len(shapes), len(recurring),
                       sum(s["count"] for s in recurring), dict(sorted(by_type.items())))
