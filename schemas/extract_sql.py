@@ -5,7 +5,9 @@ always, go through the Python implementation in `schemas.extract`. A question is
 same answer by construction:
 
 - printable ASCII, so case folding is `lower` and RE2's ASCII word classes equal Python's;
-- nothing the PII scrubber would touch: no "@", URL or name cue, no digit run it reads as an id or phone;
+- personal data SQL scrubs like Python (`scrubbed`): emails, URLs, ids and phone numbers become the same
+  placeholders; a name (listed, or after a cue) and a run of years or dates (which the scrubber keeps when it
+  looks like a phone number) send the question to Python;
 - no lexicon form SQL cannot match (one that ends in punctuation, such as "yahoo!");
 - no placeholder typed literally ("{office}"); and, when the config has a date facet, nothing that looks like a date.
 
@@ -24,7 +26,7 @@ import re
 
 from schemas.constraint import QUALIFIER, Constraint
 from schemas.extract import Lexicon
-from schemas.pii import CUE_NAME, NAME, PATTERNS, Scrubber
+from schemas.pii import CUE_NAME, DATE_SEPARATORS, NAME, PATTERNS, YEAR_OR_DATE, Scrubber
 from schemas.text import fold
 
 START, END, NOT_A_YEAR = "\x01", "\x03", "\x04"
@@ -60,6 +62,37 @@ def _replace(sql: str, pattern: str, replacement: str) -> str:
     return f"regexp_replace({sql}, {_lit(pattern)}, {replacement}, 'g')"
 
 
+# The phone pattern's lookbehind and lookahead, which RE2 lacks, in SQL: the text is marked with OPEN at its
+# start and after every character a number may follow (not a word character or "-"), so the lookbehind becomes
+# OPEN itself, and a number's separators and its "+" or "(" carry their OPEN along. The lookahead consumes the
+# character after the number; the OPEN after that character lets the next number start there, as in Python.
+OPEN = "\x02"
+_PHONE_PYTHON = r"(?<![\w-])\+?\(?\d(?:[\s().-]*\d){8,}(?![\w-])"
+_PHONE_MARKED = OPEN + r"(?:\+" + OPEN + r")?(?:\(" + OPEN + r")?\d(?:(?:[\s().]" + OPEN + r"|-)*\d){8,}($|[^\w-])"
+
+
+# What any match of each scrubber pattern needs (in `PATTERNS`' order), so most questions skip the steps
+_NEEDS = [("email", "@"), ("url", r"://|(?i:www\.)"), ("id", "[A-Za-z][-_#]?[0-9]{4}"),
+          ("id", "(?i:employee|staff|personnel|badge)"), ("phone", "[0-9](?:[^0-9]*[0-9]){8}"), ("id", "[0-9]{6}"),
+          ("iban", "[A-Z]{2}[0-9]{2}")]
+
+
+def _scrub_step(sql: str, kind: str, pattern: re.Pattern[str]) -> str:
+    """One scrubber pattern as SQL on ASCII text: each match becomes "{kind}", as `Scrubber` replaces it."""
+    if pattern.pattern == _PHONE_PYTHON:
+        # only text with nine digits pays for the marks (a one-item list names the text once)
+        marked = _lit(OPEN) + " || " + _replace("s", r"([^\w-])", _lit(r"\1" + OPEN))
+        step = _replace(marked, _PHONE_MARKED, _lit("{" + kind + "}" + r"\1"))
+        nine = _lit(dict(_NEEDS)["phone"])
+        return (f"list_transform([{sql}], lambda s: CASE WHEN regexp_matches(s, {nine}) "
+                f"THEN replace({step}, {_lit(OPEN)}, '') ELSE s END)[1]")
+    if re.search(r"\(\?<?[=!]", pattern.pattern) or pattern.groups:
+        raise ValueError(f"scrubber pattern {pattern.pattern!r}: SQL takes no lookaround or group; "
+                         "write its SQL form in schemas/extract_sql.py")
+    core = _re2(pattern.pattern)
+    return _replace(sql, f"(?i:{core})" if pattern.flags & re.IGNORECASE else core, _lit("{" + kind + "}"))
+
+
 def _ascii_word_edged(text: str) -> bool:
     """Printable ASCII that starts and ends with a word character: RE2's \\b then agrees with Python."""
     return (bool(text) and text.isascii() and text.isprintable() and bool(_WORD.fullmatch(text[0]))
@@ -83,6 +116,21 @@ class SqlSkeletons:
         self.names = scrub.names
         # Filler words outside the shared domain send the whole log through Python.
         self.supported = all(_ascii_word_edged(f) for f in lexicon.filler_words)
+
+    @staticmethod
+    def scrubbed(col: str = "query") -> str:
+        """The question with the scrubber's patterns (emails, URLs, ids, phone numbers) replaced as Python
+        replaces them; NULL for a question SQL cannot scrub: one that is not printable ASCII, or that holds a
+        run of years or dates (the scrubber keeps such a run where it looks like a phone number). Names are
+        the scrubber's last step: `eligible` sends a question that may hold one to Python."""
+        chain = col
+        for (kind, pattern, _), (needs_kind, _) in zip(PATTERNS, _NEEDS, strict=True):
+            assert kind == needs_kind, "_NEEDS follows PATTERNS"
+            chain = _scrub_step(chain, kind, pattern)
+        dates = _re2(YEAR_OR_DATE + DATE_SEPARATORS + YEAR_OR_DATE)
+        maybe = "|".join(needs for _, needs in _NEEDS)
+        return (f"CASE WHEN NOT regexp_full_match({col}, '[ -~]*') OR regexp_matches({col}, {_lit(dates)}) "
+                f"THEN NULL WHEN regexp_matches({col}, {_lit(maybe)}) THEN {chain} ELSE {col} END")
 
     def eligible(self, col: str = "query") -> str:
         """True for a question SQL takes (see the module docstring)."""

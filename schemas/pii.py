@@ -35,8 +35,9 @@ PATTERNS: list[tuple[str, re.Pattern[str], Callable[[str], object]]] = [
     ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){3,7}\b"), re.compile(r"[A-Z]{2}\d{2}").search),
 ]
 # Runs of years and ISO dates look like phone numbers ("2024 2025 2026", "2023-11-24 2024-01-01"); they stay.
-_YEAR_OR_DATE = r"(?:19|20)[0-9]{2}(?:-[0-9]{2}-[0-9]{2})?"
-_DATES_ONLY = re.compile(_YEAR_OR_DATE + r"(?:[\s.-]+" + _YEAR_OR_DATE + ")*")
+YEAR_OR_DATE = r"(?:19|20)[0-9]{2}(?:-[0-9]{2}-[0-9]{2})?"
+DATE_SEPARATORS = r"[\s.-]+"
+_DATES_ONLY = re.compile(YEAR_OR_DATE + r"(?:" + DATE_SEPARATORS + YEAR_OR_DATE + ")*")
 # A personal name: two or more capitalised words, joined by a space or a hyphen, with lower-case particles
 # in between ("Sanne de Vries", "Mei-Ling Chau", "Ludwig van der Berg").
 NAME = (r"[A-Z\u00c0-\u00de][a-z\u00df-\u024f]+(?:(?:-|\s+(?:(?:de|da|das|do|dos|du|del|della|der|den|di|"
@@ -50,7 +51,7 @@ _LEAD_NAME = re.compile(r"(?:^|(?<=[.!?:;]\s))(?P<cue>)(?P<name>" + NAME + r")(?
 
 
 # Every pattern above needs a digit (of any script: \\d), an "@" or a URL; the name rules need a name.
-_MAYBE_PATTERN = re.compile(r"[\d@]|://|www\.", re.IGNORECASE).search
+MAYBE_PATTERN = re.compile(r"[\d@]|://|www\.", re.IGNORECASE)
 _MAYBE_NAME = re.compile(NAME)
 
 
@@ -69,10 +70,7 @@ class Scrubber:
         self._keep = {k.casefold() for k in keep}
 
     def __call__(self, text: str) -> str:
-        if _MAYBE_PATTERN(text):
-            for kind, pattern, gate in PATTERNS:
-                if gate(text):
-                    text = pattern.sub(_phone if kind == "phone" else "{" + kind + "}", text)
+        text = replace_patterns(text)
         if self._names is not None:
             text = self._names.sub("{name}", text)
         if _MAYBE_NAME.search(text):  # two capitalised words in a row
@@ -94,6 +92,15 @@ class Scrubber:
             return m.group(0)
         name = "".join(parts[:2 * i]) + "{name}" + "".join(parts[2 * j - 1:])
         return f"{m.group('cue')} {name}" if m.group("cue") else name
+
+
+def replace_patterns(text: str) -> str:
+    """The scrubber's first step: emails, URLs, ids and phone numbers replaced (names are the second)."""
+    if MAYBE_PATTERN.search(text):
+        for kind, pattern, gate in PATTERNS:
+            if gate(text):
+                text = pattern.sub(_phone if kind == "phone" else "{" + kind + "}", text)
+    return text
 
 
 def _phone(m: re.Match[str]) -> str:

@@ -56,9 +56,10 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
                      workers: int = 1) -> None:
     """Scrub and skeletonise each distinct (query, year) once, into the table `q` (one row per log row).
 
-    DuckDB SQL (`schemas.extract_sql`) takes the questions it provably handles like Python. The others are
-    scrubbed in Python; those SQL takes after scrubbing go back to it, and the rest get the Python skeleton,
-    the code `lookup` runs. With `workers` > 1, many questions are split over that many processes.
+    DuckDB SQL (`schemas.extract_sql`) scrubs and skeletonises the questions it provably handles like Python.
+    The others are scrubbed in Python; those SQL takes after scrubbing go back to it, and the rest get the
+    Python skeleton, the code `lookup` runs. With `workers` > 1, many questions are split over that many
+    processes.
     """
     con = ing.con
     con.execute("CREATE TABLE distinct_q AS SELECT query, CAST(year(ts) AS INTEGER) AS y FROM rows GROUP BY ALL")
@@ -68,11 +69,12 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
         # questions SQL cannot take while SQL skeletonises the others; then SQL takes the scrubbed questions
         # it can while Python skeletonises the rest.
         con.execute("CREATE TABLE by_sql (query VARCHAR, y INTEGER, skeleton VARCHAR, markers VARCHAR)")
-        con.execute(f"CREATE TABLE taken AS SELECT query, y, {sql.eligible('query')} AS ok FROM distinct_q")
+        con.execute(f"""CREATE TABLE taken AS SELECT query, y, text, coalesce({sql.eligible('text')}, false) AS ok
+                        FROM (SELECT query, y, {sql.scrubbed('query')} AS text FROM distinct_q)""")
         rest = con.sql("SELECT query, y FROM taken WHERE NOT ok").fetchall()
         with progress("scrubbing questions", len(rest), quiet=quiet) as bar, ThreadPoolExecutor(1) as pool:
             scrubbing = pool.submit(lambda: [scrub(query) for query, _ in rest])
-            _sql_skeletons(con, sql, "query", "taken WHERE ok")
+            _sql_skeletons(con, sql, "text", "taken WHERE ok")
             texts = scrubbing.result()
             bar.advance(len(rest))
         scrubbed = pa.table({"query": [r[0] for r in rest], "y": [r[1] for r in rest],  # noqa: F841
