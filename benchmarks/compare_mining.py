@@ -7,6 +7,8 @@ with stored skeleton vectors: a next night). Each commit is checked out in a tem
 runs ``mine()`` once per commit, each in a new Python process (this repository's virtual environment, the
 commit's code), before-after, then after-before, and so on. Each process also takes three plain DuckDB scans of
 the log, so a round's ratio to the scan can be read beside it. The figure to keep is the ratio of the medians.
+Last, the files each commit published (shapes, questions, quarantine) are compared row for row: a speed-up that
+changes what mining publishes is reported as such.
 """
 
 from __future__ import annotations
@@ -82,10 +84,11 @@ def main(argv: list[str] | None = None) -> int:
             for n in range(args.rounds):
                 order = [args.before, args.after] if n % 2 == 0 else [args.after, args.before]
                 for rev in order:
-                    run = _mine(trees[rev], args.dir, Path(tmp) / "staging")
+                    run = _mine(trees[rev], args.dir, Path(tmp) / "staging" / rev.replace("/", "_"))
                     times[rev].append(run)
                     print(f"round {n + 1}: {rev:>12} mine {run['mine']:6.2f} s, scan {run['scan']:.2f} s "
                           f"({run['mine'] / run['scan']:.1f}x)", file=sys.stderr, flush=True)
+            differ = _differing_outputs(*(Path(tmp) / "staging" / rev.replace("/", "_") for rev in times))
         finally:
             for path in trees.values():
                 subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)], check=False)
@@ -93,7 +96,22 @@ def main(argv: list[str] | None = None) -> int:
     for rev, runs in times.items():
         print(f"{rev:>12}: " + ", ".join(f"{r['mine']:.2f}" for r in runs) + f" s; median {medians[rev]:.2f} s")
     print(f"throughput {args.after} / {args.before}: {medians[args.before] / medians[args.after]:.2f}x")
-    return 0
+    print("published files: " + ("the same rows" if not differ else "DIFFERENT: " + "; ".join(differ)))
+    return 0 if not differ else 1
+
+
+def _differing_outputs(before: Path, after: Path) -> list[str]:
+    """The published Parquet files of two runs that differ (as tables: rows, columns and order)."""
+    import pyarrow.parquet as pq
+
+    out = []
+    for name in sorted({p.name for p in [*before.glob("*.parquet"), *after.glob("*.parquet")]}):
+        a, b = before / name, after / name
+        if not (a.exists() and b.exists()):
+            out.append(f"{name} in one run only")
+        elif not pq.read_table(a).equals(pq.read_table(b)):
+            out.append(f"{name} differs")
+    return out
 
 
 if __name__ == "__main__":
