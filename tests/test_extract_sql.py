@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from schemas.config import Facet, load_config
 from schemas.extract import Lexicon
-from schemas.extract_sql import SqlSkeletons
-from schemas.pii import Scrubber, replace_patterns
+from schemas.extract_sql import _NEEDS, SqlSkeletons
+from schemas.pii import PATTERNS, Scrubber, replace_patterns
 from tests.conftest import DEMO_CONFIG, ROOT
 
 DEMO = load_config(DEMO_CONFIG)
@@ -128,6 +128,15 @@ PII_TOKENS = [
     "2024-2025", "2026 555 1234", "DE89 3704 0044 0532 0130 00", "DE89370400440532013000", "GB12 ABCD 1234",
     "Berlin", "2025", "this year", "in", "the", "?", "a", "(", ")", "+", "-", ".", ",", " ",
 ]
+
+
+def test_each_scrubber_pattern_has_its_sql_gate() -> None:
+    assert [kind for kind, _ in _NEEDS] == [kind for kind, _, _ in PATTERNS]
+    for (_, needs), (_, pattern, _) in zip(_NEEDS, PATTERNS, strict=True):
+        for text in ["me@example.com", "https://x.y", "www.x", "EMP-123456", "employee id 1234", "+49 30 1234 5678",
+                     "1234567", "DE89 3704 0044 0532 0130 00"]:
+            if pattern.search(text):
+                assert re.search(needs, text), (pattern.pattern, text)
 
 
 @st.composite
