@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -162,6 +163,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
         con.execute(f'CREATE TABLE rows AS SELECT t AS ts, "user", query FROM staged WHERE {where}')
         numbers = looking.result()
     rejects = _rejects(con)
+    _number_emptied(numbers, {f for f, text, _, _ in bad if text == ""}, rejects)
     scrub = scrub or Scrubber()
     con.execute("CREATE TABLE quarantine (file VARCHAR, line BIGINT, reason VARCHAR, raw VARCHAR)")
     records: list[tuple[Any, ...]] = [(f, _take(numbers, (f, text)), r, scrub(str(raw))[:200])
@@ -197,6 +199,27 @@ def line_numbers(lines: list[tuple[str, str]]) -> dict[tuple[str, str], list[int
                     found.append(_line_at(data, at))
                 at = data.find(target, at + 1)
             out[(file, text)] = found
+    return out
+
+
+def _number_emptied(numbers: dict[tuple[str, str], list[int]], files: set[str],
+                    rejects: list[tuple[Any, ...]]) -> None:
+    """Numbers for the lines the reader emptied (a line that is not UTF-8 after a lone "\r" in a file of
+    "\r\n" lines): the lines of the file that are not UTF-8 and not already numbered among the rejects."""
+    for file in files:
+        data = _file_bytes(file)
+        known = {line for f, line, _, _ in rejects if f == file}
+        numbers[(file, "")] = [n for n in _undecodable_lines(data) if n not in known] if data is not None else []
+
+
+def _undecodable_lines(data: bytes) -> list[int]:
+    """The 1-based numbers of the lines that are not UTF-8, breaks counted as `_line_at` counts them."""
+    out = []
+    for number, line in enumerate(re.split(rb"\r\n|\r|\n", data), start=1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            out.append(number)
     return out
 
 

@@ -135,15 +135,41 @@ def test_lines_that_are_not_utf8_are_quarantined_with_their_numbers(tmp_path: Pa
     assert [r[0] for r in got] == expected
 
 
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from([json.dumps(GOOD).encode(), b"", b"\x80", b"ab\xffcd"]),
+                          st.sampled_from([b"\n", b"\r\n", b"\r"])), min_size=1, max_size=8))
+@example(lines=[(json.dumps(GOOD).encode(), b"\r\n"), (json.dumps(GOOD).encode(), b"\r"), (b"\x80", b"\n")])
+def test_lines_that_are_not_utf8_keep_their_numbers_when_line_breaks_mix(tmp_path: Path,
+                                                                         lines: list[tuple[bytes, bytes]]) -> None:
+    """Mixed line breaks: every line that is not UTF-8 is quarantined under its number, whether DuckDB rejected
+    it or read it as empty."""
+    data = b"".join(text + end for text, end in lines)
+    path = tmp_path / "logs.jsonl"
+    path.write_bytes(data)
+    expected = []
+    for number, line in enumerate(data.splitlines(), start=1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            expected.append(number)
+    ing = ingest(path, now=datetime(2026, 11, 30))
+    try:
+        got = ing.con.sql("SELECT line FROM quarantine WHERE reason = 'not UTF-8 text' OR raw = '' "
+                          "ORDER BY line").fetchall()
+    finally:
+        ing.con.close()
+    assert [r[0] for r in got] == expected
+
+
 def test_a_line_the_reader_empties_is_quarantined_not_dropped(tmp_path: Path) -> None:
     """In a file of "\\r\\n" lines, DuckDB read a line that is not UTF-8, after a lone "\\r", as empty; it was
-    dropped as a blank line. It is quarantined now."""
+    dropped as a blank line. It is quarantined now, under its number."""
     path = tmp_path / "logs.jsonl"
     good = json.dumps(GOOD).encode()
     path.write_bytes(good + b"\r\n" + good + b"\r\x80\n")
     ing = ingest(path, now=datetime(2026, 11, 30))
     try:
         assert ing.rows == 2 and ing.quarantined == 1
-        assert ing.con.sql("SELECT reason FROM quarantine").fetchall() == [("unparsable line",)]
+        assert ing.con.sql("SELECT reason, line FROM quarantine").fetchall() == [("unparsable line", 3)]
     finally:
         ing.con.close()
