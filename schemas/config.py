@@ -94,6 +94,9 @@ class Planning(_Strict):
         "while", "whereas", "and", "but", "also", "as well as", "respectively", "according to", "reported by",
         "which", "who", "that"])
     clause_min_words: int = Field(3, ge=1)
+    # a clause split of a question opening with one of these words asks for a name it does not say ("which
+    # company ...", "who is ..."): a first step finds the name, the clause steps search with it ([]: never)
+    name_openers: list[str] = Field(default_factory=lambda: ["who", "whom", "whose", "which", "what"])
     model: str = ""
     tensor_parallel_size: int = Field(1, ge=1)
     gpu_memory_utilization: float = Field(0.85, gt=0, le=1)

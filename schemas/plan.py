@@ -12,9 +12,9 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from schemas.constraint import Constraint
 from schemas.text import words
@@ -52,12 +52,23 @@ PLAN_WORDS = frozenset({
 
 
 class Extract(BaseModel):
-    """How code extracts a step's answer for later steps: the `facet` value named in its top chunks."""
+    """How code extracts a step's answer for later steps from its top chunks: kind "facet", the one `facet`
+    value they name (it can fill a later step's filter); kind "name", the name most of them share that the
+    step's query does not hold (the unnamed company or person a question asks for; it fills query text only)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    facet: str
+    kind: Literal["facet", "name"] = "facet"
+    facet: str | None = None
     top: int = Field(default=3, ge=1)
+
+    @model_validator(mode="after")
+    def _facet_for_facet_kind(self) -> Extract:
+        if self.kind == "facet" and not self.facet:
+            raise ValueError("an extract of kind 'facet' names its facet")
+        if self.kind == "name":
+            self.facet = None
+        return self
 
 
 class Step(BaseModel):
@@ -121,7 +132,8 @@ def plan_json_schema(facets: Sequence[str] = DEFAULT_FACETS) -> dict[str, Any]:
     the nulls on load. The step cap and everything else semantic is `validate_plan`'s job.
     """
     step_id = {"type": "string", "pattern": r"^s[0-9]+$"}
-    extract = _closed({"facet": {"type": "string", "enum": list(facets)}, "top": {"type": "integer"}})
+    extract = _closed({"kind": {"type": "string", "enum": ["facet", "name"]},
+                       "facet": _nullable({"type": "string", "enum": list(facets)}), "top": {"type": "integer"}})
     step = _closed(
         {
             "id": step_id,
@@ -242,10 +254,11 @@ def _check_filter(
 def _check_slots_and_extracts(
     plan: Plan, facets: Mapping[str, Collection[str]], slot_names: set[str] | None
 ) -> None:
-    """Constraint slots known; a step whose answer fills a slot extracts it (the facet its user filters)."""
+    """Constraint slots known; a step whose answer fills a slot extracts it (the facet its user filters; a
+    name fills query text only)."""
     by_id = {s.id: s for s in plan.steps}
     for step in plan.steps:
-        if step.extract is not None and step.extract.facet not in facets:
+        if step.extract is not None and step.extract.kind == "facet" and step.extract.facet not in facets:
             raise PlanError("unknown_facet", f"{step.id}: extracts unknown facet {step.extract.facet!r}")
         unknown = constraint_slots(step.query) - slot_names if slot_names is not None else set()
         if unknown:
@@ -257,9 +270,8 @@ def _check_slots_and_extracts(
             used = STEP_SLOT.fullmatch(value)
             extract = by_id[used.group(1)].extract if used else None
             if extract is not None and extract.facet != facet:
-                raise PlanError(
-                    "extract_facet_mismatch", f"{step.id}: {facet}={value} but it extracts {extract.facet}"
-                )
+                what = extract.facet if extract.kind == "facet" else "a name, which fills query text only"
+                raise PlanError("extract_facet_mismatch", f"{step.id}: {facet}={value} but it extracts {what}")
 
 
 def validate_plan(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from schemas.plan import CONSTRAINT_SLOT, PLAN_WORDS, Plan, Step, slots_by_facet
+from schemas.plan import CONSTRAINT_SLOT, PLAN_WORDS, Extract, Plan, Step, slots_by_facet
 from schemas.text import words as folded
 
 Reach = Callable[[str, dict[str, str]], float]  # (clause, filters with slots) -> best evidence score
@@ -90,6 +90,27 @@ def clause_plan(parts: list[str], groups: list[dict[str, str]], scores: list[lis
     order = [(i, q[rank]) for rank in range(max(map(len, queries))) for i, q in enumerate(queries) if rank < len(q)]
     return Plan(steps=[Step(id=f"s{n}", query=query, filters=filters[i])
                        for n, (i, query) in enumerate(order[:max_steps], 1)])
+
+
+NAME_TOP = 10  # chunks of the whole question a name bridge reads for the name
+
+
+def asks_for_name(text: str, openers: list[str]) -> bool:
+    """Whether a skeleton opens with one of `openers` ("which", "who", ...): it asks for something it does not
+    name, which its clauses describe."""
+    first = text.split(maxsplit=1)[:1]
+    return bool(first) and first[0] in {folded(w) for w in openers}
+
+
+def name_bridge(text: str, plan: Plan, max_steps: int) -> Plan:
+    """A clause plan that first finds the name the question asks for: s1 searches the whole skeleton and
+    extracts the name most of its top chunks share (tasks/executor.extract_name); every clause step then
+    searches with that name in front ("{s1} clause"), so the chunks about it rank first. A refused name leaves
+    the clause as it was."""
+    steps = [Step(id="s1", query=text, extract=Extract(kind="name", top=NAME_TOP))]
+    steps += [Step(id=f"s{n}", query="{s1} " + s.query, depends_on=["s1"], filters=s.filters)
+              for n, s in enumerate(plan.steps[:max_steps - 1], 2)]
+    return Plan(steps=steps)
 
 
 def _filters(groups: list[dict[str, str]]) -> list[dict[str, str]]:

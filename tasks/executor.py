@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -10,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from schemas.extract import Lexicon
-from schemas.plan import Plan, fill_step_slot, validate_plan
+from schemas.plan import PLAN_WORDS, Plan, Step, fill_step_slot, validate_plan
+from schemas.text import words
 from tasks.store import Hit, Index, rank_fusion
 
 
@@ -47,8 +50,34 @@ def extract_value(hits: list[Hit], facet: str, top: int, lexicon: Lexicon) -> st
     return found.pop()
 
 
+# A name is an answer when at least this many of the extracting step's top chunks hold it.
+NAME_AGREEMENT = 3
+_NAME = re.compile(r"(?<![\w’'])[A-Z][\w’'-]*[a-z][\w’'-]*")
+# Words that open sentences with a capital but name nothing (PLAN_WORDS holds the other function words).
+_OPENERS = frozenset({"but", "and", "yet", "so", "if", "then", "now", "still", "also", "however", "meanwhile",
+                      "instead", "though", "although", "because", "while", "she", "he", "they", "his", "her",
+                      "him", "them", "us", "me", "one", "some", "such", "last", "next", "first"})
+
+
+def extract_name(hits: list[Hit], top: int, query: str) -> str:
+    """The capitalised name most of the top chunks hold (each chunk counts once) that the query does not: the
+    company or person a question asks for without naming it. Refuse when no name is in NAME_AGREEMENT chunks
+    or two names tie. Function words that open a sentence ("But", "She") are no names."""
+    asked = set(words(query).split()) | PLAN_WORDS | _OPENERS
+    counts: Counter[str] = Counter()
+    for h in hits[:top]:
+        names = {n.rstrip("’'-").removesuffix("’s").removesuffix("'s") for n in _NAME.findall(h.text)}
+        counts.update(n for n in names if len(n) >= 3 and not set(words(n).split()) & asked)
+    ranked = counts.most_common(2)
+    if not ranked or ranked[0][1] < NAME_AGREEMENT or (len(ranked) == 2 and ranked[1][1] == ranked[0][1]):
+        raise ExtractRefused(f"no name shared by {NAME_AGREEMENT} of the top {top} chunks: {ranked}")
+    return ranked[0][0]
+
+
 def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int = 32) -> list[StepResult]:
-    """Execute; a step whose input was refused is reported with an error and no hits (fail soft)."""
+    """Execute; a step whose input was refused is reported with an error and no hits (fail soft). A refused
+    name leaves its slot empty: the step still searches the rest of its query. A step that extracts searches
+    at least as deep as its extraction looks."""
     order = validate_plan(plan, max_steps=max_steps, facets={f: set() for f in index.config.facet_names})
     steps = {s.id: s for s in plan.steps}
     futures: dict[str, Future[StepResult]] = {}
@@ -58,25 +87,35 @@ def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int 
         answers: dict[str, str] = {}
         for dep in step.depends_on:
             res = futures[dep].result()
-            if res.answer is None:
+            if res.answer is None and _extracts_name(steps[dep]):
+                answers[dep] = ""
+            elif res.answer is None:
                 return StepResult(step.id, step.query, step.filters,
                                   error=f"input {dep} has no value ({res.error or 'not extracted'})")
-            answers[dep] = res.answer
-        query = fill_step_slot(step.query, answers)
+            else:
+                answers[dep] = res.answer
+        query = " ".join(fill_step_slot(step.query, answers).split())
         filters = {f: fill_step_slot(v, answers) for f, v in step.filters.items()}
-        result = StepResult(step.id, query, filters, index.search(query, k, filters))
-        if step.extract is not None:
-            result.answer_facet = step.extract.facet
+        ex = step.extract
+        result = StepResult(step.id, query, filters, index.search(query, max(k, ex.top if ex else 0), filters))
+        if ex is not None:
+            result.answer_facet = ex.facet
             try:
-                result.answer = extract_value(result.hits, step.extract.facet, step.extract.top, lexicon)
+                result.answer = (extract_name(result.hits, ex.top, query) if ex.facet is None
+                                 else extract_value(result.hits, ex.facet, ex.top, lexicon))
             except ExtractRefused as exc:
                 result.error = str(exc)
+            result.hits = result.hits[:k]  # it searched deeper to extract; its part is k deep like the others
         return result
 
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(order)))) as pool:
         for sid in order:  # dependencies first, so a step's inputs already have futures
             futures[sid] = pool.submit(run, sid)
         return [futures[s.id].result() for s in plan.steps]
+
+
+def _extracts_name(step: Step) -> bool:
+    return step.extract is not None and step.extract.kind == "name"
 
 
 def round_robin(lists: list[list[str]], budget: int) -> list[str]:

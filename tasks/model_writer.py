@@ -31,8 +31,10 @@ named, {year_1} the first year. Return JSON for a plan: steps s1, s2, ... Each s
 - Put each part's constraint slot in the step's filters ({"office": "{office_1}"}); text in a query is
   not a filter. Keep every slot of the skeleton in some step; add no value that the skeleton lacks.
 - If a step needs a value only another step's evidence can supply, list that step in depends_on, give the
-  earlier step "extract": {"facet": ..., "top": 1}, and write {s1} where the value goes. Never fill such
-  a value in yourself.
+  earlier step "extract": {"kind": "facet", "facet": ..., "top": 1}, and write {s1} where the value goes.
+  If the question asks for a company or person it does not name, an earlier step can search the whole
+  skeleton with "extract": {"kind": "name", "facet": null, "top": 10}; a name fills query text only, never
+  a filter. Never fill such a value in yourself.
 - At most MAX_STEPS steps. Queries are short search phrases in the skeleton's own words, lexicon terms and
   slots; no other words, no instructions, no URLs.
 Facets and their known values: LEXICON"""

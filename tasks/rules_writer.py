@@ -6,7 +6,7 @@ import re
 
 from schemas.config import Config
 from schemas.plan import Extract, Plan, Step, slots_by_facet
-from tasks.clauses import Reach, clause_plan, clause_scores, clauses, slot_groups
+from tasks.clauses import Reach, asks_for_name, clause_plan, clause_scores, clauses, name_bridge, slot_groups
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 _JOINERS = r"(?:and|or|to|vs|versus|with|than|from|between|in|for|at)"
@@ -75,7 +75,10 @@ def write_template(skeleton: str, shape_type: str, config: Config, reach: Reach 
     if reach is not None and len(parts) >= 2 and 0 < len(groups) <= config.planning.max_steps and shape_type != "null":
         scores = clause_scores(parts, groups, reach)
         if sum(max(row) >= config.mining.null_floor for row in scores) >= 2:
-            return clause_plan(parts, groups, scores, lambda _: text, config.planning.max_steps)
+            plan = clause_plan(parts, groups, scores, lambda _: text, config.planning.max_steps)
+            if asks_for_name(text, config.planning.name_openers) and config.planning.max_steps >= 3:
+                return name_bridge(text, plan, config.planning.max_steps)
+            return plan
     kinds = {f.name: f.kind for f in config.facets}
     by_facet = slots_by_facet(text)
     if shape_type in ("comparison", "temporal"):

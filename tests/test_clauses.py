@@ -15,15 +15,17 @@ from schemas.config import Config, load_config
 from schemas.extract import Lexicon
 from schemas.plan import check_plan, check_words, fill_slots, validate_plan
 from tasks.clauses import clause_plan, clauses, slot_groups
-from tasks.executor import retrieve
+from tasks.executor import NAME_AGREEMENT, ExtractRefused, extract_name, retrieve
 from tasks.indexing import build_index
 from tasks.plan_stage import evidence_reach
 from tasks.rules_writer import slotted, write_template
-from tasks.store import Index
+from tasks.store import Hit, Index
 from tests.conftest import ROOT
 
 CONFIG = load_config(ROOT / "data" / "configs" / "multihop_rag.yaml")
 WORDS = CONFIG.planning.clause_words
+NO_NAMES = CONFIG.model_copy(deep=True)  # clause plans without a name step
+NO_NAMES.planning.name_openers = []
 
 
 def test_clauses_split_at_connectives_and_keep_content() -> None:
@@ -83,8 +85,56 @@ def test_a_question_whose_clauses_find_no_evidence_is_not_split_by_clause() -> N
     skeleton = "which company reported by {source} was fined for dumping waste and is building a battery plant"
     weak = write_template(skeleton, "single", CONFIG, lambda clause, filters: CONFIG.mining.null_floor - 0.01)
     assert [s.query for s in weak.steps] == [slotted(skeleton, CONFIG.facet_names)]  # one step, as without scores
-    strong = write_template(skeleton, "single", CONFIG, lambda clause, filters: CONFIG.mining.null_floor)
+    strong = write_template(skeleton, "single", NO_NAMES, lambda clause, filters: CONFIG.mining.null_floor)
     assert len(strong.steps) == 2 and all(s.filters == {"source": "{source_1}"} for s in strong.steps)
+
+
+def test_a_question_asking_for_a_name_finds_it_first() -> None:
+    skeleton = "which company reported by {source} was fined for dumping waste and is building a battery plant"
+    text = slotted(skeleton, CONFIG.facet_names)
+    plan = write_template(skeleton, "single", CONFIG, lambda clause, filters: CONFIG.mining.null_floor)
+    first, *rest = plan.steps
+    assert first.query == text and first.extract is not None and first.extract.kind == "name"
+    assert not first.filters  # the whole question, over every source: the name is in most of its chunks
+    assert [(s.query, s.depends_on, s.filters) for s in rest] == [
+        ("{s1} company was fined for dumping waste", ["s1"], {"source": "{source_1}"}),
+        ("{s1} is building a battery plant", ["s1"], {"source": "{source_1}"})]
+    validate_plan(plan, max_steps=CONFIG.planning.max_steps, facets={f: set() for f in CONFIG.facet_names})
+    # a question that names what it asks about, or a config without openers, keeps the plain clause plan
+    said = write_template("did {source} say the firm was fined for dumping waste and is building a plant", "single",
+                          CONFIG, lambda clause, filters: CONFIG.mining.null_floor)
+    assert all(s.extract is None for s in said.steps)
+    assert all(s.extract is None for s in write_template(skeleton, "single", NO_NAMES,
+                                                         lambda clause, filters: CONFIG.mining.null_floor).steps)
+
+
+def _hits(*texts: str) -> list[Hit]:
+    return [Hit(f"c{n}", 0.5, t, {}, None, None, None, True) for n, t in enumerate(texts)]
+
+
+def test_a_name_is_the_one_most_top_chunks_hold_that_the_question_does_not() -> None:
+    hits = _hits("Acme’s plant in Ohio employs 900.", "The court fined Acme for the spill.",
+                 "Ohio approved the plant; Acme agreed.", "But Ohio voters were not asked.", "Nothing here.")
+    assert NAME_AGREEMENT == 3
+    assert extract_name(hits, 10, "which company is building a plant in ohio") == "Acme"  # Ohio is asked about
+    with pytest.raises(ExtractRefused):  # Ohio and Acme tie at 3 chunks each: no guess
+        extract_name(hits, 10, "which company is building a plant")
+    with pytest.raises(ExtractRefused):  # only the top 2 chunks are read: Acme is in 2, short of 3
+        extract_name(hits, 2, "which company is building a plant in ohio")
+    # function words that open a sentence ("But", "The") are never names
+    assert extract_name(_hits(*["But the firm said The plan holds."] * 3 + ["Acme"] * 3), 6, "which firm") == "Acme"
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from("AaBbZz’'- .,"), max_size=40), max_size=12),
+       st.integers(1, 12), st.text(alphabet="abz ", max_size=20))
+def test_a_name_extracted_is_in_enough_top_chunks_and_not_in_the_query(texts: list[str], top: int,
+                                                                       query: str) -> None:
+    try:
+        name = extract_name(_hits(*texts), top, query)
+    except ExtractRefused:
+        return
+    assert sum(name in t for t in texts[:top]) >= NAME_AGREEMENT
+    assert name.casefold() not in query.split() and len(name) >= 3
 
 
 _WORD = st.sampled_from(["fined", "river", "plant", "battery", "profits", "fell", "court", "deal", "the", "in"])
@@ -181,7 +231,9 @@ def test_clauses_find_their_facts_in_the_real_index(news: tuple[Config, Index]) 
     sk = lexicon.skeleton(QUESTION)
     assert sk.slots == {"source_1": "Alpha Daily", "source_2": "Beta Times"}
     seen: set[str] = set()
-    template = write_template(sk.text, "comparison", config, evidence_reach(index, [sk], seen))
+    plain = config.model_copy(deep=True)
+    plain.planning.name_openers = []
+    template = write_template(sk.text, "comparison", plain, evidence_reach(index, [sk], seen))
     assert {c.split("#")[0] for c in seen} >= {"a1", "a2", "b1"}  # the writer's evidence, kept with the template
     by_filter = [(s.filters["source"], s.query) for s in template.steps]
     assert by_filter == [("{source_1}", "company was fined for dumping chemical waste into the river"),
@@ -198,7 +250,19 @@ def test_clause_plans_pass_the_template_checks(news: tuple[Config, Index]) -> No
     lexicon = Lexicon(config, index.facet_values())
     sk = lexicon.skeleton(QUESTION)
     template = write_template(sk.text, "comparison", config, evidence_reach(index, [sk]))
-    assert len(template.steps) == 3
+    assert len(template.steps) == 4  # the name step, then three clauses
     check_words(template, set(sk.text.split()))  # only the question's own words
     check = check_plan(fill_slots(template, sk.slots), sk.constraints, lexicon.extract)
     assert check.ok, check
+
+
+def test_the_name_step_finds_the_company_and_the_clauses_search_with_it(news: tuple[Config, Index]) -> None:
+    config, index = news
+    lexicon = Lexicon(config, index.facet_values())
+    sk = lexicon.skeleton(QUESTION)
+    template = write_template(sk.text, "comparison", config, evidence_reach(index, [sk]))
+    run = retrieve(QUESTION, fill_slots(template, sk.slots), index, lexicon, 4, 4, False)
+    name, *clause_steps = run.parts
+    assert name.answer == "Acme" and name.error is None  # in a1, a2 and b1: the question never says it
+    assert [p.query.split()[0] for p in clause_steps] == ["Acme"] * 3
+    assert {c.split("#")[0] for c in run.context} >= {"a1", "a2", "b1"}

@@ -198,10 +198,25 @@ def test_guessing_plan_is_flagged() -> None:
             Plan(steps=[step("s1", "a", extract_facet="year"), step("s2", "b", ("s1",), office="{s1}")]),
             "extract_facet_mismatch",
         ),
+        (  # a name fills query text, never a filter
+            Plan(steps=[Step(id="s1", query="a", extract=Extract(kind="name")),
+                        step("s2", "b", ("s1",), office="{s1}")]),
+            "extract_facet_mismatch",
+        ),
     ],
 )
 def test_validation_reasons(plan: Plan, expected: str) -> None:
     assert reason(plan) == expected
+
+
+def test_a_name_extract_fills_query_text_and_a_facet_extract_names_its_facet() -> None:
+    plan = Plan(steps=[Step(id="s1", query="which company was fined", extract=Extract(kind="name", top=10)),
+                       step("s2", "{s1} fined for dumping waste", ("s1",), office="Berlin")])
+    assert validate(plan) == ["s1", "s2"]
+    assert Plan.model_validate_json(plan.model_dump_json()) == plan
+    with pytest.raises(ValueError, match="names its facet"):
+        Extract(kind="facet")
+    assert Extract(kind="name", facet="office").facet is None  # a name belongs to no facet
 
 
 def test_filter_values_compare_case_insensitively() -> None:
