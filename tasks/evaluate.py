@@ -10,6 +10,7 @@ from typing import Any
 
 from schemas.cache import LookupResult, PlanCache
 from schemas.plan import Plan, fill_slots
+from schemas.text import words
 from tasks.executor import Retrieved, retrieve
 from tasks.routing import evidence_depth
 from tasks.store import Index
@@ -29,6 +30,7 @@ class Labeled:
     parts: list[set[str]]
     should_split: bool | None
     shape: str | None
+    answer: str | None = None  # the label's answer: what a name step should find ("Google")
 
 
 def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]:
@@ -50,8 +52,9 @@ def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]
                 if not isinstance(rec, dict):
                     raise TypeError(f"a JSON {type(rec).__name__}, not an object")
                 parts = [set(map(str, part)) for part in rec.get("parts", [])]
+                answer = rec.get("answer")
                 out.append(Labeled(str(rec.get("id", n)), str(rec["question"]), parts, rec.get("should_split"),
-                                   rec.get("shape")))
+                                   rec.get("shape"), str(answer) if answer is not None else None))
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise LabelError(f"{p}:{n}: expected JSON with 'question' and 'parts' (a list of lists of chunk "
                                  f"ids); {exc.__class__.__name__}: {exc}") from None
@@ -80,11 +83,17 @@ def doc_facets(index: Index) -> dict[str, dict[str, str]]:
     return out
 
 
-def bridge_right(run: Retrieved, parts: list[set[str]], facets: dict[str, dict[str, str]]) -> bool | None:
-    """Whether every step-answer slot the extractor filled names a value of the gold parts' documents
-    (a refusal is wrong). None when the plan extracts nothing or the label cannot tell."""
+def bridge_right(run: Retrieved, parts: list[set[str]], facets: dict[str, dict[str, str]],
+                 answer: str | None = None) -> bool | None:
+    """Whether every step-answer slot the extractor filled is right (a refusal is wrong): a facet value names a
+    value of the gold parts' documents; a name is part of the label's answer ("Bankman-Fried" of "Sam
+    Bankman-Fried"). None when the plan extracts nothing or the label cannot tell."""
     judged = []
     for step in run.parts:
+        if step.answer_kind == "name":
+            if answer:
+                judged.append(bool(step.answer) and f" {words(step.answer or '')} " in f" {words(answer)} ")
+            continue
         if step.answer_facet is None:
             continue
         gold = {facets.get(d, {}).get(step.answer_facet) for part in parts for d in part} - {None}
@@ -225,7 +234,7 @@ def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int
         row: dict[str, Any] = {"id": q.id, "question": q.question, "shape": shape, "route": res.route,
                                "shape_type": res.shape_type, "template_sound": sound}
         for system, run in runs.items():
-            bridge = bridge_right(run, q.parts, facets)
+            bridge = bridge_right(run, q.parts, facets, q.answer)
             for key in (shape, "ALL"):
                 cov = _score(acc[(system, key)], q, run, system, sound, bridge)
             row[system] = {"coverage": cov, "context": run.context, "searches": run.searches, "bridge_right": bridge}

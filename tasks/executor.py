@@ -29,6 +29,7 @@ class StepResult:
     hits: list[Hit] = field(default_factory=list)
     answer: str | None = None
     answer_facet: str | None = None
+    answer_kind: str | None = None  # what the step extracts: "facet" (answer_facet's value), "name", or nothing
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -99,7 +100,7 @@ def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int 
         ex = step.extract
         result = StepResult(step.id, query, filters, index.search(query, max(k, ex.top if ex else 0), filters))
         if ex is not None:
-            result.answer_facet = ex.facet
+            result.answer_facet, result.answer_kind = ex.facet, ex.kind
             try:
                 result.answer = (extract_name(result.hits, ex.top, query) if ex.facet is None
                                  else extract_value(result.hits, ex.facet, ex.top, lexicon))

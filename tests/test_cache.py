@@ -77,6 +77,17 @@ def test_wrong_or_refused_bridge_value_counts_wrong() -> None:
     assert bridge_right(Retrieved([], [StepResult("s1", "q", {})], 1), parts, facets) is None
 
 
+def test_a_name_step_is_right_when_the_labels_answer_holds_the_name() -> None:
+    def run(answer: str | None) -> Retrieved:
+        s1 = StepResult("s1", "which company was fined", {}, answer=answer, answer_kind="name")
+        return Retrieved([], [s1, StepResult("s2", "{s1} fined", {})], 2)
+
+    assert bridge_right(run("Bankman-Fried"), [], {}, "Sam Bankman-Fried") is True
+    assert bridge_right(run("Bank"), [], {}, "Sam Bankman-Fried") is False  # whole words only
+    assert bridge_right(run(None), [], {}, "Google") is False  # refused
+    assert bridge_right(run("Google"), [], {}, None) is None  # the label has no answer to judge by
+
+
 def _hit(cid: str, score: float, **facets: str) -> Hit:
     return Hit(cid, score, "", facets, None, None, None, True)
 
