@@ -102,8 +102,8 @@ def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int 
         if ex is not None:
             result.answer_facet, result.answer_kind = ex.facet, ex.kind
             try:
-                result.answer = (extract_name(result.hits, ex.top, query) if ex.facet is None
-                                 else extract_value(result.hits, ex.facet, ex.top, lexicon))
+                result.answer = (extract_name(result.hits, ex.top, query) if ex.kind == "name"
+                                 else extract_value(result.hits, ex.facet or "", ex.top, lexicon))
             except ExtractRefused as exc:
                 result.error = str(exc)
             result.hits = result.hits[:k]  # it searched deeper to extract; its part is k deep like the others
