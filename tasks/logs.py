@@ -63,8 +63,8 @@ def _kind(f: Path) -> str | None:
 _NO_DELIMITER = "\x1e\x1f\x1e\x1f"
 _NO_NULL = "\x1d\x1c\x1d\x1c"  # likewise for the NULL string: an empty line is skipped, not read as NULL
 # For a line that is valid JSON: true when it is an object (it opens with "{" after JSON's whitespace). Cheaper
-# than `json_type(line) = 'OBJECT'`, which parses the line once more.
-IS_OBJECT = r"regexp_matches(line, '^[ \t\n\r]*[{]')"
+# than `json_type(line) = 'OBJECT'`, which parses the line once more; most lines open with "{" and skip the pattern.
+IS_OBJECT = r"(starts_with(line, '{') OR regexp_matches(line, '^[ \t\n\r]*[{]'))"
 
 
 def _source_sql(glob: str, kind: str) -> str:
@@ -89,7 +89,7 @@ def _source_sql(glob: str, kind: str) -> str:
                   FROM (SELECT filename, line,
                                ok AND {IS_OBJECT} AS obj
                         FROM (SELECT filename, line, json_valid(line) AS ok FROM {lines}
-                              WHERE line = '' OR trim(line) <> '')))"""
+                              WHERE starts_with(line, '{{') OR line = '' OR trim(line) <> '')))"""
     return f"""
         SELECT filename, NULL AS line, NULL AS bad, CAST(ts AS VARCHAR) AS ts, CAST("user" AS VARCHAR) AS "user",
                CAST(query AS VARCHAR) AS query FROM {_reader(glob, kind)}"""

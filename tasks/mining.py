@@ -118,14 +118,15 @@ _MAPPING_SCHEMA = pa.schema([(k, pa.int32() if k == "y" else pa.string()) for k 
 
 
 def _sql_skeletons(con: Any, sql: SqlSkeletons, col: str, source: str) -> None:
-    """Skeletons and marker lists of the questions in column `col` of `source`, into `by_sql`: masked once
-    per distinct folded text and year."""
+    """Skeletons and marker lists of the questions in column `col` of `source`, into `by_sql`: masked and
+    skeletonised once per distinct folded text and year."""
     con.execute(f"""
         INSERT INTO by_sql
         WITH src AS (SELECT query, y, {sql.folded(col)} AS folded FROM {source}),
-             masked AS (SELECT folded, y, {sql.marked('folded')} AS m FROM (SELECT DISTINCT folded, y FROM src))
-        SELECT src.query, src.y, {sql.skeleton('m')}, array_to_string({sql.markers('m')}, chr(2))
-        FROM src JOIN masked USING (folded, y)""")
+             masked AS (SELECT folded, y, {sql.marked('folded')} AS m FROM (SELECT DISTINCT folded, y FROM src)),
+             done AS (SELECT folded, y, {sql.skeleton('m')} AS skeleton,
+                             array_to_string({sql.markers('m')}, chr(2)) AS markers FROM masked)
+        SELECT src.query, src.y, done.skeleton, done.markers FROM src JOIN done USING (folded, y)""")
 
 
 def _sql_mapping(con: Any, sql: SqlSkeletons) -> None:
