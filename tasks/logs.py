@@ -240,7 +240,10 @@ def _file_bytes(file: str) -> bytes | None:
 
 def _line_at(data: bytes, at: int) -> int:
     """The 1-based line of byte `at`, counting line breaks as DuckDB does: "\n", "\r\n" and a lone "\r"."""
-    return data.count(b"\n", 0, at) + data.count(b"\r", 0, at) - data.count(b"\r\n", 0, at) + 1
+    lone = data.count(b"\r", 0, at)
+    if lone:  # most logs have no "\r": no search for "\r\n" then
+        lone -= data.count(b"\r\n", 0, at)
+    return data.count(b"\n", 0, at) + lone + 1
 
 
 def _take(numbers: dict[tuple[str, str], list[int]], key: tuple[str, str]) -> int | None:
