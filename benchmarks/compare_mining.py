@@ -6,7 +6,8 @@
 with stored skeleton vectors: a next night). Each commit is checked out in a temporary git worktree; every round
 runs ``mine()`` once per commit, each in a new Python process (this repository's virtual environment, the
 commit's code), before-after, then after-before, and so on. Each process also takes three plain DuckDB scans of
-the log, so a round's ratio to the scan can be read beside it. The figure to keep is the ratio of the medians.
+the log, so a round's ratio to the scan can be read beside it, and the CPU seconds of its `mine()` (all threads),
+which another user of the machine changes less than the wall time. The figure to keep is the ratio of the medians.
 Last, the files each commit published (shapes, questions, quarantine) are compared row for row: a speed-up that
 changes what mining publishes is reported as such.
 """
@@ -25,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Run in a child process whose sys.path starts with one commit's worktree.
 _CHILD = """
-import json, shutil, sys, time
+import json, resource, shutil, sys, time
 from datetime import datetime, timedelta
 from pathlib import Path
 root, work, staging = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
@@ -44,9 +45,12 @@ logs = work / "logs"
 scan = min(plain_scan(logs)[0] for _ in range(3))
 last_day = max(p.name.split("=")[1] for p in logs.iterdir() if p.name.startswith("date="))
 now = datetime.fromisoformat(last_day) + timedelta(days=1)  # as bench_mining: the morning after the last day
-t0 = time.perf_counter()
+def cpu():  # seconds on the CPU, all threads of this process: steadier than wall time on a shared machine
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+c0, t0 = cpu(), time.perf_counter()
 mine(logs, config, index, staging, now=now, quiet=True)
-print(json.dumps({"mine": time.perf_counter() - t0, "scan": scan}))
+print(json.dumps({"mine": time.perf_counter() - t0, "cpu": cpu() - c0, "scan": scan}))
 """
 
 
@@ -86,15 +90,16 @@ def main(argv: list[str] | None = None) -> int:
                 for rev in order:
                     run = _mine(trees[rev], args.dir, Path(tmp) / "staging" / rev.replace("/", "_"))
                     times[rev].append(run)
-                    print(f"round {n + 1}: {rev:>12} mine {run['mine']:6.2f} s, scan {run['scan']:.2f} s "
-                          f"({run['mine'] / run['scan']:.1f}x)", file=sys.stderr, flush=True)
+                    print(f"round {n + 1}: {rev:>12} mine {run['mine']:6.2f} s (CPU {run['cpu']:.2f} s), scan "
+                          f"{run['scan']:.2f} s ({run['mine'] / run['scan']:.1f}x)", file=sys.stderr, flush=True)
             differ = _differing_outputs(*(Path(tmp) / "staging" / rev.replace("/", "_") for rev in times))
         finally:
             for path in trees.values():
                 subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)], check=False)
     medians = {rev: statistics.median(r["mine"] for r in runs) for rev, runs in times.items()}
     for rev, runs in times.items():
-        print(f"{rev:>12}: " + ", ".join(f"{r['mine']:.2f}" for r in runs) + f" s; median {medians[rev]:.2f} s")
+        print(f"{rev:>12}: " + ", ".join(f"{r['mine']:.2f}" for r in runs) + f" s; median {medians[rev]:.2f} s; "
+              f"CPU median {statistics.median(r['cpu'] for r in runs):.2f} s")
     print(f"throughput {args.after} / {args.before}: {medians[args.before] / medians[args.after]:.2f}x")
     print("published files: " + ("the same rows" if not differ else "DIFFERENT: " + "; ".join(differ)))
     return 0 if not differ else 1

@@ -170,14 +170,21 @@ class SqlSkeletons:
             before, after = r"(^|[^A-Za-z0-9_$" + NOT_A_YEAR + r"-])", r"($|[^a-z0-9_-])"
             # "2000 euros" is no year; a lexicon marker after the currency stands for the word it replaced
             amount = before + _YEAR + r"( ?(?:" + _CURRENCY + r"))($|[^a-z0-9_" + START + r"])"
+            years = "s"
             for _ in range(2):
-                sql = _replace(sql, amount, _lit(r"\1" + NOT_A_YEAR + r"\2\3\4"))
+                years = _replace(years, amount, _lit(r"\1" + NOT_A_YEAR + r"\2\3\4"))
             for _ in range(2):
-                sql = _replace(sql, before + _YEAR + after, _lit(r"\1" + START + r"Y\2" + END + r"\3"))
+                years = _replace(years, before + _YEAR + after, _lit(r"\1" + START + r"Y\2" + END + r"\3"))
+            relative = "s"
             for words, offset in _RELATIVE.items():
                 year = f"CAST(y + {offset} AS VARCHAR)"
-                sql = _replace(sql, r"\b(?:" + words + r") year\b", f"{_lit(START + 'Y')} || {year} || {_lit(END)}")
-            sql = f"replace({sql}, {_lit(NOT_A_YEAR)}, '')"
+                relative = _replace(relative, r"\b(?:" + words + r") year\b",
+                                    f"{_lit(START + 'Y')} || {year} || {_lit(END)}")
+            # only text with a year's digits pays for the year passes, and only text with " year" for the relative
+            # ones (a one-item list names the text once)
+            sql = (f"list_transform([{sql}], lambda s: CASE WHEN regexp_matches(s, {_lit(_YEAR)}) "
+                   f"THEN replace({years}, {_lit(NOT_A_YEAR)}, '') ELSE s END)[1]")
+            sql = f"list_transform([{sql}], lambda s: CASE WHEN contains(s, ' year') THEN {relative} ELSE s END)[1]"
         return sql
 
     def markers(self, masked: str) -> str:

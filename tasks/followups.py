@@ -14,21 +14,21 @@ from schemas.extract import Skeleton, cache_key
 from schemas.followup import Conversation, Followups, Turn
 from tasks.logs import Ingested
 
-_WINDOW = 'WINDOW w AS (PARTITION BY "user" ORDER BY ts, question_id)'
 FOLLOWUP_COLUMNS = ("question_id", "followup", "resolved_question", "resolved_shape_id", "resolved_key",
                     "followup_reason")
 _RESOLVED = FOLLOWUP_COLUMNS[2:]
 
 
 def _turns(ing: Ingested, config: Config) -> None:
-    """The table `turns`: each row of `q` with whether it came within the follow-up window of the same user's
-    previous question, and that question's skeleton and constraints. One window pass serves learn and link."""
+    """The view `turns`: each row of `q` with whether it came within the follow-up window of the same user's
+    previous question, and that question's skeleton and constraints (`q` holds the previous question: the
+    window pass that made it serves learn and link)."""
     ing.con.execute(f"""
-        CREATE TABLE IF NOT EXISTS turns AS
+        CREATE VIEW IF NOT EXISTS turns AS
         SELECT question_id, "user", ts, sid, kid,
-               coalesce(epoch(ts) - epoch(lag(ts) OVER w) <= {int(config.mining.followup_seconds)}, false) AS near,
-               lag(sid) OVER w AS prev_sid, lag(kid) OVER w AS prev_kid
-        FROM q {_WINDOW}""")
+               coalesce(epoch(ts) - epoch(prev_ts) <= {int(config.mining.followup_seconds)}, false) AS near,
+               prev_sid, prev_kid
+        FROM q""")
 
 
 def learn(ing: Ingested, config: Config) -> Followups:

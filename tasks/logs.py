@@ -22,7 +22,7 @@ class LogError(ValueError):
 
 @dataclass
 class Ingested:
-    con: duckdb.DuckDBPyConnection  # holds the `rows` (ts, user, query) and `quarantine` tables
+    con: duckdb.DuckDBPyConnection  # holds `rows` (ts, user, query; a view of the table `staged`) and `quarantine`
     files: int
     rows: int
     quarantined: int
@@ -63,8 +63,8 @@ def _kind(f: Path) -> str | None:
 _NO_DELIMITER = "\x1e\x1f\x1e\x1f"
 _NO_NULL = "\x1d\x1c\x1d\x1c"  # likewise for the NULL string: an empty line is skipped, not read as NULL
 # For a line that is valid JSON: true when it is an object (it opens with "{" after JSON's whitespace). Cheaper
-# than `json_type(line) = 'OBJECT'`, which parses the line once more.
-IS_OBJECT = r"regexp_matches(line, '^[ \t\n\r]*[{]')"
+# than `json_type(line) = 'OBJECT'`, which parses the line once more; most lines open with "{" and skip the pattern.
+IS_OBJECT = r"(starts_with(line, '{') OR regexp_matches(line, '^[ \t\n\r]*[{]'))"
 
 
 def _source_sql(glob: str, kind: str) -> str:
@@ -89,7 +89,7 @@ def _source_sql(glob: str, kind: str) -> str:
                   FROM (SELECT filename, line,
                                ok AND {IS_OBJECT} AS obj
                         FROM (SELECT filename, line, json_valid(line) AS ok FROM {lines}
-                              WHERE line = '' OR trim(line) <> '')))"""
+                              WHERE starts_with(line, '{{') OR line = '' OR trim(line) <> '')))"""
     return f"""
         SELECT filename, NULL AS line, NULL AS bad, CAST(ts AS VARCHAR) AS ts, CAST("user" AS VARCHAR) AS "user",
                CAST(query AS VARCHAR) AS query FROM {_reader(glob, kind)}"""
@@ -158,10 +158,9 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     where = " AND ".join(["reason IS NULL", *window])
     bad = con.execute("SELECT filename, line, reason, coalesce(query, line, '') FROM staged "
                       "WHERE reason IS NOT NULL").fetchall()
-    with ThreadPoolExecutor(1) as pool:  # the bad lines' numbers are looked up while DuckDB keeps the good rows
-        looking = pool.submit(line_numbers, [(f, text) for f, text, _, _ in bad if text is not None])
-        con.execute(f'CREATE TABLE rows AS SELECT t AS ts, "user", query FROM staged WHERE {where}')
-        numbers = looking.result()
+    # the valid rows are read where they are, not copied
+    con.execute(f'CREATE VIEW rows AS SELECT t AS ts, "user", query FROM staged WHERE {where}')
+    numbers = line_numbers([(f, text) for f, text, _, _ in bad if text is not None])
     rejects = _rejects(con)
     _number_emptied(numbers, {f for f, text, _, _ in bad if text == ""}, rejects)
     scrub = scrub or Scrubber()
@@ -171,7 +170,6 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     records += rejects
     if records:
         con.executemany("INSERT INTO quarantine VALUES (?, ?, ?, ?)", records)
-    con.execute("DROP TABLE staged")
     n_rows = con.sql("SELECT count(*) FROM rows").fetchall()[0][0]
     files = con.sql(f"SELECT count(*) FROM glob('{glob.replace(chr(39), chr(39) * 2)}')").fetchall()[0][0]
     return Ingested(con, int(files), int(n_rows), len(records))
@@ -186,19 +184,27 @@ def line_numbers(lines: list[tuple[str, str]]) -> dict[tuple[str, str], list[int
     for file, text in lines:
         wanted.setdefault(file, set()).add(text)
     out: dict[tuple[str, str], list[int]] = {}
-    for file, texts in wanted.items():
-        data = _file_bytes(file)
-        if data is None:
-            continue  # unreadable now: the record keeps no line number
-        for text in texts:
-            target = text.encode("utf-8")
-            found, at = [], data.find(target)
-            while at >= 0 and target:
-                end = at + len(target)
-                if (at == 0 or data[at - 1] in (10, 13)) and (end == len(data) or data[end] in (10, 13)):
-                    found.append(_line_at(data, at))
-                at = data.find(target, at + 1)
-            out[(file, text)] = found
+    files = list(wanted)
+    with ThreadPoolExecutor(2) as pool:  # two files at a time: decompressing releases the GIL
+        for i in range(0, len(files), 2):
+            for file, data in zip(files[i:i + 2], pool.map(_file_bytes, files[i:i + 2]), strict=True):
+                if data is not None:  # unreadable now: the record keeps no line number
+                    out.update(_numbers_in(data, file, wanted[file]))
+    return out
+
+
+def _numbers_in(data: bytes, file: str, texts: set[str]) -> dict[tuple[str, str], list[int]]:
+    """`line_numbers` for the lines of one file's bytes."""
+    out: dict[tuple[str, str], list[int]] = {}
+    for text in texts:
+        target = text.encode("utf-8")
+        found, at = [], data.find(target)
+        while at >= 0 and target:
+            end = at + len(target)
+            if (at == 0 or data[at - 1] in (10, 13)) and (end == len(data) or data[end] in (10, 13)):
+                found.append(_line_at(data, at))
+            at = data.find(target, at + 1)
+        out[(file, text)] = found
     return out
 
 
@@ -234,7 +240,10 @@ def _file_bytes(file: str) -> bytes | None:
 
 def _line_at(data: bytes, at: int) -> int:
     """The 1-based line of byte `at`, counting line breaks as DuckDB does: "\n", "\r\n" and a lone "\r"."""
-    return data.count(b"\n", 0, at) + data.count(b"\r", 0, at) - data.count(b"\r\n", 0, at) + 1
+    lone = data.count(b"\r", 0, at)
+    if lone:  # most logs have no "\r": no search for "\r\n" then
+        lone -= data.count(b"\r\n", 0, at)
+    return data.count(b"\n", 0, at) + lone + 1
 
 
 def _take(numbers: dict[tuple[str, str], list[int]], key: tuple[str, str]) -> int | None:

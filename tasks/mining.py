@@ -96,20 +96,23 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
 
 
 def _question_table(con: Any) -> None:
-    """The table `q`, one row per log row: (ts, user, question_id, sid, signature, kid). Skeletons and value
-    sets are numbered in the tables `skeletons` (sid, skeleton) and `value_sets` (kid, slots, constraints), so
-    the passes over every row group and sort numbers, not text; the view `q_text` shows them as text."""
+    """The table `q`, one row per log row: (ts, user, question_id, sid, signature, kid), and the same user's
+    previous question (prev_ts, prev_sid, prev_kid), which follow-ups read (`tasks.followups`). Skeletons and
+    value sets are numbered in the tables `skeletons` (sid, skeleton) and `value_sets` (kid, slots, constraints),
+    so the passes over every row group and sort numbers, not text; the view `q_text` shows them as text."""
     con.execute("""CREATE TABLE skeletons AS SELECT CAST(row_number() OVER (ORDER BY skeleton) AS INTEGER) AS sid,
                    skeleton FROM (SELECT DISTINCT skeleton FROM mapping)""")
     con.execute("""CREATE TABLE value_sets AS SELECT CAST(row_number() OVER (ORDER BY constraints, slots) AS INTEGER)
                    AS kid, slots, constraints FROM (SELECT DISTINCT slots, constraints FROM mapping)""")
     con.execute("""
         CREATE TABLE q AS
-        SELECT r.ts, r."user", md5(CAST(r.ts AS VARCHAR) || r."user" || r.query) AS question_id, m.sid,
-               m.signature, m.kid
-        FROM rows r JOIN (SELECT m.query, m.y, s.sid, m.signature, v.kid FROM mapping m
-                          JOIN skeletons s USING (skeleton) JOIN value_sets v USING (slots, constraints)) m
-             ON r.query = m.query AND CAST(year(r.ts) AS INTEGER) = m.y""")
+        SELECT *, lag(ts) OVER w AS prev_ts, lag(sid) OVER w AS prev_sid, lag(kid) OVER w AS prev_kid
+        FROM (SELECT r.ts, r."user", md5(CAST(r.ts AS VARCHAR) || r."user" || r.query) AS question_id, m.sid,
+                     m.signature, m.kid
+              FROM rows r JOIN (SELECT m.query, m.y, s.sid, m.signature, v.kid FROM mapping m
+                                JOIN skeletons s USING (skeleton) JOIN value_sets v USING (slots, constraints)) m
+                   ON r.query = m.query AND CAST(year(r.ts) AS INTEGER) = m.y)
+        WINDOW w AS (PARTITION BY "user" ORDER BY ts, question_id)""")
     con.execute("""CREATE VIEW q_text AS SELECT q.ts, q."user", q.question_id, s.skeleton, q.signature, v.slots,
                    v.constraints FROM q JOIN skeletons s USING (sid) JOIN value_sets v USING (kid)""")
 
@@ -118,14 +121,15 @@ _MAPPING_SCHEMA = pa.schema([(k, pa.int32() if k == "y" else pa.string()) for k 
 
 
 def _sql_skeletons(con: Any, sql: SqlSkeletons, col: str, source: str) -> None:
-    """Skeletons and marker lists of the questions in column `col` of `source`, into `by_sql`: masked once
-    per distinct folded text and year."""
+    """Skeletons and marker lists of the questions in column `col` of `source`, into `by_sql`: masked and
+    skeletonised once per distinct folded text and year."""
     con.execute(f"""
         INSERT INTO by_sql
         WITH src AS (SELECT query, y, {sql.folded(col)} AS folded FROM {source}),
-             masked AS (SELECT folded, y, {sql.marked('folded')} AS m FROM (SELECT DISTINCT folded, y FROM src))
-        SELECT src.query, src.y, {sql.skeleton('m')}, array_to_string({sql.markers('m')}, chr(2))
-        FROM src JOIN masked USING (folded, y)""")
+             masked AS (SELECT folded, y, {sql.marked('folded')} AS m FROM (SELECT DISTINCT folded, y FROM src)),
+             done AS (SELECT folded, y, {sql.skeleton('m')} AS skeleton,
+                             array_to_string({sql.markers('m')}, chr(2)) AS markers FROM masked)
+        SELECT src.query, src.y, done.skeleton, done.markers FROM src JOIN done USING (folded, y)""")
 
 
 def _sql_mapping(con: Any, sql: SqlSkeletons) -> None:
