@@ -641,7 +641,9 @@ def test_grammar_accepts_valid_plans(accepts: Callable[[str], bool]) -> None:
         lambda d: d["steps"][0].update(id="step1"),  # id pattern
         lambda d: d["steps"][0]["filters"].update(city="Berlin"),  # open map
         lambda d: d["steps"][0]["filters"].pop("year"),
-        lambda d: d["steps"][0].update(extract={"facet": "city", "top": 3}),  # facet enum
+        lambda d: d["steps"][0].update(extract={"kind": "facet", "facet": "city", "top": 3}),  # facet enum
+        lambda d: d["steps"][0].update(extract={"kind": "guess", "facet": None, "top": 3}),  # kind enum
+        lambda d: d["steps"][0].update(extract={"facet": "office", "top": 3}),  # kind is required
         lambda d: d["steps"][0].update(depends_on="s2"),
     ],
 )
@@ -649,6 +651,15 @@ def test_grammar_rejects_invalid_plans(accepts: Callable[[str], bool], mutate: C
     data = schema_instance(MOVE3_PLAN)
     mutate(data)
     assert not accepts(json.dumps(data))
+
+
+def test_grammar_accepts_a_name_step(accepts: Callable[[str], bool]) -> None:
+    plan = Plan(steps=[Step(id="s1", query="which company was fined", extract=Extract(kind="name", top=10)),
+                       step("s2", "{s1} fined for dumping waste", ("s1",), office="Berlin")])
+    data = schema_instance(plan)
+    assert data["steps"][0]["extract"] == {"kind": "name", "facet": None, "top": 10}
+    assert accepts(json.dumps(data))
+    assert Plan.model_validate_json(json.dumps(data)) == plan
 
 
 def test_grammar_rejects_truncated_json(accepts: Callable[[str], bool]) -> None:
