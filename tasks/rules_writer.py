@@ -76,7 +76,8 @@ def write_template(skeleton: str, shape_type: str, config: Config, reach: Reach 
         scores = clause_scores(parts, groups, reach)
         if sum(max(row) >= config.mining.null_floor for row in scores) >= 2:
             plan = clause_plan(parts, groups, scores, lambda _: text, config.planning.max_steps)
-            if asks_for_name(text, config.planning.name_openers) and config.planning.max_steps >= 3:
+            room = config.planning.max_steps >= max(3, len(groups) + 1)  # a clause step per group beside the name's
+            if room and asks_for_name(text, config.planning.name_openers):
                 return name_bridge(text, plan, config.planning.max_steps)
             return plan
     kinds = {f.name: f.kind for f in config.facets}

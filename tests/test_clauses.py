@@ -106,6 +106,17 @@ def test_a_question_asking_for_a_name_finds_it_first() -> None:
     assert all(s.extract is None for s in said.steps)
     assert all(s.extract is None for s in write_template(skeleton, "single", NO_NAMES,
                                                          lambda clause, filters: CONFIG.mining.null_floor).steps)
+    # as many groups as the step cap: no room for a name step beside a clause step for each
+    capped = CONFIG.model_copy(deep=True)
+    capped.planning.max_steps = 3
+    three = ("which firm did {source} say was fined for dumping waste while {source} says its profits grew "
+             "strongly and {source} says its factory moved abroad")
+    plan = write_template(three, "single", capped, lambda clause, filters: CONFIG.mining.null_floor)
+    assert all(s.extract is None for s in plan.steps)
+    assert {s.filters["source"] for s in plan.steps} == {"{source_1}", "{source_2}", "{source_3}"}
+    capped.planning.max_steps = 4  # room for both
+    roomy = write_template(three, "single", capped, lambda clause, filters: CONFIG.mining.null_floor)
+    assert roomy.steps[0].extract is not None and len(roomy.steps) == 4
 
 
 def _hits(*texts: str) -> list[Hit]:
