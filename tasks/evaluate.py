@@ -92,7 +92,7 @@ def bridge_right(run: Retrieved, parts: list[set[str]], facets: dict[str, dict[s
     for step in run.parts:
         if step.answer_kind == "name":
             if answer:
-                judged.append(bool(step.answer) and f" {words(step.answer or '')} " in f" {words(answer)} ")
+                judged.append(step.answer is not None and f" {words(step.answer)} " in f" {words(answer)} ")
             continue
         if step.answer_facet is None:
             continue
