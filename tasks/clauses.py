@@ -104,7 +104,7 @@ def asks_for_name(text: str, openers: list[str]) -> bool:
 
 def name_bridge(text: str, plan: Plan, max_steps: int) -> Plan:
     """A clause plan that first finds the name the question asks for: s1 searches the whole skeleton and
-    extracts the name most of its top chunks share (tasks/executor.extract_name); every clause step then
+    extracts the name most of its top chunks share (schemas/answers.extract_name); every clause step then
     searches with that name in front ("{s1} clause"), so the chunks about it rank first. A refused name leaves
     the clause as it was."""
     steps = [Step(id="s1", query=text, extract=Extract(kind="name", top=NAME_TOP))]

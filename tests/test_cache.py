@@ -188,7 +188,7 @@ def test_lookup_never_crashes(seed_eval: dict, question: str) -> None:
 
 
 def test_reader_imports_without_prefect() -> None:
-    code = ("import sys; import schemas.cache, schemas.extract, schemas.plan; "
+    code = ("import sys; import schemas.answers, schemas.cache, schemas.extract, schemas.plan; "
             "bad = [m for m in sys.modules if m.split('.')[0] in ('prefect', 'lancedb', 'torch', 'duckdb')]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 import re
 import zlib
+from dataclasses import dataclass
 from datetime import date
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from schemas.answers import NAME_AGREEMENT, ExtractRefused, extract_name, extract_value
 from schemas.config import Config, load_config
 from schemas.extract import Lexicon
 from schemas.plan import check_plan, check_words, fill_slots, validate_plan
 from tasks.clauses import clause_plan, clauses, slot_groups
-from tasks.executor import NAME_AGREEMENT, ExtractRefused, extract_name, retrieve
+from tasks.executor import retrieve
 from tasks.indexing import build_index
 from tasks.plan_stage import evidence_reach
 from tasks.rules_writer import slotted, write_template
@@ -134,6 +136,24 @@ def test_a_name_is_the_one_most_top_chunks_hold_that_the_question_does_not() -> 
         extract_name(hits, 2, "which company is building a plant in ohio")
     # function words that open a sentence ("But", "The") are never names
     assert extract_name(_hits(*["But the firm said The plan holds."] * 3 + ["Acme"] * 3), 6, "which firm") == "Acme"
+
+
+def test_an_online_service_extracts_from_its_own_records_as_planbake_does() -> None:
+    """schemas/answers reads any record with text and facets (a service's own search results), not only Hit."""
+
+    @dataclass
+    class Record:
+        text: str
+        facets: dict[str, str]
+
+    texts = ["Acme’s plant in Ohio employs 900.", "The court fined Acme.", "Acme agreed.", "Nothing here."]
+    ours, theirs = _hits(*texts), [Record(t, {}) for t in texts]
+    assert extract_name(theirs, 10, "which company") == extract_name(ours, 10, "which company") == "Acme"
+    lexicon = Lexicon(CONFIG, {"source": ["TechCrunch", "The Verge"]})
+    records = [Record("a ruling", {"source": "TechCrunch"}), Record("as TechCrunch reported", {})]
+    assert extract_value(records, "source", 2, lexicon) == "TechCrunch"
+    with pytest.raises(ExtractRefused):
+        extract_value([*records, Record("x", {"source": "The Verge"})], "source", 3, lexicon)
 
 
 @given(st.lists(st.text(alphabet=st.sampled_from("AaBbZz’'- .,"), max_size=40), max_size=12),
