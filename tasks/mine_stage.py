@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from datetime import date, datetime
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from tasks.mining import (
     classify_shapes,
     extract_distinct,
     merge_skeletons,
+    sort_questions,
     summarize,
     write_outputs,
 )
@@ -36,14 +39,19 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     ing = ingest(logs, since=since, until=until, max_query_chars=config.mining.max_query_chars, now=now,
                  scrub=scrub)
     extract_distinct(ing, lexicon, scrub, quiet=quiet, workers=config.mining.workers)
-    rules = followups.learn(ing, config)
-    vectors = VectorStore(_vector_dir(index), index.embedder, model_ref(config.model_path))
-    rep_of = merge_skeletons(ing, config, vectors, quiet=quiet)
-    shapes = build_shapes(ing, config, rep_of)
-    followups.drop_followup_shapes(shapes, rules)
-    classify_shapes(shapes, config, lambda vectors: _best_scores(index, vectors),
-                    encode=lambda texts: vectors.encode(texts, label="embedding examples", quiet=quiet))
-    linked = followups.link(ing, config, rules, followups.shape_lookup(shapes))
+    # Sorting every question for questions.parquet, in DuckDB on a second cursor, uses the other core while
+    # the phases below spend much of their time in Python.
+    with closing(ing.con.cursor()) as cursor, ThreadPoolExecutor(1) as background:
+        sorting = background.submit(sort_questions, cursor)
+        rules = followups.learn(ing, config)
+        vectors = VectorStore(_vector_dir(index), index.embedder, model_ref(config.model_path))
+        rep_of = merge_skeletons(ing, config, vectors, quiet=quiet)
+        shapes = build_shapes(ing, config, rep_of)
+        followups.drop_followup_shapes(shapes, rules)
+        classify_shapes(shapes, config, lambda vectors: _best_scores(index, vectors),
+                        encode=lambda texts: vectors.encode(texts, label="embedding examples", quiet=quiet))
+        linked = followups.link(ing, config, rules, followups.shape_lookup(shapes))
+        sorting.result()
     write_outputs(ing, shapes, staging)
     vectors.save()
     result = summarize(ing, shapes)
