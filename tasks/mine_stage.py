@@ -24,7 +24,8 @@ from tasks.mining import (
     merge_skeletons,
     sort_questions,
     summarize,
-    write_outputs,
+    write_questions,
+    write_shapes,
 )
 from tasks.scale import model_ref
 from tasks.store import Index
@@ -37,10 +38,10 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     lexicon = Lexicon(config, index.facet_values())
     scrub = Scrubber(config.pii_names, keep=lexicon.name_words())
     ing = ingest(logs, since=since, until=until, max_query_chars=config.mining.max_query_chars, now=now,
-                 scrub=scrub)
+                 scrub=scrub, defer_quarantine=True)  # the quarantine's line numbers are found meanwhile
     extract_distinct(ing, lexicon, scrub, quiet=quiet, workers=config.mining.workers)
-    # Sorting every question for questions.parquet, in DuckDB on a second cursor, uses the other core while
-    # the phases below spend much of their time in Python.
+    # DuckDB work on a second cursor uses the other core while the phases beside it run in Python: sorting
+    # every question for questions.parquet, then writing it (its rows need shape ids and follow-ups, not types).
     with closing(ing.con.cursor()) as cursor, ThreadPoolExecutor(1) as background:
         sorting = background.submit(sort_questions, cursor)
         rules = followups.learn(ing, config)
@@ -48,12 +49,14 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
         rep_of = merge_skeletons(ing, config, vectors, quiet=quiet)
         shapes = build_shapes(ing, config, rep_of)
         followups.drop_followup_shapes(shapes, rules)
+        linked = followups.link(ing, config, rules, followups.shape_lookup(shapes))
+        writing = background.submit(write_questions, cursor, ing, shapes, staging)  # once the sort is done
         classify_shapes(shapes, config, lambda vectors: _best_scores(index, vectors),
                         encode=lambda texts: vectors.encode(texts, label="embedding examples", quiet=quiet))
-        linked = followups.link(ing, config, rules, followups.shape_lookup(shapes))
+        write_shapes(shapes, staging)
+        vectors.save()
         sorting.result()
-    write_outputs(ing, shapes, staging)
-    vectors.save()
+        writing.result()
     result = summarize(ing, shapes)
     result.followups = linked
     ing.con.close()

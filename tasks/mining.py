@@ -276,12 +276,23 @@ def sort_questions(con: Any) -> None:
 
 def write_outputs(ing: Ingested, shapes: list[dict[str, Any]], staging: Path) -> None:
     """shapes.parquet (recurring shapes only, with text), questions.parquet, quarantine.parquet."""
+    write_questions(ing.con, ing, shapes, staging)
+    write_shapes(shapes, staging)
+
+
+def write_shapes(shapes: list[dict[str, Any]], staging: Path) -> None:
+    """shapes.parquet: the recurring shapes, classified (`classify_shapes`)."""
     recurring = [s for s in shapes if s["recurring"]]
     table = pa.Table.from_pylist([{k: s.get(k) for k in SHAPE_SCHEMA.names} for s in recurring], SHAPE_SCHEMA)
     pq.write_table(table, staging / "shapes.parquet")
+
+
+def write_questions(con: Any, ing: Ingested, shapes: list[dict[str, Any]], staging: Path) -> None:
+    """questions.parquet and quarantine.parquet, on `con` (the session's connection or a cursor of it); needs
+    the shapes' ids and whether they recur, and the table `followups` (`tasks.followups.link`), not their types."""
+    recurring = [s for s in shapes if s["recurring"]]
     ids = pa.table({"rep": [s["skeleton"] for s in recurring],  # noqa: F841
                     "shape_id": [s["shape_id"] for s in recurring]})
-    con = ing.con
     con.execute("CREATE TABLE shape_ids AS SELECT s.sid AS rep, ids.shape_id FROM ids JOIN skeletons s "
                 "ON s.skeleton = ids.rep")
     con.execute("""CREATE TABLE IF NOT EXISTS followups (question_id VARCHAR, followup BOOLEAN,
@@ -300,6 +311,7 @@ def write_outputs(ing: Ingested, shapes: list[dict[str, Any]], staging: Path) ->
         COPY (SELECT question_id, shape_id, ts, slots, constraints, coalesce(followup, false) AS followup,
                      resolved_question, resolved_shape_id, resolved_key, followup_reason FROM q_out)
         TO '{path}' (FORMAT parquet)""")
+    ing.finish()  # the quarantine is complete
     qpath = str(staging / "quarantine.parquet").replace("'", "''")
     con.execute(f"COPY (SELECT * FROM quarantine ORDER BY file, line, reason, raw) TO '{qpath}' (FORMAT parquet)")
 
