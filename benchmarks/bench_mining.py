@@ -165,8 +165,8 @@ class PhaseTimer:
 
 PHASES = {  # attribute of tasks.mine_stage -> phase name
     "ingest": "ingest", "extract_distinct": "extract", "merge_skeletons": "merge", "build_shapes": "shapes",
-    "classify_shapes": "classify", "write_outputs": "write", "summarize": "summarize",
-}
+    "classify_shapes": "classify", "write_shapes": "write", "summarize": "summarize",
+}  # questions.parquet is written on a second thread (`write_questions`): waiting for it counts as "other"
 
 
 @contextmanager

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import re
 import zlib
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -26,6 +26,13 @@ class Ingested:
     files: int
     rows: int
     quarantined: int
+    numbering: Future[None] | None = None  # filling `quarantine`, when `ingest` deferred it
+
+    def finish(self) -> None:
+        """Wait until the table `quarantine` is complete."""
+        if self.numbering is not None:
+            self.numbering.result()
+            self.numbering = None
 
 
 def log_files(path: str | Path) -> tuple[str, str]:
@@ -119,11 +126,12 @@ def _check_columns(con: duckdb.DuckDBPyConnection, path: str | Path, glob: str, 
 
 def ingest(path: str | Path, *, since: date | None = None, until: date | None = None,
            max_query_chars: int = 2000, now: datetime | None = None, scrub: Scrubber | None = None,
-           threads: int | None = None) -> Ingested:
+           threads: int | None = None, defer_quarantine: bool = False) -> Ingested:
     """Load valid rows into `rows` and everything else into `quarantine` with a reason, in one DuckDB session.
 
     `since`/`until` (inclusive dates) restrict the window. Quarantined raw text is scrubbed and cut to 200
-    characters, so no personal data reaches an output through it.
+    characters, so no personal data reaches an output through it. With `defer_quarantine`, the table
+    `quarantine` is complete only once `Ingested.finish` returns.
     """
     glob, kind = log_files(path)
     con = duckdb.connect()
@@ -134,7 +142,9 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
         if kind != "jsonl":
             _check_columns(con, path, glob, kind)
         con.execute(f"CREATE TEMP VIEW src AS {_source_sql(glob, kind)}")
-        # The raw line and file name are kept for quarantined rows only: the valid ones do not need them.
+        # The raw line and file name are kept for quarantined rows only: the valid ones do not need them. The
+        # rows are stored in any order (cheaper to read): whatever reads them in an order sorts them.
+        con.execute("SET preserve_insertion_order = false")
         con.execute(f"""
             CREATE TABLE staged AS
             SELECT CASE WHEN reason IS NOT NULL THEN filename END AS filename,
@@ -148,6 +158,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
                          WHEN t IS NULL THEN 'bad timestamp'
                          WHEN t > TIMESTAMP '{future:%Y-%m-%d %H:%M:%S}' THEN 'timestamp in the future' END) AS reason
                   FROM (SELECT *, try_cast(ts AS TIMESTAMP) AS t FROM src))""")
+        con.execute("RESET preserve_insertion_order")
     except duckdb.Error as exc:
         raise LogError(f"{path}: cannot read the logs ({str(exc).splitlines()[0]}); check the format") from None
     window = []
@@ -160,19 +171,33 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
                       "WHERE reason IS NOT NULL").fetchall()
     # the valid rows are read where they are, not copied
     con.execute(f'CREATE VIEW rows AS SELECT t AS ts, "user", query FROM staged WHERE {where}')
-    numbers = line_numbers([(f, text) for f, text, _, _ in bad if text is not None])
     rejects = _rejects(con)
-    _number_emptied(numbers, {f for f, text, _, _ in bad if text == ""}, rejects)
-    scrub = scrub or Scrubber()
     con.execute("CREATE TABLE quarantine (file VARCHAR, line BIGINT, reason VARCHAR, raw VARCHAR)")
-    records: list[tuple[Any, ...]] = [(f, _take(numbers, (f, text)), r, scrub(str(raw))[:200])
-                                      for f, text, r, raw in bad]
-    records += rejects
-    if records:
-        con.executemany("INSERT INTO quarantine VALUES (?, ?, ?, ?)", records)
     n_rows = con.sql("SELECT count(*) FROM rows").fetchall()[0][0]
     files = con.sql(f"SELECT count(*) FROM glob('{glob.replace(chr(39), chr(39) * 2)}')").fetchall()[0][0]
-    return Ingested(con, int(files), int(n_rows), len(records))
+    # Numbering the quarantined lines reads their files again, in Python: with `defer_quarantine`, a thread does
+    # it while the caller goes on (`Ingested.finish` waits for it).
+    pool = ThreadPoolExecutor(1)
+    numbering = pool.submit(_fill_quarantine, con.cursor(), bad, rejects, scrub or Scrubber())
+    pool.shutdown(wait=False)
+    ing = Ingested(con, int(files), int(n_rows), len(bad) + len(rejects), numbering)
+    if not defer_quarantine:
+        ing.finish()
+    return ing
+
+
+def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...]], rejects: list[tuple[Any, ...]],
+                     scrub: Scrubber) -> None:
+    """The table `quarantine`: the quarantined rows (file, line text, reason, raw text) with their line numbers
+    and scrubbed raw text, and the lines DuckDB could not read (`_rejects`); on a cursor of its own."""
+    with cursor:
+        numbers = line_numbers([(f, text) for f, text, _, _ in bad if text is not None])
+        _number_emptied(numbers, {f for f, text, _, _ in bad if text == ""}, rejects)
+        records: list[tuple[Any, ...]] = [(f, _take(numbers, (f, text)), r, scrub(str(raw))[:200])
+                                          for f, text, r, raw in bad]
+        records += rejects
+        if records:
+            cursor.executemany("INSERT INTO quarantine VALUES (?, ?, ?, ?)", records)
 
 
 def line_numbers(lines: list[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:

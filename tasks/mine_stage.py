@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from datetime import date, datetime
 from pathlib import Path
 
@@ -20,8 +22,10 @@ from tasks.mining import (
     classify_shapes,
     extract_distinct,
     merge_skeletons,
+    sort_questions,
     summarize,
-    write_outputs,
+    write_questions,
+    write_shapes,
 )
 from tasks.scale import model_ref
 from tasks.store import Index
@@ -34,18 +38,25 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     lexicon = Lexicon(config, index.facet_values())
     scrub = Scrubber(config.pii_names, keep=lexicon.name_words())
     ing = ingest(logs, since=since, until=until, max_query_chars=config.mining.max_query_chars, now=now,
-                 scrub=scrub)
+                 scrub=scrub, defer_quarantine=True)  # the quarantine's line numbers are found meanwhile
     extract_distinct(ing, lexicon, scrub, quiet=quiet, workers=config.mining.workers)
-    rules = followups.learn(ing, config)
-    vectors = VectorStore(_vector_dir(index), index.embedder, model_ref(config.model_path))
-    rep_of = merge_skeletons(ing, config, vectors, quiet=quiet)
-    shapes = build_shapes(ing, config, rep_of)
-    followups.drop_followup_shapes(shapes, rules)
-    classify_shapes(shapes, config, lambda vectors: _best_scores(index, vectors),
-                    encode=lambda texts: vectors.encode(texts, label="embedding examples", quiet=quiet))
-    linked = followups.link(ing, config, rules, followups.shape_lookup(shapes))
-    write_outputs(ing, shapes, staging)
-    vectors.save()
+    # DuckDB work on a second cursor uses the other core while the phases beside it run in Python: sorting
+    # every question for questions.parquet, then writing it (its rows need shape ids and follow-ups, not types).
+    with closing(ing.con.cursor()) as cursor, ThreadPoolExecutor(1) as background:
+        sorting = background.submit(sort_questions, cursor)
+        rules = followups.learn(ing, config)
+        vectors = VectorStore(_vector_dir(index), index.embedder, model_ref(config.model_path))
+        rep_of = merge_skeletons(ing, config, vectors, quiet=quiet)
+        shapes = build_shapes(ing, config, rep_of)
+        followups.drop_followup_shapes(shapes, rules)
+        linked = followups.link(ing, config, rules, followups.shape_lookup(shapes))
+        writing = background.submit(write_questions, cursor, ing, shapes, staging)  # once the sort is done
+        classify_shapes(shapes, config, lambda vectors: _best_scores(index, vectors),
+                        encode=lambda texts: vectors.encode(texts, label="embedding examples", quiet=quiet))
+        write_shapes(shapes, staging)
+        vectors.save()
+        sorting.result()
+        writing.result()
     result = summarize(ing, shapes)
     result.followups = linked
     ing.con.close()

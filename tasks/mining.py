@@ -260,26 +260,58 @@ SHAPE_SCHEMA = pa.schema([
 ])
 
 
+def sort_questions(con: Any) -> None:
+    """The table `q_out`: one row per question in the order of questions.parquet (time, then question id),
+    its shape and follow-up columns still empty, for `write_outputs` to fill. `mine` sorts it on a second
+    cursor while the later phases run in Python; made here when it is not there yet."""
+    con.execute("""
+        CREATE TABLE IF NOT EXISTS q_out AS
+        SELECT q.question_id, q.sid, CAST(NULL AS VARCHAR) AS shape_id, q.ts, v.slots, v.constraints,
+               CAST(NULL AS BOOLEAN) AS followup, CAST(NULL AS VARCHAR) AS resolved_question,
+               CAST(NULL AS VARCHAR) AS resolved_shape_id, CAST(NULL AS VARCHAR) AS resolved_key,
+               CAST(NULL AS VARCHAR) AS followup_reason
+        FROM q JOIN value_sets v USING (kid)
+        ORDER BY q.ts, q.question_id""")
+
+
 def write_outputs(ing: Ingested, shapes: list[dict[str, Any]], staging: Path) -> None:
     """shapes.parquet (recurring shapes only, with text), questions.parquet, quarantine.parquet."""
+    write_questions(ing.con, ing, shapes, staging)
+    write_shapes(shapes, staging)
+
+
+def write_shapes(shapes: list[dict[str, Any]], staging: Path) -> None:
+    """shapes.parquet: the recurring shapes, classified (`classify_shapes`)."""
     recurring = [s for s in shapes if s["recurring"]]
     table = pa.Table.from_pylist([{k: s.get(k) for k in SHAPE_SCHEMA.names} for s in recurring], SHAPE_SCHEMA)
     pq.write_table(table, staging / "shapes.parquet")
+
+
+def write_questions(con: Any, ing: Ingested, shapes: list[dict[str, Any]], staging: Path) -> None:
+    """questions.parquet and quarantine.parquet, on `con` (the session's connection or a cursor of it); needs
+    the shapes' ids and whether they recur, and the table `followups` (`tasks.followups.link`), not their types."""
+    recurring = [s for s in shapes if s["recurring"]]
     ids = pa.table({"rep": [s["skeleton"] for s in recurring],  # noqa: F841
                     "shape_id": [s["shape_id"] for s in recurring]})
-    con = ing.con
     con.execute("CREATE TABLE shape_ids AS SELECT s.sid AS rep, ids.shape_id FROM ids JOIN skeletons s "
                 "ON s.skeleton = ids.rep")
-    path = str(staging / "questions.parquet").replace("'", "''")
     con.execute("""CREATE TABLE IF NOT EXISTS followups (question_id VARCHAR, followup BOOLEAN,
         resolved_question VARCHAR, resolved_shape_id VARCHAR, resolved_key VARCHAR, followup_reason VARCHAR)""")
+    # The rows are filled where they stand (an UPDATE keeps the order of a table's rows) and written in that
+    # order: a COPY from one table keeps it, so no second sort. A question id has at most one follow-up row.
+    sort_questions(con)
+    con.execute("""UPDATE q_out SET shape_id = s.shape_id FROM sk_rep k JOIN shape_ids s USING (rep)
+                   WHERE k.sid = q_out.sid""")
+    con.execute("""UPDATE q_out SET followup = f.followup, resolved_question = f.resolved_question,
+                   resolved_shape_id = f.resolved_shape_id, resolved_key = f.resolved_key,
+                   followup_reason = f.followup_reason
+                   FROM followups f WHERE f.question_id = q_out.question_id""")
+    path = str(staging / "questions.parquet").replace("'", "''")
     con.execute(f"""
-        COPY (SELECT q.question_id, s.shape_id, q.ts, v.slots, v.constraints, coalesce(f.followup, false) AS followup,
-                     f.resolved_question, f.resolved_shape_id, f.resolved_key, f.followup_reason
-              FROM q JOIN sk_rep k USING (sid) LEFT JOIN shape_ids s ON s.rep = k.rep JOIN value_sets v USING (kid)
-                   LEFT JOIN followups f ON f.question_id = q.question_id
-              ORDER BY q.ts, q.question_id)
+        COPY (SELECT question_id, shape_id, ts, slots, constraints, coalesce(followup, false) AS followup,
+                     resolved_question, resolved_shape_id, resolved_key, followup_reason FROM q_out)
         TO '{path}' (FORMAT parquet)""")
+    ing.finish()  # the quarantine is complete
     qpath = str(staging / "quarantine.parquet").replace("'", "''")
     con.execute(f"COPY (SELECT * FROM quarantine ORDER BY file, line, reason, raw) TO '{qpath}' (FORMAT parquet)")
 
