@@ -262,7 +262,7 @@ SHAPE_SCHEMA = pa.schema([
 
 def sort_questions(con: Any) -> None:
     """The table `q_out`: one row per question in the order of questions.parquet (time, then question id),
-    its shape and follow-up columns still empty, for `write_outputs` to fill. `mine` sorts it on a second
+    its shape and follow-up columns still empty, for `write_questions` to fill. `mine` sorts it on a second
     cursor while the later phases run in Python; made here when it is not there yet."""
     con.execute("""
         CREATE TABLE IF NOT EXISTS q_out AS
