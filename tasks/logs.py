@@ -219,18 +219,21 @@ def line_numbers(lines: list[tuple[str, str]]) -> dict[tuple[str, str], list[int
 
 
 def _numbers_in(data: bytes, file: str, texts: set[str]) -> dict[tuple[str, str], list[int]]:
-    """`line_numbers` for the lines of one file's bytes."""
-    out: dict[tuple[str, str], list[int]] = {}
-    for text in texts:
-        target = text.encode("utf-8")
-        found, at = [], data.find(target)
-        while at >= 0 and target:
-            end = at + len(target)
-            if (at == 0 or data[at - 1] in (10, 13)) and (end == len(data) or data[end] in (10, 13)):
-                found.append(_line_at(data, at))
-            at = data.find(target, at + 1)
-        out[(file, text)] = found
+    """`line_numbers` for the lines of one file's bytes: one pass over its lines, however many are wanted."""
+    wanted = {text.encode("utf-8"): text for text in texts if text}  # an emptied line: `_number_emptied`
+    out: dict[tuple[str, str], list[int]] = {(file, text): [] for text in texts}
+    for number, line in enumerate(_lines(data), start=1):
+        text = wanted.get(line)
+        if text is not None:
+            out[(file, text)].append(number)
     return out
+
+
+def _lines(data: bytes) -> list[bytes]:
+    """A file's lines, split on "\n", "\r\n" and a lone "\r" as DuckDB counts them (a last break ends
+    the last line: it does not start an empty one)."""
+    lines = data.split(b"\n") if b"\r" not in data else re.split(rb"\r\n|\r|\n", data)
+    return lines[:-1] if lines and lines[-1] == b"" else lines
 
 
 def _number_emptied(numbers: dict[tuple[str, str], list[int]], files: set[str],
@@ -246,7 +249,7 @@ def _number_emptied(numbers: dict[tuple[str, str], list[int]], files: set[str],
 def _undecodable_lines(data: bytes) -> list[int]:
     """The 1-based numbers of the lines that are not UTF-8, breaks counted as `_line_at` counts them."""
     out = []
-    for number, line in enumerate(re.split(rb"\r\n|\r|\n", data), start=1):
+    for number, line in enumerate(_lines(data), start=1):
         try:
             line.decode("utf-8")
         except UnicodeDecodeError:
