@@ -139,6 +139,9 @@ def test_lines_that_are_not_utf8_are_quarantined_with_their_numbers(tmp_path: Pa
 @given(st.lists(st.tuples(st.sampled_from([json.dumps(GOOD).encode(), b"", b"\x80", b"ab\xffcd"]),
                           st.sampled_from([b"\n", b"\r\n", b"\r"])), min_size=1, max_size=8))
 @example(lines=[(json.dumps(GOOD).encode(), b"\r\n"), (json.dumps(GOOD).encode(), b"\r"), (b"\x80", b"\n")])
+# DuckDB's byte position pointed at a "\r\n" four blank lines before the bad one: they are skipped, not counted
+@example(lines=[(json.dumps(GOOD).encode(), b"\n"), (b"", b"\r\n"), (b"", b"\n"), (b"", b"\n"), (b"", b"\n"),
+                (b"\x80", b"\n")])
 def test_lines_that_are_not_utf8_keep_their_numbers_when_line_breaks_mix(tmp_path: Path,
                                                                          lines: list[tuple[bytes, bytes]]) -> None:
     """Mixed line breaks: every line that is not UTF-8 is quarantined under its number, whether DuckDB rejected
@@ -189,11 +192,19 @@ def test_line_numbers_match_a_plain_split(tmp_path_factory: pytest.TempPathFacto
     assert line_numbers([(str(path), text) for text in wanted]) == expected
 
 
-def test_many_quarantined_lines_are_numbered_in_one_pass(tmp_path: Path) -> None:
-    """A day of future timestamps quarantines every line of its file; numbering them must not rescan the file
-    for each one (that was quadratic: 200,000 bad lines took minutes)."""
+def test_a_day_of_future_timestamps_is_quarantined_line_by_line(tmp_path: Path) -> None:
+    """A clock gone wrong quarantines most of a log: every line keeps its number, reason and scrubbed text.
+    (Numbering searched the file once per line and the rows went in one by one: 600,000 took 8 minutes.)"""
     path = tmp_path / "logs.jsonl"
-    bad = [json.dumps({**GOOD, "ts": "2999-01-01T00:00:00Z", "query": f"q {i}"}) for i in range(200_000)]
-    path.write_text("\n".join([json.dumps(GOOD), *bad]) + "\n")
-    numbers = line_numbers([(str(path), line) for line in bad])
-    assert [numbers[(str(path), line)] for line in bad[:3] + bad[-1:]] == [[2], [3], [4], [200_001]]
+    bad = [{**GOOD, "ts": "2999-01-01T00:00:00Z", "query": f"per diem {i % 50} for jane.doe@example.com"}
+           for i in range(30_000)]
+    path.write_text("\n".join(json.dumps(r) for r in [GOOD, *bad, GOOD]) + "\n")
+    ing = ingest(path, now=datetime(2026, 11, 30))
+    try:
+        assert (ing.rows, ing.quarantined) == (2, 30_000)
+        got = ing.con.sql("SELECT line, reason, raw FROM quarantine ORDER BY line").fetchall()
+    finally:
+        ing.con.close()
+    assert [r[0] for r in got] == list(range(2, 30_002))
+    assert {r[1] for r in got} == {"timestamp in the future"}
+    assert got[0][2] == "per diem 0 for {email}" and not any("jane.doe" in r[2] for r in got)
