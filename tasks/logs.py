@@ -289,9 +289,14 @@ def _line_at(data: bytes, at: int) -> int:
 
 
 def _take(numbers: dict[tuple[str, str], list[int]], key: tuple[str, str]) -> int | None:
-    """The next line number of a quarantined line (None: not found in its file)."""
+    """The next line number of a quarantined line (None: not found in its file). Taken from the end of the list,
+    reversed on first use, so a line logged many times costs no more than as many different lines."""
     found = numbers.get(key)
-    return found.pop(0) if found else None
+    if not found:
+        return None
+    if len(found) > 1 and found[0] < found[-1]:
+        found.reverse()
+    return found.pop()
 
 
 def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:

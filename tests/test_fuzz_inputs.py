@@ -208,3 +208,14 @@ def test_a_day_of_future_timestamps_is_quarantined_line_by_line(tmp_path: Path) 
     assert [r[0] for r in got] == list(range(2, 30_002))
     assert {r[1] for r in got} == {"timestamp in the future"}
     assert got[0][2] == "per diem 0 for {email}" and not any("jane.doe" in r[2] for r in got)
+
+
+def test_a_bad_line_logged_many_times_gets_each_number_once(tmp_path: Path) -> None:
+    path = tmp_path / "logs.jsonl"
+    path.write_text("not json\n" * 5_000 + json.dumps(GOOD) + "\n" + "not json\n" * 5)
+    ing = ingest(path, now=datetime(2026, 11, 30))
+    try:
+        lines = [r[0] for r in ing.con.sql("SELECT line FROM quarantine ORDER BY line").fetchall()]
+    finally:
+        ing.con.close()
+    assert lines == [*range(1, 5_001), *range(5_002, 5_007)]
