@@ -200,8 +200,7 @@ def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...
         records += rejects
         if records:  # one insert from Arrow: a row-by-row executemany took minutes for many quarantined rows
             columns = {name: [rec[i] for rec in records] for i, name in enumerate(_QUARANTINE.names)}
-            quarantined = pa.table(columns, schema=_QUARANTINE)  # noqa: F841 - DuckDB reads it by name
-            cursor.execute("INSERT INTO quarantine SELECT * FROM quarantined")
+            cursor.from_arrow(pa.table(columns, schema=_QUARANTINE)).insert_into("quarantine")
 
 
 _QUARANTINE = pa.schema([("file", pa.string()), ("line", pa.int64()), ("reason", pa.string()), ("raw", pa.string())])
@@ -261,7 +260,7 @@ def _number_emptied(numbers: dict[tuple[str, str], list[int]], files: set[str],
 
 
 def _undecodable_lines(data: bytes) -> list[int]:
-    """The 1-based numbers of the lines that are not UTF-8, breaks counted as `_line_at` counts them."""
+    """The 1-based numbers of the lines that are not UTF-8, breaks counted as `_breaks` counts them."""
     out = []
     for number, line in enumerate(_lines(data), start=1):
         try:
@@ -280,12 +279,13 @@ def _file_bytes(file: str) -> bytes | None:
         return None
 
 
-def _line_at(data: bytes, at: int) -> int:
-    """The 1-based line of byte `at`, counting line breaks as DuckDB does: "\n", "\r\n" and a lone "\r"."""
-    lone = data.count(b"\r", 0, at)
+def _breaks(data: bytes, start: int, end: int) -> int:
+    """Line breaks in data[start:end], counted as DuckDB counts them: "\n", "\r\n" and a lone "\r". Both ends are
+    line starts (never inside a "\r\n")."""
+    lone = data.count(b"\r", start, end)
     if lone:  # most logs have no "\r": no search for "\r\n" then
-        lone -= data.count(b"\r\n", 0, at)
-    return data.count(b"\n", 0, at) + lone + 1
+        lone -= data.count(b"\r\n", start, end)
+    return data.count(b"\n", start, end) + lone
 
 
 def _take(numbers: dict[tuple[str, str], list[int]], key: tuple[str, str]) -> int | None:
@@ -311,20 +311,28 @@ def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
     reason = {"INVALID ENCODING": "not UTF-8 text"}
     out: list[tuple[Any, ...]] = []
     data, read = None, None  # one file in memory at a time
+    counted = (0, 1)  # the last line start counted in `data` and its number: rejects come in byte order
     for f, line, at, kind in rows:
         if str(kind) == "INVALID ENCODING" and at is not None:
             if read != f:
-                data, read = _file_bytes(f), f
+                data, read, counted = _file_bytes(f), f, (0, 1)
             # DuckDB's own count can differ from the one `line_numbers` uses (it counted "\x00\r\n" as two
             # breaks), and its byte position can point at a blank line before: the first line from there on
             # that is not UTF-8 is the one, counted like every other quarantined line.
-            line = (_undecodable_line(data, at) if data is not None else None) or line
+            start = _undecodable_start(data, at) if data is not None else None
+            if data is not None and start is not None:
+                pos, number = counted if counted[0] <= start else (0, 1)
+                counted = (start, number + _breaks(data, pos, start))
+                line = counted[1]
         out.append((f, line, reason.get(str(kind), f"unreadable line ({str(kind).lower()})"), ""))
     return out
 
 
-def _undecodable_line(data: bytes, at: int, look: int = 4) -> int | None:
-    """The number of the first line that is not UTF-8 among the `look` lines that are not blank from the one
+_BREAK = re.compile(rb"\r\n|\r|\n")
+
+
+def _undecodable_start(data: bytes, at: int, look: int = 4) -> int | None:
+    """Where the first line that is not UTF-8 starts, among the `look` lines that are not blank from the one
     holding byte `at`."""
     if at >= len(data):
         return None
@@ -332,14 +340,14 @@ def _undecodable_line(data: bytes, at: int, look: int = 4) -> int | None:
         at -= 1  # inside a "\r\n": that break ends the line before
     start = max(data.rfind(b"\n", 0, at), data.rfind(b"\r", 0, at)) + 1
     while look > 0:
-        ends = [e for e in (data.find(b"\n", start), data.find(b"\r", start)) if e >= 0]
-        end = min(ends) if ends else len(data)
+        found = _BREAK.search(data, start)
+        end = found.start() if found else len(data)
         try:
             data[start:end].decode("utf-8")
         except UnicodeDecodeError:
-            return _line_at(data, start)
-        if end >= len(data):
+            return start
+        if found is None:
             return None
         look -= end > start  # blank lines do not count: the reader skips them, however many there are
-        start = end + (2 if data[end:end + 2] == b"\r\n" else 1)
+        start = found.end()
     return None

@@ -219,3 +219,17 @@ def test_a_bad_line_logged_many_times_gets_each_number_once(tmp_path: Path) -> N
     finally:
         ing.con.close()
     assert lines == [*range(1, 5_001), *range(5_002, 5_007)]
+
+
+def test_a_latin1_log_quarantines_every_line_under_its_own_number(tmp_path: Path) -> None:
+    """A log exported as Latin-1: every line with an accent is not UTF-8. Each keeps its number, counted on from
+    the one before (it was counted from the top of the file each time), blank lines before the last included."""
+    path = tmp_path / "logs.jsonl"
+    lines = [json.dumps({**GOOD, "query": f"congé à Zürich {i}"}, ensure_ascii=False) for i in range(3_000)]
+    path.write_bytes("\n".join(lines).encode("latin-1") + b"\n" * 10 + "congé".encode("latin-1") + b"\n")
+    ing = ingest(path, now=datetime(2026, 11, 30))
+    try:
+        got = ing.con.sql("SELECT line, reason FROM quarantine ORDER BY line").fetchall()
+    finally:
+        ing.con.close()
+    assert got == [(n, "not UTF-8 text") for n in [*range(1, 3_001), 3_010]]
