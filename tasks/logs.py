@@ -242,10 +242,13 @@ def _numbers_in(data: bytes, file: str, texts: set[str]) -> dict[tuple[str, str]
     return out
 
 
+_BREAK = re.compile(rb"\r\n|\r|\n")  # a line break as DuckDB counts them
+
+
 def _lines(data: bytes) -> list[bytes]:
     """A file's lines, split on "\n", "\r\n" and a lone "\r" as DuckDB counts them (a last break ends
     the last line: it does not start an empty one)."""
-    lines = data.split(b"\n") if b"\r" not in data else re.split(rb"\r\n|\r|\n", data)
+    lines = data.split(b"\n") if b"\r" not in data else _BREAK.split(data)
     return lines[:-1] if lines and lines[-1] == b"" else lines
 
 
@@ -326,9 +329,6 @@ def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
                 line = counted[1]
         out.append((f, line, reason.get(str(kind), f"unreadable line ({str(kind).lower()})"), ""))
     return out
-
-
-_BREAK = re.compile(rb"\r\n|\r|\n")
 
 
 def _undecodable_start(data: bytes, at: int, look: int = 4) -> int | None:
