@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import re
 import zlib
@@ -173,7 +174,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     # the valid rows are read where they are, not copied
     con.execute(f'CREATE VIEW rows AS SELECT t AS ts, "user", query FROM staged WHERE {where}')
     rejects = _rejects(con)
-    con.execute("CREATE TABLE quarantine (file VARCHAR, line BIGINT, reason VARCHAR, raw VARCHAR)")
+    con.from_arrow(_QUARANTINE.empty_table()).create("quarantine")
     n_rows = con.sql("SELECT count(*) FROM rows").fetchall()[0][0]
     files = con.sql(f"SELECT count(*) FROM glob('{glob.replace(chr(39), chr(39) * 2)}')").fetchall()[0][0]
     # Numbering the quarantined lines reads their files again, in Python: with `defer_quarantine`, a thread does
@@ -194,8 +195,11 @@ def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...
     with cursor:
         numbers = line_numbers([(f, text) for f, text, _, _ in bad if text is not None])
         _number_emptied(numbers, {f for f, text, _, _ in bad if text == ""}, rejects)
-        scrubbed: dict[str, str] = {}  # a question quarantined for its timestamp often recurs: scrubbed once
-        records: list[tuple[Any, ...]] = [(f, _take(numbers, (f, text)), r, _scrubbed(scrubbed, scrub, str(raw)))
+        # Each record takes the next number of its line (a line logged twice has two); a question quarantined
+        # for its timestamp often recurs, so each distinct raw text is scrubbed once.
+        taken = {key: iter(found) for key, found in numbers.items()}
+        scrubbed = functools.cache(lambda raw: scrub(raw)[:200])
+        records: list[tuple[Any, ...]] = [(f, next(taken.get((f, text), iter(())), None), r, scrubbed(str(raw)))
                                           for f, text, r, raw in bad]
         records += rejects
         if records:  # one insert from Arrow: a row-by-row executemany took minutes for many quarantined rows
@@ -204,13 +208,6 @@ def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...
 
 
 _QUARANTINE = pa.schema([("file", pa.string()), ("line", pa.int64()), ("reason", pa.string()), ("raw", pa.string())])
-
-
-def _scrubbed(memo: dict[str, str], scrub: Scrubber, raw: str) -> str:
-    out = memo.get(raw)
-    if out is None:
-        out = memo[raw] = scrub(raw)[:200]
-    return out
 
 
 def line_numbers(lines: list[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
@@ -289,17 +286,6 @@ def _breaks(data: bytes, start: int, end: int) -> int:
     if lone:  # most logs have no "\r": no search for "\r\n" then
         lone -= data.count(b"\r\n", start, end)
     return data.count(b"\n", start, end) + lone
-
-
-def _take(numbers: dict[tuple[str, str], list[int]], key: tuple[str, str]) -> int | None:
-    """The next line number of a quarantined line (None: not found in its file). Taken from the end of the list,
-    reversed on first use, so a line logged many times costs no more than as many different lines."""
-    found = numbers.get(key)
-    if not found:
-        return None
-    if len(found) > 1 and found[0] < found[-1]:
-        found.reverse()
-    return found.pop()
 
 
 def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
