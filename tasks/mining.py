@@ -96,24 +96,25 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
 
 
 def _question_table(con: Any) -> None:
-    """The table `q`, one row per log row: (ts, user, question_id, sid, signature, kid), and the same user's
-    previous question (prev_ts, prev_sid, prev_kid), which follow-ups read (`tasks.followups`). Skeletons and
-    value sets are numbered in the tables `skeletons` (sid, skeleton) and `value_sets` (kid, slots, constraints),
-    so the passes over every row group and sort numbers, not text; the view `q_text` shows them as text."""
+    """The table `q`, one row per log row: (ts, user, question_id, sid, kid), and the same user's previous
+    question (prev_ts, prev_sid, prev_kid), which follow-ups read (`tasks.followups`). Skeletons and value sets
+    are numbered in the tables `skeletons` (sid, skeleton) and `value_sets` (kid, slots, constraints, and the
+    signature they make), so the passes over every row group and sort numbers, not text; the view `q_text`
+    shows them as text."""
     con.execute("""CREATE TABLE skeletons AS SELECT CAST(row_number() OVER (ORDER BY skeleton) AS INTEGER) AS sid,
                    skeleton FROM (SELECT DISTINCT skeleton FROM mapping)""")
-    con.execute("""CREATE TABLE value_sets AS SELECT CAST(row_number() OVER (ORDER BY constraints, slots) AS INTEGER)
-                   AS kid, slots, constraints FROM (SELECT DISTINCT slots, constraints FROM mapping)""")
+    con.execute("""CREATE TABLE value_sets AS
+                   SELECT CAST(row_number() OVER (ORDER BY constraints, slots, signature) AS INTEGER) AS kid, slots,
+                          constraints, signature FROM (SELECT DISTINCT slots, constraints, signature FROM mapping)""")
     # One statement per step: each distinct question's numbers, every row's, then the window. In one statement
     # DuckDB joined every row to the skeleton and value-set texts and windowed the join: three times slower.
     con.execute("""
         CREATE TEMP TABLE numbered AS
-        SELECT m.query, m.y, s.sid, m.signature, v.kid
-        FROM mapping m JOIN skeletons s USING (skeleton) JOIN value_sets v USING (slots, constraints)""")
+        SELECT m.query, m.y, s.sid, v.kid
+        FROM mapping m JOIN skeletons s USING (skeleton) JOIN value_sets v USING (slots, constraints, signature)""")
     con.execute("""
         CREATE TEMP TABLE joined AS
-        SELECT r.ts, r."user", md5(CAST(r.ts AS VARCHAR) || r."user" || r.query) AS question_id, m.sid,
-               m.signature, m.kid
+        SELECT r.ts, r."user", md5(CAST(r.ts AS VARCHAR) || r."user" || r.query) AS question_id, m.sid, m.kid
         FROM rows r JOIN numbered m ON r.query = m.query AND CAST(year(r.ts) AS INTEGER) = m.y""")
     con.execute("""
         CREATE TABLE q AS
@@ -121,7 +122,7 @@ def _question_table(con: Any) -> None:
         FROM joined WINDOW w AS (PARTITION BY "user" ORDER BY ts, question_id)""")
     con.execute("DROP TABLE joined")
     con.execute("DROP TABLE numbered")
-    con.execute("""CREATE VIEW q_text AS SELECT q.ts, q."user", q.question_id, s.skeleton, q.signature, v.slots,
+    con.execute("""CREATE VIEW q_text AS SELECT q.ts, q."user", q.question_id, s.skeleton, v.signature, v.slots,
                    v.constraints FROM q JOIN skeletons s USING (sid) JOIN value_sets v USING (kid)""")
 
 
@@ -187,8 +188,9 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
     """
     rows = ing.con.sql("""
         SELECT s.skeleton, g.signature, g.n, g.users
-        FROM (SELECT sid, signature, count(*) AS n, count(DISTINCT "user") AS users FROM q GROUP BY ALL
-              HAVING count(DISTINCT "user") >= 2) g JOIN skeletons s USING (sid)
+        FROM (SELECT sid, signature, count(*) AS n, count(DISTINCT "user") AS users
+              FROM q JOIN value_sets USING (kid) GROUP BY ALL HAVING count(DISTINCT "user") >= 2) g
+             JOIN skeletons s USING (sid)
         ORDER BY n DESC, skeleton LIMIT 50000""").fetchall()
     rep_of: dict[str, str] = {}
     vecs = embedder.encode([r[0] for r in rows], label="embedding skeletons", quiet=quiet)
@@ -224,7 +226,8 @@ def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[
                    FROM skeletons s LEFT JOIN reps r USING (skeleton) LEFT JOIN skeletons rs ON rs.skeleton = r.rep""")
     m = config.mining
     shapes = con.sql(f"""
-        WITH qr AS (SELECT q."user", q.ts, q.sid, q.signature, q.kid, k.rep FROM q JOIN sk_rep k USING (sid)),
+        WITH qr AS (SELECT q."user", q.ts, q.sid, v.signature, q.kid, k.rep
+                    FROM q JOIN sk_rep k USING (sid) JOIN value_sets v USING (kid)),
         member AS (SELECT rep, sid, count(DISTINCT "user") AS users, count(*) AS n FROM qr GROUP BY ALL),
         top_slots AS (
             SELECT rep, first(slots ORDER BY n DESC, slots) AS example_slots FROM (
