@@ -36,14 +36,18 @@ def learn(ing: Ingested, config: Config) -> Followups:
     from enough users: the follow-ups of these logs ("what about {office}")."""
     m = config.mining
     _turns(ing, config)
+    rules = Followups(m)
+    # Only short skeletons can be learned: they are picked first, so the counts read their rows alone.
+    short = pa.table({"sid": pa.array([i for i, text in ing.con.sql("SELECT sid, skeleton FROM skeletons").fetchall()  # noqa: F841
+                                       if rules.topic_words(text) <= m.followup_learn_words], pa.int32())})
     rows = ing.con.execute("""
         SELECT s.skeleton FROM (
-            SELECT sid FROM turns WHERE kid IN (SELECT kid FROM value_sets WHERE constraints <> '[]') GROUP BY sid
+            SELECT sid FROM turns SEMI JOIN short USING (sid)
+            WHERE kid IN (SELECT kid FROM value_sets WHERE constraints <> '[]') GROUP BY sid
             HAVING count(*) >= ? AND count(DISTINCT "user") >= ? AND avg(CASE WHEN near THEN 1.0 ELSE 0.0 END) >= ?)
         JOIN skeletons s USING (sid) ORDER BY s.skeleton""",
         [m.min_count, m.min_users, m.followup_min_share]).fetchall()
-    rules = Followups(m)
-    return Followups(m, [r[0] for r in rows if rules.topic_words(r[0]) <= m.followup_learn_words])
+    return Followups(m, [r[0] for r in rows])
 
 
 def drop_followup_shapes(shapes: list[dict[str, Any]], rules: Followups) -> None:
