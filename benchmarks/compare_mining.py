@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -114,9 +115,21 @@ def _differing_outputs(before: Path, after: Path) -> list[str]:
         a, b = before / name, after / name
         if not (a.exists() and b.exists()):
             out.append(f"{name} in one run only")
-        elif not pq.read_table(a).equals(pq.read_table(b)):
-            out.append(f"{name} differs")
+        else:
+            ta, tb = pq.read_table(a), pq.read_table(b)
+            if ta.equals(tb):
+                continue
+            fields = [f"{fa.name}: {_kind(fa)} -> {_kind(fb)}" for fa, fb in zip(ta.schema, tb.schema, strict=False)
+                      if fa != fb]
+            if ta.schema.names == tb.schema.names and ta.cast(tb.schema, safe=False).equals(tb):
+                out.append(f"{name}: the same rows in the same order, its schema differs ({'; '.join(fields)})")
+            else:
+                out.append(f"{name} differs")
     return out
+
+
+def _kind(field: Any) -> str:
+    return f"{field.type}{'' if field.nullable else ' not null'}"
 
 
 if __name__ == "__main__":
