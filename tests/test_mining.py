@@ -247,6 +247,28 @@ def test_same_skeleton_different_values_is_one_shape(shapes: list[dict[str, Any]
     assert len(by_skeleton) == len(shapes) == len({s["shape_id"] for s in shapes})
 
 
+def test_published_values_and_shapes_are_each_questions_own(run_dir: Path, questions: dict[str, dict[str, Any]],
+                                                            shapes: list[dict[str, Any]]) -> None:
+    """questions.parquet names each question's constraints, slots and shape by number inside the stage; the
+    values written must be the ones the Python extractor (the code `lookup` runs) gives that very question."""
+    lexicon = Lexicon(CONFIG, json.loads((run_dir / "lexicon.json").read_text(encoding="utf-8")))
+    scrub = Scrubber(CONFIG.pii_names, keep=lexicon.name_words())
+    shape_of = {sk: s["shape_id"] for s in shapes for sk in [s["skeleton"], *s["examples"]]}
+    checked = with_shape = 0
+    for row in _log_rows()[::5]:
+        q = questions.get(_question_id(row["ts"], row["user"], row["query"]))
+        if q is None:  # quarantined
+            continue
+        sk = lexicon.skeleton(scrub(row["query"]), date(int(row["ts"][:4]), 7, 1))
+        assert json.loads(q["constraints"]) == [[c.facet, c.value] for c in sk.constraints], (row, q)
+        assert json.loads(q["slots"]) == sk.slots, (row, q)
+        if sk.text in shape_of and not q["followup"]:
+            assert q["shape_id"] == shape_of[sk.text], (row, q)
+            with_shape += 1
+        checked += 1
+    assert checked > 10_000 and with_shape > 5_000, (checked, with_shape)
+
+
 def test_relative_years_resolve_against_the_row(questions: dict[str, dict[str, Any]]) -> None:
     seen: Counter[str] = Counter()
     for row in _log_rows():
