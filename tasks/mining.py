@@ -107,7 +107,7 @@ def _question_table(con: Any) -> None:
                    SELECT CAST(row_number() OVER (ORDER BY constraints, slots, signature) AS INTEGER) AS kid, slots,
                           constraints, signature FROM (SELECT DISTINCT slots, constraints, signature FROM mapping)""")
     # One statement per step: each distinct question's numbers, every row's, then the window. In one statement
-    # DuckDB joined every row to the skeleton and value-set texts and windowed the join: three times slower.
+    # DuckDB joined every row to the skeleton and value-set texts and windowed the join: 0.82 s against 0.50 s.
     con.execute("""
         CREATE TEMP TABLE numbered AS
         SELECT m.query, m.y, s.sid, v.kid
