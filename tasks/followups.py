@@ -129,14 +129,15 @@ def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, st
         FROM turns t SEMI JOIN chain_users c USING ("user") JOIN skeletons s USING (sid)
              JOIN value_sets v USING (kid) LEFT JOIN fu_sk f USING (sid)
         ORDER BY t."user", t.ts, t.question_id""").fetchall()
-    replayed: dict[str, tuple[Any, ...]] = {}  # by question id: a line logged twice is one question
+    replayed: dict[int, tuple[Any, ...]] = {}  # by question id: a line logged twice is one question
     for qid, text, constraints, near, fu in chains:
         if not near:
             talk.reset()  # a new user, or past the window: nothing before is this row's context
         turn = talk.add(skeleton(text, constraints))
         if fu:
             replayed[qid] = (qid, *_resolved(turn, shape_of))
-    chained = _table(list(replayed.values()), pa.schema([(c, pa.string()) for c in ["question_id", *_RESOLVED]]))  # noqa: F841
+    chained = _table(list(replayed.values()),  # noqa: F841
+                     pa.schema([("question_id", pa.uint64()), *((c, pa.string()) for c in _RESOLVED)]))
     con.execute(f"""
         CREATE OR REPLACE TABLE followups AS
         SELECT t.question_id, true AS followup, {", ".join("r." + c for c in _RESOLVED)}

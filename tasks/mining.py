@@ -114,7 +114,7 @@ def _question_table(con: Any) -> None:
         FROM mapping m JOIN skeletons s USING (skeleton) JOIN value_sets v USING (slots, constraints, signature)""")
     con.execute("""
         CREATE TEMP TABLE joined AS
-        SELECT r.ts, r."user", md5(CAST(r.ts AS VARCHAR) || r."user" || r.query) AS question_id, m.sid, m.kid
+        SELECT r.ts, r."user", hash(r.ts, r."user", r.query) AS question_id, m.sid, m.kid
         FROM rows r JOIN numbered m ON r.query = m.query AND CAST(year(r.ts) AS INTEGER) = m.y""")
     con.execute("""
         CREATE TABLE q AS
@@ -310,7 +310,7 @@ def write_questions(con: Any, ing: Ingested, shapes: list[dict[str, Any]], stagi
                 LEFT JOIN ids ON ids.rep = s.skeleton) AS shape_id,
         (SELECT list(slots ORDER BY kid) FROM value_sets) AS slots,
         (SELECT list(constraints ORDER BY kid) FROM value_sets) AS constraints""")
-    con.execute("""CREATE TABLE IF NOT EXISTS followups (question_id VARCHAR, followup BOOLEAN,
+    con.execute("""CREATE TABLE IF NOT EXISTS followups (question_id UBIGINT, followup BOOLEAN,
         resolved_question VARCHAR, resolved_shape_id VARCHAR, resolved_key VARCHAR, followup_reason VARCHAR)""")
     # The follow-up rows are filled where they stand (an UPDATE keeps the order of a table's rows) and written in
     # that order: a COPY from one table keeps it, so no second sort. A question id has at most one follow-up row.
