@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import hashlib
 import importlib.util
 import json
 import math
@@ -14,6 +13,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
@@ -47,10 +47,16 @@ WHOLE_SHAPE_FLOOR = {"vacation_days": 0.62, "parental_leave": 0.15, "per_diem": 
 PHRASING_FLOOR, PHRASING_WEIGHTED_FLOOR = 0.75, 0.85
 
 
-def _question_id(ts: str, user: str, query: str) -> str:
-    """What the mining stage computes in DuckDB: md5(CAST(ts AS TIMESTAMP) AS VARCHAR || user || query)."""
-    moment = datetime.fromisoformat(ts.replace("Z", "+00:00")).replace(tzinfo=None)
-    return hashlib.md5(f"{moment:%Y-%m-%d %H:%M:%S}{user}{query}".encode()).hexdigest()
+def _question_ids(rows: list[tuple[str, str, str]]) -> list[int]:
+    """What the mining stage computes for logged (ts, user, query) rows: DuckDB's hash(ts, user, query), the
+    timestamp cast as the log is read."""
+    table = pa.table({"ts": [r[0] for r in rows], "user": [r[1] for r in rows],  # noqa: F841
+                      "query": [r[2] for r in rows]})
+    return [r[0] for r in duckdb.sql('SELECT hash(try_cast(ts AS TIMESTAMP), "user", query) FROM "table"').fetchall()]
+
+
+def _ids_of(rows: list[dict[str, Any]]) -> list[int]:
+    return _question_ids([(r["ts"], r["user"], r["query"]) for r in rows])
 
 
 def _log_rows() -> list[dict[str, Any]]:
@@ -78,7 +84,7 @@ def run_dir(demo_publication: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def questions(run_dir: Path) -> dict[str, dict[str, Any]]:
+def questions(run_dir: Path) -> dict[int, dict[str, Any]]:
     return {r["question_id"]: r for r in pq.read_table(run_dir / "questions.parquet").to_pylist()}
 
 
@@ -88,7 +94,7 @@ def shapes(run_dir: Path) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def labels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
+def labels(tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[str, str]]:
     """question id -> (generated shape, skeleton of the clean question before noise and PII), by re-running the
     deterministic generator and checking that it writes exactly the committed logs."""
     spec = importlib.util.spec_from_file_location("demo_generate_logs", DEMO / "generate_logs.py")
@@ -116,14 +122,15 @@ def labels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str
         same = gzip.decompress(again.read_bytes()) == gzip.decompress(f.read_bytes())
         assert same, f"{f}: not what the generator writes; the labels would not match"
     events = captured["events"]
-    return {_question_id(gen.fmt_ts(e.sec), e.user, e.query): (e.shape, LEX.skeleton(c, date(2026, 6, 1)).text)
-            for e, c in zip(events, clean, strict=False)}
+    pairs = list(zip(events, clean, strict=False))
+    ids = _question_ids([(gen.fmt_ts(e.sec), e.user, e.query) for e, _ in pairs])
+    return {qid: (e.shape, LEX.skeleton(c, date(2026, 6, 1)).text) for qid, (e, c) in zip(ids, pairs, strict=True)}
 
 
 # --- the demo -----------------------------------------------------------------------------------
 
 
-def test_every_row_is_mined_or_quarantined(run_dir: Path, questions: dict[str, dict[str, Any]]) -> None:
+def test_every_row_is_mined_or_quarantined(run_dir: Path, questions: dict[int, dict[str, Any]]) -> None:
     mined = read_manifest(run_dir)["mine"]
     assert mined["rows"] == TRUTH["valid_rows"]
     assert mined["rows"] + mined["quarantined"] == TRUTH["total_lines"]
@@ -153,8 +160,8 @@ def test_malformed_rows_are_quarantined_with_their_reason(run_dir: Path) -> None
     assert all(len(r["raw"]) <= 200 for r in rows)
 
 
-def test_top_shapes_are_the_ones_generated_most(shapes: list[dict[str, Any]], labels: dict[str, tuple[str, str]],
-                                               questions: dict[str, dict[str, Any]]) -> None:
+def test_top_shapes_are_the_ones_generated_most(shapes: list[dict[str, Any]], labels: dict[int, tuple[str, str]],
+                                               questions: dict[int, dict[str, Any]]) -> None:
     generated = sorted(TRUTH["shapes"], key=lambda name: TRUTH["shapes"][name]["rank"])
     # the top recurring shape is a phrasing of the top generated shape, read from the skeleton alone
     top_phrasings = {LEX.skeleton(p.format(office="Berlin")).text for p in TRUTH["shapes"][generated[0]]["phrasings"]}
@@ -191,7 +198,7 @@ def _spearman(a: list[float], b: list[float]) -> float:
     return cov / math.sqrt(sum((x - ma) ** 2 for x in ra) * sum((y - mb) ** 2 for y in rb))
 
 
-def purity(labels: dict[str, tuple[str, str]], questions: dict[str, dict[str, Any]]) -> tuple[dict, dict]:
+def purity(labels: dict[int, tuple[str, str]], questions: dict[int, dict[str, Any]]) -> tuple[dict, dict]:
     """(generated shape -> (rows, fraction in its biggest mined shape, fraction in no recurring shape)),
     and the same per clean skeleton (one phrasing with one qualifier)."""
     by_name: dict[str, Counter[str | None]] = defaultdict(Counter)
@@ -209,8 +216,8 @@ def purity(labels: dict[str, tuple[str, str]], questions: dict[str, dict[str, An
     return {k: summary(c) for k, c in by_name.items()}, {k: summary(c) for k, c in by_clean.items()}
 
 
-def test_phrasings_of_one_shape_land_in_one_shape(labels: dict[str, tuple[str, str]],
-                                                 questions: dict[str, dict[str, Any]]) -> None:
+def test_phrasings_of_one_shape_land_in_one_shape(labels: dict[int, tuple[str, str]],
+                                                 questions: dict[int, dict[str, Any]]) -> None:
     whole, per_phrasing = purity(labels, questions)
     for name, floor in WHOLE_SHAPE_FLOOR.items():
         assert whole[name][1] >= floor, (name, whole[name])
@@ -227,7 +234,7 @@ def test_phrasings_of_one_shape_land_in_one_shape(labels: dict[str, tuple[str, s
 
 
 def test_same_skeleton_different_values_is_one_shape(shapes: list[dict[str, Any]],
-                                                     questions: dict[str, dict[str, Any]]) -> None:
+                                                     questions: dict[int, dict[str, Any]]) -> None:
     slots: dict[str, list[dict[str, str]]] = defaultdict(list)
     for q in questions.values():
         slots[q["shape_id"]].append(json.loads(q["slots"]))
@@ -247,7 +254,7 @@ def test_same_skeleton_different_values_is_one_shape(shapes: list[dict[str, Any]
     assert len(by_skeleton) == len(shapes) == len({s["shape_id"] for s in shapes})
 
 
-def test_published_values_and_shapes_are_each_questions_own(run_dir: Path, questions: dict[str, dict[str, Any]],
+def test_published_values_and_shapes_are_each_questions_own(run_dir: Path, questions: dict[int, dict[str, Any]],
                                                             shapes: list[dict[str, Any]]) -> None:
     """questions.parquet names each question's constraints, slots and shape by number inside the stage; the
     values written must be the ones the Python extractor (the code `lookup` runs) gives that very question."""
@@ -255,8 +262,9 @@ def test_published_values_and_shapes_are_each_questions_own(run_dir: Path, quest
     scrub = Scrubber(CONFIG.pii_names, keep=lexicon.name_words())
     shape_of = {sk: s["shape_id"] for s in shapes for sk in [s["skeleton"], *s["examples"]]}
     checked = with_shape = 0
-    for row in _log_rows()[::5]:
-        q = questions.get(_question_id(row["ts"], row["user"], row["query"]))
+    rows = _log_rows()[::5]
+    for row, qid in zip(rows, _ids_of(rows), strict=True):
+        q = questions.get(qid)
         if q is None:  # quarantined
             continue
         sk = lexicon.skeleton(scrub(row["query"]), date(int(row["ts"][:4]), 7, 1))
@@ -269,14 +277,15 @@ def test_published_values_and_shapes_are_each_questions_own(run_dir: Path, quest
     assert checked > 10_000 and with_shape > 5_000, (checked, with_shape)
 
 
-def test_relative_years_resolve_against_the_row(questions: dict[str, dict[str, Any]]) -> None:
+def test_relative_years_resolve_against_the_row(questions: dict[int, dict[str, Any]]) -> None:
     seen: Counter[str] = Counter()
-    for row in _log_rows():
+    rows = _log_rows()
+    for row, qid in zip(rows, _ids_of(rows), strict=True):
         text = fold(row["query"])
         for phrase, year in (("this year", "2026"), ("last year", "2025"), ("next year", "2027")):
             if phrase in text:
                 assert row["ts"].startswith("2026-")
-                q = questions[_question_id(row["ts"], row["user"], row["query"])]
+                q = questions[qid]
                 years = [v for f, v in json.loads(q["constraints"]) if f == "year"]
                 assert year in years, (row, q)
                 seen[phrase] += 1
@@ -284,12 +293,12 @@ def test_relative_years_resolve_against_the_row(questions: dict[str, dict[str, A
 
 
 def test_one_user_alone_is_never_recurring(demo_publication: Path, shapes: list[dict[str, Any]],
-                                           questions: dict[str, dict[str, Any]]) -> None:
+                                           questions: dict[int, dict[str, Any]]) -> None:
     poison = TRUTH["poisoning"]
     injection = poison["injection"]
     rows = [r for r in _log_rows() if r["user"] == injection["user"]]
     assert len(rows) == injection["rows"] == 400
-    assert {questions[_question_id(r["ts"], r["user"], r["query"])]["shape_id"] for r in rows} == {None}
+    assert {questions[qid]["shape_id"] for qid in _ids_of(rows)} == {None}
     odd = [o["text"] for o in poison["odd_questions"]]
     published = [s["skeleton"] for s in shapes] + [e for s in shapes for e in s["examples"]]
     assert not any("instructions" in s or "klingon" in s or "swallow" in s for s in published)
