@@ -76,13 +76,45 @@ _NO_NULL = "\x1d\x1c\x1d\x1c"  # likewise for the NULL string: an empty line is 
 IS_OBJECT = r"(starts_with(line, '{') OR regexp_matches(line, '^[ \t\n\r]*[{]'))"
 
 
-def _source_sql(glob: str, kind: str) -> str:
+def _sql_files(files: str | list[str]) -> str:
+    """A glob or a list of files as the SQL literal DuckDB's readers take."""
+    if isinstance(files, str):
+        return "'" + files.replace("'", "''") + "'"
+    return "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "]"
+
+
+def window_files(glob: str, since: date | None, until: date | None) -> str | list[str]:
+    """The files of a log folder hive-partitioned by date (`date=YYYY-MM-DD/`) whose day can hold rows of the
+    window, a day's margin each side for timestamps near midnight: a nightly run reads its window, not every
+    day ever logged. The glob itself when there is no window, a file lies outside any `date=` folder, or no
+    day is left (the rows' own timestamps then decide, and an empty window is reported as such)."""
+    if not (since or until) or "**" not in glob:
+        return glob
+    folder, pattern = glob.split("/**/")
+    days: list[tuple[date, str]] = []
+    for f in sorted(Path(folder).rglob(pattern)):
+        if f.name.startswith(".") or not f.is_file():
+            continue
+        found = [m.group(1) for part in f.relative_to(folder).parts[:-1] if (m := _PARTITION.fullmatch(part))]
+        try:
+            days.append((date.fromisoformat(found[-1]), str(f)))
+        except (IndexError, ValueError):
+            return glob  # not partitioned by date (or not a real date): every file is read
+    margin = timedelta(days=1)
+    kept = [f for day, f in days if (not since or day >= since - margin) and (not until or day <= until + margin)]
+    return kept or glob
+
+
+_PARTITION = re.compile(r"date=(\d{4}-\d{2}-\d{2})")
+
+
+def _source_sql(files: str | list[str], kind: str) -> str:
     """A relation of (filename, ts VARCHAR, user VARCHAR, query VARCHAR, bad VARCHAR)."""
-    g = glob.replace("'", "''")
+    g = _sql_files(files)
     if kind == "jsonl":
         # Each line whole, as one column: the delimiter is a 4-byte sequence no text line holds in practice
         # (a one-byte one such as "\x1e" cut a line that held it, and a line holding only it was lost).
-        lines = (f"read_csv('{g}', columns={{'line': 'VARCHAR'}}, delim='{_NO_DELIMITER}', quote='', escape='', "
+        lines = (f"read_csv({g}, columns={{'line': 'VARCHAR'}}, delim='{_NO_DELIMITER}', quote='', escape='', "
                  f"nullstr='{_NO_NULL}', header=false, "
                  "auto_detect=false, strict_mode=false, max_line_size=100000000, filename=true, store_rejects=true, "
                  "ignore_errors=true, hive_partitioning=false)")
@@ -101,24 +133,24 @@ def _source_sql(glob: str, kind: str) -> str:
                               WHERE starts_with(line, '{{') OR line = '' OR trim(line) <> '')))"""
     return f"""
         SELECT filename, NULL AS line, NULL AS bad, CAST(ts AS VARCHAR) AS ts, CAST("user" AS VARCHAR) AS "user",
-               CAST(query AS VARCHAR) AS query FROM {_reader(glob, kind)}"""
+               CAST(query AS VARCHAR) AS query FROM {_reader(files, kind)}"""
 
 
-def _reader(glob: str, kind: str) -> str:
+def _reader(files: str | list[str], kind: str) -> str:
     """DuckDB's reader of a Parquet or CSV log, every column as it is."""
-    g = glob.replace("'", "''")
+    g = _sql_files(files)
     if kind == "parquet":
-        return f"read_parquet('{g}', filename=true, hive_partitioning=false)"
-    return (f"read_csv('{g}', all_varchar=true, header=true, filename=true, store_rejects=true, "
+        return f"read_parquet({g}, filename=true, hive_partitioning=false)"
+    return (f"read_csv({g}, all_varchar=true, header=true, filename=true, store_rejects=true, "
             "ignore_errors=true, hive_partitioning=false)")
 
 
 LOG_COLUMNS = ("ts", "user", "query")
 
 
-def _check_columns(con: duckdb.DuckDBPyConnection, path: str | Path, glob: str, kind: str) -> None:
+def _check_columns(con: duckdb.DuckDBPyConnection, path: str | Path, files: str | list[str], kind: str) -> None:
     """A Parquet or CSV log must have the columns ts, user and query (a JSONL line missing one is quarantined)."""
-    found = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {_reader(glob, kind)}").fetchall()]
+    found = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {_reader(files, kind)}").fetchall()]
     missing = [c for c in LOG_COLUMNS if c not in found]
     if missing:
         shown = ", ".join(c for c in found if c != "filename")
@@ -136,14 +168,15 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     `quarantine` is complete only once `Ingested.finish` returns.
     """
     glob, kind = log_files(path)
+    files = window_files(glob, since, until)
     con = duckdb.connect()
     if threads:
         con.execute(f"SET threads = {int(threads)}")
     future = (now or datetime.now()) + timedelta(days=1)
     try:
         if kind != "jsonl":
-            _check_columns(con, path, glob, kind)
-        con.execute(f"CREATE TEMP VIEW src AS {_source_sql(glob, kind)}")
+            _check_columns(con, path, files, kind)
+        con.execute(f"CREATE TEMP VIEW src AS {_source_sql(files, kind)}")
         # The raw line and file name are kept for quarantined rows only: the valid ones do not need them. The
         # rows are stored in any order (cheaper to read): whatever reads them in an order sorts them.
         con.execute("SET preserve_insertion_order = false")
@@ -176,13 +209,14 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     rejects = _rejects(con)
     con.from_arrow(_QUARANTINE.empty_table()).create("quarantine")
     n_rows = con.sql("SELECT count(*) FROM rows").fetchall()[0][0]
-    files = con.sql(f"SELECT count(*) FROM glob('{glob.replace(chr(39), chr(39) * 2)}')").fetchall()[0][0]
+    n_files = (len(files) if isinstance(files, list)
+               else con.sql(f"SELECT count(*) FROM glob({_sql_files(files)})").fetchall()[0][0])
     # Numbering the quarantined lines reads their files again, in Python: with `defer_quarantine`, a thread does
     # it while the caller goes on (`Ingested.finish` waits for it).
     pool = ThreadPoolExecutor(1)
     numbering = pool.submit(_fill_quarantine, con.cursor(), bad, rejects, scrub or Scrubber())
     pool.shutdown(wait=False)
-    ing = Ingested(con, int(files), int(n_rows), len(bad) + len(rejects), numbering)
+    ing = Ingested(con, int(n_files), int(n_rows), len(bad) + len(rejects), numbering)
     if not defer_quarantine:
         ing.finish()
     return ing

@@ -417,7 +417,35 @@ def test_ingest_window_on_the_demo_logs() -> None:
         got = ing.con.sql("SELECT min(ts)::DATE, max(ts)::DATE FROM rows").fetchall()[0]
         assert ing.rows == want
         assert got == (date(2026, 11, 28), date(2026, 11, 29))
-        assert ing.files == 7
+        assert ing.files == 3  # 11-27 to 11-29: the window's days and a day's margin, not all seven
+    finally:
+        ing.con.close()
+
+
+def test_a_window_reads_only_its_days_partitions(tmp_path: Path) -> None:
+    """A hive-partitioned log is read for the window's days and a day either side (a row logged near midnight
+    can sit in the next day's folder); days further out are not opened, so their bad lines are not this
+    window's quarantine. A folder not partitioned by date is read whole."""
+    logs = tmp_path / "logs"
+    for day in range(1, 11):
+        part = logs / f"date=2026-01-{day:02d}"
+        part.mkdir(parents=True)
+        lines = [json.dumps({"ts": f"2026-01-{day:02d}T12:00:00Z", "user": "u1", "query": f"per diem {day}"}),
+                 "{not json"]
+        if day == 5:  # logged in the next day's folder, a minute before midnight
+            lines.append(json.dumps({"ts": "2026-01-04T23:59:00Z", "user": "u2", "query": "late per diem"}))
+        (part / "part-0.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    ing = ingest(logs, since=date(2026, 1, 3), until=date(2026, 1, 4), now=datetime(2026, 2, 1))
+    try:
+        got = [r[0] for r in ing.con.sql("SELECT query FROM rows ORDER BY ts").fetchall()]
+        assert got == ["per diem 3", "per diem 4", "late per diem"]
+        assert (ing.files, ing.quarantined) == (4, 4)  # days 2 to 5
+    finally:
+        ing.con.close()
+    (logs / "date=2026-01-07" / "part-0.jsonl").rename(logs / "loose.jsonl")  # not every file under a date
+    ing = ingest(logs, since=date(2026, 1, 3), until=date(2026, 1, 4), now=datetime(2026, 2, 1))
+    try:
+        assert (ing.files, ing.quarantined, ing.rows) == (10, 10, 3)
     finally:
         ing.con.close()
 
