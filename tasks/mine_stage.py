@@ -52,7 +52,8 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
         linked = followups.link(ing, config, rules, followups.shape_lookup(shapes))
         writing = background.submit(write_questions, cursor, ing, shapes, staging)  # once the sort is done
         classify_shapes(shapes, config, lambda vectors: _best_scores(index, vectors),
-                        encode=lambda texts: vectors.encode(texts, label="embedding examples", quiet=quiet))
+                        encode=lambda texts: vectors.encode(texts, label="embedding examples", quiet=quiet),
+                        known=vectors.has)
         write_shapes(shapes, staging)
         vectors.save()
         sorting.result()

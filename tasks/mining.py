@@ -6,6 +6,7 @@ import hashlib
 import json
 import multiprocessing
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -230,10 +231,11 @@ def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[
         WITH qr AS (SELECT q."user", q.ts, q.sid, v.signature, q.kid, k.rep
                     FROM q JOIN sk_rep k USING (sid) JOIN value_sets v USING (kid)),
         member AS (SELECT rep, sid, count(DISTINCT "user") AS users, count(*) AS n FROM qr GROUP BY ALL),
-        top_slots AS (
-            SELECT rep, first(slots ORDER BY n DESC, slots) AS example_slots FROM (
-                SELECT rep, v.slots, sum(n) AS n FROM (SELECT rep, kid, count(*) AS n FROM qr GROUP BY ALL)
-                     JOIN value_sets v USING (kid) GROUP BY ALL) GROUP BY rep),
+        top_slots AS (  -- the slot sets within a tenth of the most frequent one's count, most frequent first
+            SELECT rep, list(slots ORDER BY n DESC, slots) FILTER (WHERE n * 10 >= top * 9) AS example_slots FROM (
+                SELECT *, max(n) OVER (PARTITION BY rep) AS top FROM (
+                    SELECT rep, v.slots, sum(n) AS n FROM (SELECT rep, kid, count(*) AS n FROM qr GROUP BY ALL)
+                         JOIN value_sets v USING (kid) GROUP BY ALL)) GROUP BY rep),
         agg AS (SELECT rep, min(signature) AS signature, count(*) AS count, count(DISTINCT "user") AS users,
                        min(ts) AS first_seen, max(ts) AS last_seen FROM qr GROUP BY rep)
         SELECT s.skeleton, agg.signature, agg.count, agg.users, agg.first_seen, agg.last_seen,
@@ -253,12 +255,18 @@ def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[
     return out
 
 
-def classify_shapes(shapes: list[dict[str, Any]], config: Config, best_scores: Any, encode: Any) -> None:
+def classify_shapes(shapes: list[dict[str, Any]], config: Config, best_scores: Any, encode: Any,
+                    known: Callable[[str], bool] = lambda text: False) -> None:
     """Type and reason for each recurring shape. Null shapes are found by `best_scores(vectors)`, each example's
-    best chunk score, over the examples embedded in one batch by `encode(texts)`."""
+    best chunk score, over the examples embedded in one batch by `encode(texts)`.
+
+    A shape's example is the question of its most frequent slot set, or of one within a tenth of its count whose
+    example is `known` (embedded last night): as the log window moves on, near ties change places every night,
+    and the example, its classification and its embedding stay put instead of changing with them."""
     recurring = [s for s in shapes if s["recurring"]]
     for s in recurring:
-        s["example"] = fill_skeleton(s["skeleton"], json.loads(s["example_slots"] or "{}"))
+        candidates = [fill_skeleton(s["skeleton"], json.loads(slots or "{}")) for slots in s["example_slots"]]
+        s["example"] = next((c for c in candidates if known(c)), candidates[0])
     scores = best_scores(encode([s["example"] for s in recurring])) if recurring else []
     for s, score in zip(recurring, scores, strict=True):
         s["type"], s["reason"] = classify(s["skeleton"], s["signature"], config, score)

@@ -53,6 +53,11 @@ class VectorStore:
             out[n] = vec
         return out
 
+    def has(self, text: str) -> bool:
+        """Whether the text's vector is in the store (from the last run or this one)."""
+        key = text_key(text)
+        return key in self.known or key in self.used
+
     def save(self) -> None:
         """Write the vectors this run used (atomically: a crash leaves the old store or the new one)."""
         if self.path is None or not self.used:

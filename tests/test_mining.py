@@ -7,6 +7,7 @@ import importlib.util
 import json
 import math
 import re
+import shutil
 import sys
 from collections import Counter, defaultdict
 from datetime import date, datetime
@@ -491,3 +492,28 @@ def test_bad_log_path_writes_nothing(tmp_path: Path, small_index: tuple[Config, 
     with pytest.raises(LogError, match=re.escape(str(tmp_path / "nope"))):
         mine(tmp_path / "nope", config, index, staging, quiet=True)
     assert list(staging.iterdir()) == []
+
+
+def test_an_example_stays_put_while_its_slot_set_is_near_the_top(tmp_path: Path,
+                                                                  small_index: tuple[Config, Index]) -> None:
+    """As the log window moves on, a shape's most frequent slot set can change by a question: the example
+    embedded the night before stays (nothing is embedded again), one that falls behind by more than a tenth
+    gives way, and with no stored vectors the most frequent one is the example."""
+    config, index = small_index
+    question = "what is the per diem in {}"
+
+    def example(rows: list[tuple[str, str]], fresh: bool) -> str:
+        if fresh:
+            shutil.rmtree(Path(index.uri).parent / "vectors", ignore_errors=True)  # where mining keeps them
+        staging = tmp_path / "staging"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        mine(write_log(tmp_path / "log.jsonl", rows), config, index, staging, now=datetime(2026, 12, 1), quiet=True)
+        (shape,) = pq.read_table(staging / "shapes.parquet").to_pylist()
+        return str(shape["example"])
+
+    even = [(f"u{i % 5}", question.format(office)) for i in range(10) for office in ("Berlin", "Lisbon")]
+    assert "Berlin" in example(even, fresh=True)  # 10 and 10: the first slot set
+    assert "Berlin" in example(even + [("u0", question.format("Lisbon"))], fresh=False)  # 10 against 11
+    assert "Lisbon" in example(even + [("u0", question.format("Lisbon"))] * 5, fresh=False)  # 10 against 15
+    assert "Lisbon" in example(even + [("u0", question.format("Lisbon"))], fresh=True)
