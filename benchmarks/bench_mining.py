@@ -101,8 +101,8 @@ def generate_logs(rows: int, dest: Path, extra_days: int = 0) -> dict[str, Any]:
     gen = load_generator()
     params = scaled_parameters(rows)
     window = params["N_DAYS"]
-    for name in ("BASE_ROWS", "PII_ROWS", "INJECTION_ROWS"):
-        params[name] = round(params[name] * (window + extra_days) / window)
+    for name in ("BASE_ROWS", "PII_ROWS", "INJECTION_ROWS"):  # days differ in volume: 3 % more, so that a
+        params[name] = round(params[name] * (window + extra_days) / window * 1.03)  # window holds about N lines
     params["N_DAYS"] = window + extra_days
     for name, value in params.items():
         setattr(gen, name, value)
