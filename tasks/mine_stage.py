@@ -49,6 +49,7 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
         rep_of = merge_skeletons(ing, config, vectors, quiet=quiet)
         shapes = build_shapes(ing, config, rep_of)
         followups.drop_followup_shapes(shapes, rules)
+        vectors.name_shapes([s["skeleton"] for s in shapes if s["recurring"]])
         linked = followups.link(ing, config, rules, followups.shape_lookup(shapes))
         writing = background.submit(write_questions, cursor, ing, shapes, staging)  # once the sort is done
         classify_shapes(shapes, config, lambda vectors: _best_scores(index, vectors),

@@ -186,7 +186,9 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
     skeleton text) merge. Similarity compares skeletons only, never questions with their values. Most
     frequent first; skeletons of a single user are never embedded (they cannot recur). Only a skeleton with
     at least `min_users` users can represent a shape (its text is what gets published): a skeleton of fewer
-    users may join a shape but never names it.
+    users may join a shape but never names it. A member that named a shape in the last run (`embedder` a
+    VectorStore) names it again while its count is within a tenth of the most frequent member's: as the log
+    window moves, near-equal variants ("26 days" and "24 days") change places, and the shape's id with them.
     """
     rows = ing.con.sql("""
         SELECT s.skeleton, g.signature, g.n, g.users
@@ -217,7 +219,21 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
             if rows[i][3] >= min_users:
                 rep_vecs[len(reps)] = vecs[i]
                 reps.append(i)
+        if isinstance(embedder, VectorStore):
+            _keep_names(rep_of, [rows[i] for i in eligible], embedder.named_a_shape)
     return rep_of
+
+
+def _keep_names(rep_of: dict[str, str], eligible: list[tuple[Any, ...]], named: Callable[[str], bool]) -> None:
+    """Rename a shape to the member that named it last time, where that member's count is within a tenth of the
+    representative's (`eligible`: (skeleton, signature, count, users) rows, most frequent first)."""
+    count = {row[0]: row[2] for row in eligible}
+    for row in eligible:
+        rep = rep_of[row[0]]
+        if row[0] != rep and not named(rep) and named(row[0]) and row[2] * 10 >= count[rep] * 9:
+            for sk, r in rep_of.items():
+                if r == rep:
+                    rep_of[sk] = row[0]
 
 
 def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
 """Skeleton vectors kept between runs, so a nightly run embeds only the skeletons it has not seen before.
 
 Keyed by the model and a hash of the text: no question or skeleton text is written to disk. A store holds
-the vectors of the last run only, so it stays as large as one log window. Losing it costs time, nothing else.
+the vectors of the last run only, so it stays as large as one log window, and which skeletons named a shape
+then (so a shape keeps its name while its members' counts shuffle). Losing it costs time and names, nothing else.
 """
 
 from __future__ import annotations
@@ -27,14 +28,18 @@ class VectorStore:
         self.path = folder / f"skeletons-{name}.npz" if folder is not None else None
         self.known: dict[bytes, np.ndarray] = {}
         self.used: dict[bytes, np.ndarray] = {}
+        self.named: set[bytes] = set()  # skeletons that named a recurring shape in the last run
+        self.names: set[bytes] = set()  # and in this one
         self.hits = 0
         if self.path is not None and self.path.exists():
             try:
                 with np.load(self.path) as data:
                     keys, vecs = data["keys"], data["vectors"]
+                    named = data["named"] if "named" in data.files else np.zeros((0, 16), dtype=np.uint8)
                 self.known = {k.tobytes(): v for k, v in zip(keys, vecs, strict=True)}
+                self.named = {k.tobytes() for k in named}
             except (OSError, ValueError, KeyError):
-                self.known = {}  # a damaged store is rebuilt, never trusted
+                self.known, self.named = {}, set()  # a damaged store is rebuilt, never trusted
 
     def encode(self, texts: Sequence[str], label: str = "embedding", quiet: bool = False) -> np.ndarray:
         """Unit vectors for `texts`, embedding only those not in the store."""
@@ -53,6 +58,14 @@ class VectorStore:
             out[n] = vec
         return out
 
+    def named_a_shape(self, skeleton: str) -> bool:
+        """Whether the skeleton named a recurring shape in the last run."""
+        return text_key(skeleton) in self.named
+
+    def name_shapes(self, skeletons: Sequence[str]) -> None:
+        """Remember the skeletons that name this run's recurring shapes (written by `save`)."""
+        self.names.update(text_key(s) for s in skeletons)
+
     def has(self, text: str) -> bool:
         """Whether the text's vector is in the store (from the last run or this one)."""
         key = text_key(text)
@@ -66,5 +79,6 @@ class VectorStore:
         # raw bytes as rows of uint8: a bytes dtype ("S16") would drop a key's trailing zero bytes
         keys = np.frombuffer(b"".join(self.used), dtype=np.uint8).reshape(len(self.used), -1)
         tmp = self.path.with_suffix(".tmp.npz")
-        np.savez(tmp, keys=keys, vectors=np.stack(list(self.used.values())).astype(np.float32))
+        named = np.frombuffer(b"".join(sorted(self.names)), dtype=np.uint8).reshape(len(self.names), 16)
+        np.savez(tmp, keys=keys, vectors=np.stack(list(self.used.values())).astype(np.float32), named=named)
         os.replace(tmp, self.path)

@@ -29,7 +29,7 @@ from tasks.logs import LogError, ingest
 from tasks.mine_stage import mine
 from tasks.store import Index
 from tests.conftest import DEMO_CONFIG, ROOT
-from tests.test_privacy import build_seed_index, find_leaks, write_log
+from tests.test_privacy import NEAR_DUPLICATE, OFFICES, build_seed_index, find_leaks, write_log
 
 DEMO = ROOT / "data" / "demo"
 TRUTH = json.loads((DEMO / "log_shapes.json").read_text(encoding="utf-8"))
@@ -517,3 +517,30 @@ def test_an_example_stays_put_while_its_slot_set_is_near_the_top(tmp_path: Path,
     assert "Berlin" in example(even + [("u0", question.format("Lisbon"))], fresh=False)  # 10 against 11
     assert "Lisbon" in example(even + [("u0", question.format("Lisbon"))] * 5, fresh=False)  # 10 against 15
     assert "Lisbon" in example(even + [("u0", question.format("Lisbon"))], fresh=True)
+
+
+def test_a_shape_keeps_its_name_while_its_members_trade_places(tmp_path: Path,
+                                                                small_index: tuple[Config, Index]) -> None:
+    """Two near-duplicate skeletons merge into one shape named by the more frequent. When the other overtakes it
+    by a question or two, the shape keeps last night's name (and id); when it falls behind by more than a tenth,
+    or nothing is stored, the more frequent one names it."""
+    config, index = small_index
+    real, typo = "how many vacation days do we get in {}", NEAR_DUPLICATE.replace("{office}", "{}")
+
+    def named(n_real: int, n_typo: int, fresh: bool) -> str:
+        if fresh:
+            shutil.rmtree(Path(index.uri).parent / "vectors", ignore_errors=True)  # where mining keeps them
+        rows = ([(f"u{i % 5}", real.format(OFFICES[i % 5])) for i in range(n_real)]
+                + [(f"v{i % 5}", typo.format(OFFICES[i % 5])) for i in range(n_typo)])
+        staging = tmp_path / "staging"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        mine(write_log(tmp_path / "log.jsonl", rows), config, index, staging, now=datetime(2026, 12, 1), quiet=True)
+        (shape,) = pq.read_table(staging / "shapes.parquet").to_pylist()
+        assert shape["count"] == n_real + n_typo  # one shape: the two merged
+        return str(shape["skeleton"])
+
+    assert "days" in named(20, 19, fresh=True)
+    assert "days" in named(19, 20, fresh=False)  # within a tenth: the name stays
+    assert "dayz" in named(10, 20, fresh=False)
+    assert "dayz" in named(19, 20, fresh=True)
