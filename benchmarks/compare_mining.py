@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Run in a child process whose sys.path starts with one commit's worktree.
 _CHILD = """
 import json, resource, shutil, sys, time
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 root, work, staging = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 sys.path.insert(0, str(root))
@@ -44,13 +44,14 @@ shutil.rmtree(staging, ignore_errors=True)
 staging.mkdir(parents=True)
 logs = work / "logs"
 scan = min(plain_scan(logs)[0] for _ in range(3))
-last_day = max(p.name.split("=")[1] for p in logs.iterdir() if p.name.startswith("date="))
-now = datetime.fromisoformat(last_day) + timedelta(days=1)  # as bench_mining: the morning after the last day
+days = sorted(p.name.split("=")[1] for p in logs.iterdir() if p.name.startswith("date="))
+now = datetime.fromisoformat(days[-1]) + timedelta(days=1)  # as bench_mining: the morning after the last day
+window = {"since": date.fromisoformat(days[0]), "until": date.fromisoformat(days[-1])}  # the whole log
 def cpu():  # seconds on the CPU, all threads of this process: steadier than wall time on a shared machine
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
 c0, t0 = cpu(), time.perf_counter()
-mine(logs, config, index, staging, now=now, quiet=True)
+mine(logs, config, index, staging, now=now, quiet=True, **window)
 print(json.dumps({"mine": time.perf_counter() - t0, "cpu": cpu() - c0, "scan": scan}))
 """
 

@@ -44,7 +44,7 @@ def mine_stage(run: Run, logs: str, config: Config, index: Index, since: date | 
         window = f" from {since or 'the start'} to {until or 'the end'}" if since or until else ""
         raise LogError(f"{logs}: no valid log rows{window} ({result.quarantined} quarantined); nothing was "
                        "published. Check the files" + (" and --since/--until" if window else ""))
-    section = {**result.to_json(), "logs": str(logs), "since": since, "until": until}
+    section = {**result.to_json(), "logs": str(logs)}  # the window mined: --since/--until, or the last days
     run.record("mine", section)
     run.manifest["lexicon_hash"] = lexicon.digest()
     return section

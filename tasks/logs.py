@@ -29,6 +29,8 @@ class Ingested:
     rows: int
     quarantined: int
     numbering: Future[None] | None = None  # filling `quarantine`, when `ingest` deferred it
+    since: date | None = None  # the window the rows are from (None: open on that side)
+    until: date | None = None
 
     def finish(self) -> None:
         """Wait until the table `quarantine` is complete."""
@@ -83,13 +85,11 @@ def _sql_files(files: str | list[str]) -> str:
     return "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "]"
 
 
-def window_files(glob: str, since: date | None, until: date | None) -> str | list[str]:
-    """The files of a log folder hive-partitioned by date (`date=YYYY-MM-DD/`) whose day can hold rows of the
-    window, a day's margin each side for timestamps near midnight: a nightly run reads its window, not every
-    day ever logged. The glob itself when there is no window, a file lies outside any `date=` folder, or no
-    day is left (the rows' own timestamps then decide, and an empty window is reported as such)."""
-    if not (since or until) or "**" not in glob:
-        return glob
+def _partition_days(glob: str) -> list[tuple[date, str]] | None:
+    """(day, file) for every file of a log folder hive-partitioned by date (`date=YYYY-MM-DD/`); None when the
+    glob is one file, or a file lies outside any `date=` folder (or names no real date)."""
+    if "/**/" not in glob:
+        return None
     folder, pattern = glob.split("/**/")
     days: list[tuple[date, str]] = []
     for f in sorted(Path(folder).rglob(pattern)):
@@ -99,7 +99,18 @@ def window_files(glob: str, since: date | None, until: date | None) -> str | lis
         try:
             days.append((date.fromisoformat(found[-1]), str(f)))
         except (IndexError, ValueError):
-            return glob  # not partitioned by date (or not a real date): every file is read
+            return None
+    return days
+
+
+def window_files(glob: str, since: date | None, until: date | None) -> str | list[str]:
+    """The files of a log folder hive-partitioned by date (`date=YYYY-MM-DD/`) whose day can hold rows of the
+    window, a day's margin each side for timestamps near midnight: a nightly run reads its window, not every
+    day ever logged. The glob itself when there is no window, a file lies outside any `date=` folder, or no
+    day is left (the rows' own timestamps then decide, and an empty window is reported as such)."""
+    days = _partition_days(glob) if since or until else None
+    if days is None:
+        return glob  # no window, or not partitioned by date: every file is read
     margin = timedelta(days=1)
     kept = [f for day, f in days if (not since or day >= since - margin) and (not until or day <= until + margin)]
     return kept or glob
@@ -160,14 +171,21 @@ def _check_columns(con: duckdb.DuckDBPyConnection, path: str | Path, files: str 
 
 def ingest(path: str | Path, *, since: date | None = None, until: date | None = None,
            max_query_chars: int = 2000, now: datetime | None = None, scrub: Scrubber | None = None,
-           threads: int | None = None, defer_quarantine: bool = False) -> Ingested:
+           threads: int | None = None, defer_quarantine: bool = False, last_days: int | None = None) -> Ingested:
     """Load valid rows into `rows` and everything else into `quarantine` with a reason, in one DuckDB session.
 
-    `since`/`until` (inclusive dates) restrict the window. Quarantined raw text is scrubbed and cut to 200
+    `since`/`until` (inclusive dates) restrict the window; with neither, `last_days` makes it the last that many
+    days up to the newest logged day (a folder partitioned by date: its newest `date=` folder; else the newest
+    valid row's timestamp). Quarantined raw text is scrubbed and cut to 200
     characters, so no personal data reaches an output through it. With `defer_quarantine`, the table
     `quarantine` is complete only once `Ingested.finish` returns.
     """
     glob, kind = log_files(path)
+    if last_days and not (since or until):
+        days = _partition_days(glob)
+        if days:
+            until = max(day for day, _ in days)
+            since = until - timedelta(days=last_days - 1)
     files = window_files(glob, since, until)
     con = duckdb.connect()
     if threads:
@@ -196,6 +214,10 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
         con.execute("RESET preserve_insertion_order")
     except duckdb.Error as exc:
         raise LogError(f"{path}: cannot read the logs ({str(exc).splitlines()[0]}); check the format") from None
+    if last_days and not (since or until):  # not partitioned by date: the newest valid row ends the window
+        newest = con.sql("SELECT max(t)::DATE FROM staged WHERE reason IS NULL").fetchall()[0][0]
+        if newest is not None:
+            since, until = newest - timedelta(days=last_days - 1), newest
     window = []
     if since:
         window.append(f"t >= DATE '{since.isoformat()}'")
@@ -216,7 +238,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     pool = ThreadPoolExecutor(1)
     numbering = pool.submit(_fill_quarantine, con.cursor(), bad, rejects, scrub or Scrubber())
     pool.shutdown(wait=False)
-    ing = Ingested(con, int(n_files), int(n_rows), len(bad) + len(rejects), numbering)
+    ing = Ingested(con, int(n_files), int(n_rows), len(bad) + len(rejects), numbering, since=since, until=until)
     if not defer_quarantine:
         ing.finish()
     return ing

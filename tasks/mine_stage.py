@@ -34,11 +34,13 @@ from tasks.vectors import VectorStore
 
 def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since: date | None = None,
          until: date | None = None, now: datetime | None = None, quiet: bool = False) -> tuple[MineResult, Lexicon]:
-    """Mine the logs into `staging` (shapes.parquet, questions.parquet, quarantine.parquet)."""
+    """Mine the logs into `staging` (shapes.parquet, questions.parquet, quarantine.parquet): the window from
+    `since` to `until`, or, with neither, the last `mining.window_days` logged days."""
     lexicon = Lexicon(config, index.facet_values())
     scrub = Scrubber(config.pii_names, keep=lexicon.name_words())
     ing = ingest(logs, since=since, until=until, max_query_chars=config.mining.max_query_chars, now=now,
-                 scrub=scrub, defer_quarantine=True)  # the quarantine's line numbers are found meanwhile
+                 scrub=scrub, defer_quarantine=True,  # the quarantine's line numbers are found meanwhile
+                 last_days=config.mining.window_days)
     extract_distinct(ing, lexicon, scrub, quiet=quiet, workers=config.mining.workers)
     # DuckDB work on a second cursor uses the other core while the phases beside it run in Python: sorting
     # every question for questions.parquet, then writing it (its rows need shape ids and follow-ups, not types).

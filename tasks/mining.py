@@ -38,6 +38,8 @@ class MineResult:
     recurring_questions: int
     by_type: dict[str, int]
     followups: dict[str, Any] = field(default_factory=dict)  # learned skeletons and counts (tasks/followups.py)
+    since: str | None = None  # the log window mined (ISO dates; None: open on that side)
+    until: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -363,4 +365,6 @@ def summarize(ing: Ingested, shapes: list[dict[str, Any]]) -> MineResult:
         by_type[s["type"]] += 1
     skeletons = ing.con.sql("SELECT count(*) FROM skeletons").fetchall()[0][0]  # each one is some row's
     return MineResult(ing.rows, ing.quarantined, int(skeletons), len(shapes), len(recurring),
-                      sum(s["count"] for s in recurring), dict(sorted(by_type.items())))
+                      sum(s["count"] for s in recurring), dict(sorted(by_type.items())),
+                      since=ing.since.isoformat() if ing.since else None,
+                      until=ing.until.isoformat() if ing.until else None)

@@ -451,6 +451,36 @@ def test_a_window_reads_only_its_days_partitions(tmp_path: Path) -> None:
         ing.con.close()
 
 
+def test_without_a_window_the_last_days_are_mined(tmp_path: Path) -> None:
+    """With no --since/--until, the window is the last `mining.window_days` days up to the newest logged day:
+    the newest `date=` folder of a partitioned log (older folders are not opened), else the newest row."""
+    logs = tmp_path / "logs"
+    for day in range(1, 11):
+        part = logs / f"date=2026-01-{day:02d}"
+        part.mkdir(parents=True)
+        line = json.dumps({"ts": f"2026-01-{day:02d}T12:00:00Z", "user": "u1", "query": f"per diem {day}"})
+        (part / "part-0.jsonl").write_text(line + "\n{not json\n", encoding="utf-8")
+    ing = ingest(logs, last_days=3, now=datetime(2026, 2, 1))
+    try:
+        got = [r[0] for r in ing.con.sql("SELECT query FROM rows ORDER BY ts").fetchall()]
+        assert got == ["per diem 8", "per diem 9", "per diem 10"]
+        assert (ing.since, ing.until, ing.files, ing.quarantined) == (date(2026, 1, 8), date(2026, 1, 10), 4, 4)
+    finally:
+        ing.con.close()
+    flat = write_log(tmp_path / "flat.jsonl", [("u1", f"per diem {i}") for i in range(5)],
+                     start=datetime(2026, 1, 1, 12))
+    flat.write_text("".join(line.replace("T12:0", f"T1{i}:0").replace("2026-01-01", f"2026-01-0{i + 1}")
+                            for i, line in enumerate(flat.read_text(encoding="utf-8").splitlines(keepends=True))),
+                    encoding="utf-8")  # one row a day, 01-01 to 01-05
+    ing = ingest(flat, last_days=2, now=datetime(2026, 2, 1))
+    try:
+        assert [r[0] for r in ing.con.sql("SELECT query FROM rows ORDER BY ts").fetchall()] == ["per diem 3",
+                                                                                                 "per diem 4"]
+        assert (ing.since, ing.until) == (date(2026, 1, 4), date(2026, 1, 5))
+    finally:
+        ing.con.close()
+
+
 def test_mine_with_window(tmp_path: Path, small_index: tuple[Config, Index]) -> None:
     config, index = small_index
     rows = [(f"u{i}", f"what is the per diem in {o}") for i in range(3) for o in ("Berlin", "Lisbon")] * 4
