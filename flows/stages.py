@@ -41,7 +41,8 @@ def mine_stage(run: Run, logs: str, config: Config, index: Index, since: date | 
     result, lexicon = run_task(runner, mine_task, logs=logs, config=config, index=index, staging=run.staging,
                                since=since, until=until, quiet=quiet)
     if result.rows == 0:  # publishing it would empty the shapes the live plans were made for
-        window = f" from {since or 'the start'} to {until or 'the end'}" if since or until else ""
+        first, last = result.since, result.until  # --since/--until, or the last mining.window_days days
+        window = f" from {first or 'the start'} to {last or 'the end'}" if first or last else ""
         raise LogError(f"{logs}: no valid log rows{window} ({result.quarantined} quarantined); nothing was "
                        "published. Check the files" + (" and --since/--until" if window else ""))
     section = {**result.to_json(), "logs": str(logs)}  # the window mined: --since/--until, or the last days

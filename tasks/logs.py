@@ -103,14 +103,14 @@ def _partition_days(glob: str) -> list[tuple[date, str]] | None:
     return days
 
 
-def window_files(glob: str, since: date | None, until: date | None) -> str | list[str]:
-    """The files of a log folder hive-partitioned by date (`date=YYYY-MM-DD/`) whose day can hold rows of the
-    window, a day's margin each side for timestamps near midnight: a nightly run reads its window, not every
-    day ever logged. The glob itself when there is no window, a file lies outside any `date=` folder, or no
+def window_files(glob: str, days: list[tuple[date, str]] | None, since: date | None,
+                 until: date | None) -> str | list[str]:
+    """The files of a log folder hive-partitioned by date (`days`, see `_partition_days`) whose day can hold rows
+    of the window, a day's margin each side for timestamps near midnight: a nightly run reads its window, not
+    every day ever logged. The glob itself when there is no window, the folder is not partitioned by date, or no
     day is left (the rows' own timestamps then decide, and an empty window is reported as such)."""
-    days = _partition_days(glob) if since or until else None
-    if days is None:
-        return glob  # no window, or not partitioned by date: every file is read
+    if days is None or not (since or until):
+        return glob  # every file is read
     margin = timedelta(days=1)
     kept = [f for day, f in days if (not since or day >= since - margin) and (not until or day <= until + margin)]
     return kept or glob
@@ -181,12 +181,11 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     `quarantine` is complete only once `Ingested.finish` returns.
     """
     glob, kind = log_files(path)
-    if last_days and not (since or until):
-        days = _partition_days(glob)
-        if days:
-            until = max(day for day, _ in days)
-            since = until - timedelta(days=last_days - 1)
-    files = window_files(glob, since, until)
+    days = _partition_days(glob) if since or until or last_days else None
+    if last_days and not (since or until) and days:  # the newest `date=` folder ends the window
+        until = max(day for day, _ in days)
+        since = until - timedelta(days=last_days - 1)
+    files = window_files(glob, days, since, until)
     con = duckdb.connect()
     if threads:
         con.execute(f"SET threads = {int(threads)}")
