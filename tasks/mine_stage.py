@@ -52,11 +52,15 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
         shapes = build_shapes(ing, config, rep_of)
         followups.drop_followup_shapes(shapes, rules)
         vectors.name_shapes([s["skeleton"] for s in shapes if s["recurring"]])
-        linked = followups.link(ing, config, rules, followups.shape_lookup(shapes))
-        writing = background.submit(write_questions, cursor, ing, shapes, staging)  # once the sort is done
-        classify_shapes(shapes, config, lambda vectors: _best_scores(index, vectors),
-                        encode=lambda texts: vectors.encode(texts, label="embedding examples", quiet=quiet),
-                        known=vectors.has)
+        # The examples are embedded beside the follow-up replay: the model computes without the GIL that the
+        # replay holds (classifying sets a shape's type, reason and example; the replay reads its id and name).
+        with ThreadPoolExecutor(1) as beside:
+            classifying = beside.submit(
+                classify_shapes, shapes, config, lambda vectors: _best_scores(index, vectors),
+                encode=lambda texts: vectors.encode(texts, label="embedding examples", quiet=quiet), known=vectors.has)
+            linked = followups.link(ing, config, rules, followups.shape_lookup(shapes))
+            writing = background.submit(write_questions, cursor, ing, shapes, staging)  # once the sort is done
+            classifying.result()
         write_shapes(shapes, staging)
         vectors.save()
         sorting.result()
