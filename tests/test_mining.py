@@ -467,11 +467,9 @@ def test_without_a_window_the_last_days_are_mined(tmp_path: Path) -> None:
         assert (ing.since, ing.until, ing.files, ing.quarantined) == (date(2026, 1, 8), date(2026, 1, 10), 4, 4)
     finally:
         ing.con.close()
-    flat = write_log(tmp_path / "flat.jsonl", [("u1", f"per diem {i}") for i in range(5)],
-                     start=datetime(2026, 1, 1, 12))
-    flat.write_text("".join(line.replace("T12:0", f"T1{i}:0").replace("2026-01-01", f"2026-01-0{i + 1}")
-                            for i, line in enumerate(flat.read_text(encoding="utf-8").splitlines(keepends=True))),
-                    encoding="utf-8")  # one row a day, 01-01 to 01-05
+    flat = tmp_path / "flat.jsonl"  # one row a day, 01-01 to 01-05, in one file
+    flat.write_text("".join(json.dumps({"ts": f"2026-01-0{i + 1}T12:00:00Z", "user": "u1", "query": f"per diem {i}"})
+                            + "\n" for i in range(5)), encoding="utf-8")
     ing = ingest(flat, last_days=2, now=datetime(2026, 2, 1))
     try:
         assert [r[0] for r in ing.con.sql("SELECT query FROM rows ORDER BY ts").fetchall()] == ["per diem 3",
@@ -527,8 +525,8 @@ def test_bad_log_path_writes_nothing(tmp_path: Path, small_index: tuple[Config, 
 def test_an_example_stays_put_while_its_slot_set_is_near_the_top(tmp_path: Path,
                                                                   small_index: tuple[Config, Index]) -> None:
     """As the log window moves on, a shape's most frequent slot set can change by a question: the example
-    embedded the night before stays (nothing is embedded again), one that falls behind by more than a tenth
-    gives way, and with no stored vectors the most frequent one is the example."""
+    embedded the night before stays, one that falls behind by more than a tenth gives way, and with no stored
+    vectors the most frequent one is the example."""
     config, index = small_index
     question = "what is the per diem in {}"
 
