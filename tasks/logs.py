@@ -181,15 +181,16 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     `quarantine` is complete only once `Ingested.finish` returns.
     """
     glob, kind = log_files(path)
+    future = (now or datetime.now()) + timedelta(days=1)
     days = _partition_days(glob) if since or until or last_days else None
-    if last_days and not (since or until) and days:  # the newest `date=` folder ends the window
-        until = max(day for day, _ in days)
+    logged = [day for day, _ in days or [] if day <= future.date()]  # a folder dated in the future holds no window
+    if last_days and not (since or until) and logged:  # the newest `date=` folder ends the window
+        until = max(logged)
         since = until - timedelta(days=last_days - 1)
     files = window_files(glob, days, since, until)
     con = duckdb.connect()
     if threads:
         con.execute(f"SET threads = {int(threads)}")
-    future = (now or datetime.now()) + timedelta(days=1)
     try:
         if kind != "jsonl":
             _check_columns(con, path, files, kind)

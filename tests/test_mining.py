@@ -460,6 +460,10 @@ def test_without_a_window_the_last_days_are_mined(tmp_path: Path) -> None:
         part.mkdir(parents=True)
         line = json.dumps({"ts": f"2026-01-{day:02d}T12:00:00Z", "user": "u1", "query": f"per diem {day}"})
         (part / "part-0.jsonl").write_text(line + "\n{not json\n", encoding="utf-8")
+    future = logs / "date=2099-01-01"  # a folder dated in the future (its rows are quarantined) ends no window
+    future.mkdir()
+    (future / "part-0.jsonl").write_text(json.dumps({"ts": "2099-01-01T12:00:00Z", "user": "u1", "query": "later"})
+                                         + "\n", encoding="utf-8")
     ing = ingest(logs, last_days=3, now=datetime(2026, 2, 1))
     try:
         got = [r[0] for r in ing.con.sql("SELECT query FROM rows ORDER BY ts").fetchall()]
