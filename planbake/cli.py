@@ -35,7 +35,8 @@ OutOpt = Annotated[Path, typer.Option("--out", help="Publication root.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 CorpusOpt = Annotated[str | None, typer.Option("--corpus", help="Corpus (default: the config's).")]
 LogsOpt = Annotated[str | None, typer.Option("--logs", help="Logs (default: the config's).")]
-SinceOpt = Annotated[str | None, typer.Option("--since", help="First log date (YYYY-MM-DD).")]
+SinceOpt = Annotated[str | None, typer.Option("--since", help="First log date (YYYY-MM-DD; with neither --since nor "
+                                                              "--until: the last mining.window_days logged days).")]
 UntilOpt = Annotated[str | None, typer.Option("--until", help="Last log date (YYYY-MM-DD).")]
 WaitOpt = Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Publish even if the quality gate finds a regression "
