@@ -121,9 +121,10 @@ def generate_logs(rows: int, dest: Path, extra_days: int = 0) -> dict[str, Any]:
 
 def scan_sql(logs: Path, days: list[str] | None = None) -> str:
     """The scan of every file of the log, or of the files of `days` (the window a round mines)."""
-    files = [str(logs / f"date={d}" / "part-000.jsonl.gz") for d in days] if days else [str(logs / "**" / "*.jsonl.gz")]
-    glob = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "]"
-    return (f"""SELECT count(*), count(ts), count("user"), count(query) FROM read_json({glob}, """
+    from tasks.logs import sql_files
+
+    files = [str(logs / f"date={d}" / "part-000.jsonl.gz") for d in days] if days else str(logs / "**" / "*.jsonl.gz")
+    return (f"""SELECT count(*), count(ts), count("user"), count(query) FROM read_json({sql_files(files)}, """
             """format='newline_delimited', columns={ts: 'VARCHAR', "user": 'VARCHAR', query: 'VARCHAR'}, """
             """ignore_errors=true)""")
 

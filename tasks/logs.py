@@ -78,7 +78,7 @@ _NO_NULL = "\x1d\x1c\x1d\x1c"  # likewise for the NULL string: an empty line is 
 IS_OBJECT = r"(starts_with(line, '{') OR regexp_matches(line, '^[ \t\n\r]*[{]'))"
 
 
-def _sql_files(files: str | list[str]) -> str:
+def sql_files(files: str | list[str]) -> str:
     """A glob or a list of files as the SQL literal DuckDB's readers take."""
     if isinstance(files, str):
         return "'" + files.replace("'", "''") + "'"
@@ -121,7 +121,7 @@ _PARTITION = re.compile(r"date=(\d{4}-\d{2}-\d{2})")
 
 def _source_sql(files: str | list[str], kind: str) -> str:
     """A relation of (filename, ts VARCHAR, user VARCHAR, query VARCHAR, bad VARCHAR)."""
-    g = _sql_files(files)
+    g = sql_files(files)
     if kind == "jsonl":
         # Each line whole, as one column: the delimiter is a 4-byte sequence no text line holds in practice
         # (a one-byte one such as "\x1e" cut a line that held it, and a line holding only it was lost).
@@ -149,7 +149,7 @@ def _source_sql(files: str | list[str], kind: str) -> str:
 
 def _reader(files: str | list[str], kind: str) -> str:
     """DuckDB's reader of a Parquet or CSV log, every column as it is."""
-    g = _sql_files(files)
+    g = sql_files(files)
     if kind == "parquet":
         return f"read_parquet({g}, filename=true, hive_partitioning=false)"
     return (f"read_csv({g}, all_varchar=true, header=true, filename=true, store_rejects=true, "
@@ -232,7 +232,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     con.from_arrow(_QUARANTINE.empty_table()).create("quarantine")
     n_rows = con.sql("SELECT count(*) FROM rows").fetchall()[0][0]
     n_files = (len(files) if isinstance(files, list)
-               else con.sql(f"SELECT count(*) FROM glob({_sql_files(files)})").fetchall()[0][0])
+               else con.sql(f"SELECT count(*) FROM glob({sql_files(files)})").fetchall()[0][0])
     # Numbering the quarantined lines reads their files again, in Python: with `defer_quarantine`, a thread does
     # it while the caller goes on (`Ingested.finish` waits for it).
     pool = ThreadPoolExecutor(1)

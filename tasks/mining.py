@@ -222,19 +222,21 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
                 rep_vecs[len(reps)] = vecs[i]
                 reps.append(i)
         if isinstance(embedder, VectorStore):
-            _keep_names(rep_of, [rows[i] for i in eligible], embedder.named_a_shape)
+            _keep_names(rep_of, [rows[i] for i in eligible], [rows[i][0] for i in members], embedder.named_a_shape)
     return rep_of
 
 
-def _keep_names(rep_of: dict[str, str], eligible: list[tuple[Any, ...]], named: Callable[[str], bool]) -> None:
+def _keep_names(rep_of: dict[str, str], eligible: list[tuple[Any, ...]], members: list[str],
+                named: Callable[[str], bool]) -> None:
     """Rename a shape to the member that named it last time, where that member's count is within a tenth of the
-    representative's (`eligible`: (skeleton, signature, count, users) rows, most frequent first)."""
+    representative's (`eligible`: the group's (skeleton, signature, count, users) rows, most frequent first;
+    `members`: all of the group's skeletons, the only ones that can point at its representatives)."""
     count = {row[0]: row[2] for row in eligible}
     for row in eligible:
         rep = rep_of[row[0]]
         if row[0] != rep and not named(rep) and named(row[0]) and row[2] * 10 >= count[rep] * 9:
-            for sk, r in rep_of.items():
-                if r == rep:
+            for sk in members:
+                if rep_of[sk] == rep:
                     rep_of[sk] = row[0]
 
 
