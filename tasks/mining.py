@@ -25,7 +25,7 @@ from tasks.classify import classify
 from tasks.embed import Embedder
 from tasks.logs import Ingested
 from tasks.progress import progress
-from tasks.vectors import VectorStore
+from tasks.vectors import VectorStore, text_key
 
 
 @dataclass
@@ -182,15 +182,29 @@ def _extend(out: dict[str, list[Any]], cols: dict[str, list[Any]]) -> None:
         out[k].extend(v)
 
 
+def near_top(n: int, top: int) -> bool:
+    """Whether a count `n` is near enough the top count `top` to have changed places with it by chance: within a
+    tenth of it, or within two standard deviations of the difference of two such counts (Poisson: top + n).
+    A name or example that was chosen last night stays while it is near the top, so a moving log window does
+    not swap it for a near tie every night."""
+    return n * 10 >= top * 9 or (top - n) ** 2 <= 4 * (top + n)
+
+
+NEAR_TOP_SQL = "(n * 10 >= top * 9 OR (top - n) * (top - n) <= 4 * (top + n))"  # near_top(n, top) in SQL
+
+
 def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorStore,
                     quiet: bool = False) -> dict[str, str]:
     """Skeleton -> representative skeleton. Near duplicates (same placeholders and qualifiers, similar
-    skeleton text) merge. Similarity compares skeletons only, never questions with their values. Most
-    frequent first; skeletons of a single user are never embedded (they cannot recur). Only a skeleton with
-    at least `min_users` users can represent a shape (its text is what gets published): a skeleton of fewer
-    users may join a shape but never names it. A member that named a shape in the last run (`embedder` a
-    VectorStore) names it again while its count is within a tenth of the most frequent member's: as the log
-    window moves, near-equal variants ("26 days" and "24 days") change places, and the shape's id with them.
+    skeleton text) merge. Similarity compares skeletons only, never questions with their values. Skeletons of
+    a single user are never embedded (they cannot recur); only a skeleton with at least `min_users` users can
+    seed a shape or name it (its text is what gets published): one of fewer users may join a shape.
+
+    A shape is named by its most frequent member. With `embedder` a VectorStore, last night's merge is
+    remembered, so the shapes stay put as the log window moves on: last night's seeds seed again, a member
+    rejoins its seed while that seeds a shape, and the member that named a shape names it again while its count
+    is near the top (`near_top`). Otherwise near-equal variants ("26 days" and "24 days") change places, greedy
+    merges form otherwise, and the shapes' ids change with them.
     """
     rows = ing.con.sql("""
         SELECT s.skeleton, g.signature, g.n, g.users
@@ -198,46 +212,79 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
               FROM q JOIN value_sets USING (kid) GROUP BY ALL HAVING count(DISTINCT "user") >= 2) g
              JOIN skeletons s USING (sid)
         ORDER BY n DESC, skeleton LIMIT 50000""").fetchall()
-    rep_of: dict[str, str] = {}
     vecs = embedder.encode([r[0] for r in rows], label="embedding skeletons", quiet=quiet)
+    store = embedder if isinstance(embedder, VectorStore) else None
+    keys = [text_key(r[0]) for r in rows] if store else []
     groups: dict[str, list[int]] = defaultdict(list)
     for i, row in enumerate(rows):
         groups[row[1]].append(i)
-    threshold = config.mining.merge_similarity
-    min_users = config.mining.min_users
+    rep_of: dict[str, str] = {}
+    seeds: dict[bytes, bytes] = {}
     for members in groups.values():
-        for i in members:
-            rep_of.setdefault(rows[i][0], rows[i][0])
-        eligible = [i for i in members if rows[i][3] >= min_users]
-        reps: list[int] = []
-        rep_vecs = np.empty((len(eligible), vecs.shape[1]), dtype=vecs.dtype)  # reps' vectors, filled in order
-        for i in eligible + [i for i in members if rows[i][3] < min_users]:
-            if reps:
-                sims = rep_vecs[:len(reps)] @ vecs[i]
-                j = int(np.argmax(sims))
-                if sims[j] >= threshold:
-                    rep_of[rows[i][0]] = rep_of[rows[reps[j]][0]]
-                    continue
-            if rows[i][3] >= min_users:
-                rep_vecs[len(reps)] = vecs[i]
-                reps.append(i)
-        if isinstance(embedder, VectorStore):
-            _keep_names(rep_of, [rows[i] for i in eligible], [rows[i][0] for i in members], embedder.named_a_shape)
+        last: dict[int, int] = {}  # member -> the member that seeded its shape last night
+        if store:
+            at = {keys[i]: i for i in members}
+            last = {i: at[k] for i in members if (k := store.seed_of(keys[i])) is not None and k in at}
+        seed_of = _seed(members, rows, vecs, config, last)
+        for seed, cluster in _clusters(seed_of).items():
+            name = _name(cluster, rows, config.mining.min_users, store.named_a_shape if store else None)
+            for i in cluster:
+                rep_of[rows[i][0]] = rows[name][0]
+            if store and rows[seed][3] >= config.mining.min_users:  # not a lone skeleton of too few users
+                seeds.update((keys[i], keys[seed]) for i in cluster)
+    if store:
+        store.remember_seeds(seeds)
     return rep_of
 
 
-def _keep_names(rep_of: dict[str, str], eligible: list[tuple[Any, ...]], members: list[str],
-                named: Callable[[str], bool]) -> None:
-    """Rename a shape to the member that named it last time, where that member's count is within a tenth of the
-    representative's (`eligible`: the group's (skeleton, signature, count, users) rows, most frequent first;
-    `members`: all of the group's skeletons, the only ones that can point at its representatives)."""
-    count = {row[0]: row[2] for row in eligible}
-    for row in eligible:
-        rep = rep_of[row[0]]
-        if row[0] != rep and not named(rep) and named(row[0]) and row[2] * 10 >= count[rep] * 9:
-            for sk in members:
-                if rep_of[sk] == rep:
-                    rep_of[sk] = row[0]
+def _seed(members: list[int], rows: list[tuple[Any, ...]], vecs: np.ndarray, config: Config,
+          last: dict[int, int]) -> dict[int, int]:
+    """Member -> the member that seeds its shape, for one group of skeletons with the same placeholders (`rows`
+    most frequent first). Greedy: in turn, each skeleton joins the most similar seed at or above the merge
+    threshold, or seeds a shape itself if it has enough users. Last night's seeds (`last[i] == i`) go first, and
+    a member whose seed of last night seeds again rejoins it (it was similar enough then, on the same vectors)."""
+    min_users, threshold = config.mining.min_users, config.mining.merge_similarity
+    eligible = [i for i in members if rows[i][3] >= min_users]
+    first = [i for i in eligible if last.get(i) == i]
+    order = first + [i for i in eligible if last.get(i) != i] + [i for i in members if rows[i][3] < min_users]
+    seed_of: dict[int, int] = {}
+    seeds: list[int] = []
+    seed_vecs = np.empty((len(eligible), vecs.shape[1]), dtype=vecs.dtype)  # seeds' vectors, filled in order
+    for i in order:
+        if (j := last.get(i)) is not None and j != i and seed_of.get(j) == j:
+            seed_of[i] = j
+            continue
+        if seeds:
+            sims = seed_vecs[:len(seeds)] @ vecs[i]
+            k = int(np.argmax(sims))
+            if sims[k] >= threshold:
+                seed_of[i] = seeds[k]
+                continue
+        seed_of[i] = i  # a skeleton of too few users that joins no shape is a shape of its own (never recurring)
+        if rows[i][3] >= min_users:
+            seed_vecs[len(seeds)] = vecs[i]
+            seeds.append(i)
+    return seed_of
+
+
+def _clusters(seed_of: dict[int, int]) -> dict[int, list[int]]:
+    """Seed -> its members (itself among them), each list in row order (most frequent first)."""
+    out: dict[int, list[int]] = defaultdict(list)
+    for i in sorted(seed_of):
+        out[seed_of[i]].append(i)
+    return out
+
+
+def _name(cluster: list[int], rows: list[tuple[Any, ...]], min_users: int,
+          named: Callable[[str], bool] | None) -> int:
+    """The member that names a shape: its most frequent member of enough users, or the one of them that named
+    it last night (`named`) while that one's count is near the top."""
+    eligible = [i for i in cluster if rows[i][3] >= min_users] or cluster  # a lone skeleton names its own shape
+    if named is not None:
+        for i in eligible:
+            if named(rows[i][0]) and near_top(rows[i][2], rows[eligible[0]][2]):
+                return i
+    return eligible[0]
 
 
 def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[dict[str, Any]]:
@@ -251,8 +298,8 @@ def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[
         WITH qr AS (SELECT q."user", q.ts, q.sid, v.signature, q.kid, k.rep
                     FROM q JOIN sk_rep k USING (sid) JOIN value_sets v USING (kid)),
         member AS (SELECT rep, sid, count(DISTINCT "user") AS users, count(*) AS n FROM qr GROUP BY ALL),
-        top_slots AS (  -- the slot sets within a tenth of the most frequent one's count, most frequent first
-            SELECT rep, list(slots ORDER BY n DESC, slots) FILTER (WHERE n * 10 >= top * 9) AS example_slots FROM (
+        top_slots AS (  -- the slot sets near the most frequent one's count (near_top), most frequent first
+            SELECT rep, list(slots ORDER BY n DESC, slots) FILTER (WHERE {NEAR_TOP_SQL}) AS example_slots FROM (
                 SELECT *, max(n) OVER (PARTITION BY rep) AS top FROM (
                     SELECT rep, v.slots, sum(n) AS n FROM (SELECT rep, kid, count(*) AS n FROM qr GROUP BY ALL)
                          JOIN value_sets v USING (kid) GROUP BY ALL)) GROUP BY rep),
@@ -280,8 +327,9 @@ def classify_shapes(shapes: list[dict[str, Any]], config: Config, best_scores: A
     """Type and reason for each recurring shape. Null shapes are found by `best_scores(vectors)`, each example's
     best chunk score, over the examples embedded in one batch by `encode(texts)`.
 
-    A shape's example is the question of its most frequent slot set, or of one within a tenth of its count whose
-    example is `known` (embedded last night): as the log window moves on, near ties change places every night,
+    A shape's example is the question of its most frequent slot set, or of one whose count is near the top
+    (`near_top`) and whose example is `known` (embedded last night): as the log window moves on, near ties change
+    places every night,
     and the example, its classification and its embedding stay put instead of changing with them."""
     recurring = [s for s in shapes if s["recurring"]]
     for s in recurring:

@@ -1,8 +1,9 @@
 """Skeleton vectors kept between runs, so a nightly run embeds only the skeletons it has not seen before.
 
 Keyed by the model and a hash of the text: no question or skeleton text is written to disk. A store holds
-the vectors of the last run only, so it stays as large as one log window, and which skeletons named a shape
-then (so a shape keeps its name while its members' counts shuffle). Losing it costs time and names, nothing else.
+the vectors of the last run only, so it stays as large as one log window, which skeletons named a shape then
+and which seeded each skeleton's shape (so shapes keep their members and names while counts shuffle). Losing
+it costs time and names, nothing else.
 """
 
 from __future__ import annotations
@@ -30,16 +31,20 @@ class VectorStore:
         self.used: dict[bytes, np.ndarray] = {}
         self.named: set[bytes] = set()  # skeletons that named a recurring shape in the last run
         self.names: set[bytes] = set()  # and in this one
+        self.seeds: dict[bytes, bytes] = {}  # skeleton -> the skeleton that seeded its shape in the last run
+        self.new_seeds: dict[bytes, bytes] = {}  # and in this one
         self.hits = 0
         if self.path is not None and self.path.exists():
             try:
                 with np.load(self.path) as data:
                     keys, vecs = data["keys"], data["vectors"]
                     named = data["named"] if "named" in data.files else np.zeros((0, 16), dtype=np.uint8)
+                    seeds = data["seeds"] if "seeds" in data.files else np.zeros((0, 32), dtype=np.uint8)
                 self.known = {k.tobytes(): v for k, v in zip(keys, vecs, strict=True)}
                 self.named = {k.tobytes() for k in named}
+                self.seeds = {row[:16].tobytes(): row[16:].tobytes() for row in seeds}
             except (OSError, ValueError, KeyError):
-                self.known, self.named = {}, set()  # a damaged store is rebuilt, never trusted
+                self.known, self.named, self.seeds = {}, set(), {}  # a damaged store is rebuilt, never trusted
 
     def encode(self, texts: Sequence[str], label: str = "embedding", quiet: bool = False) -> np.ndarray:
         """Unit vectors for `texts`, embedding only those not in the store."""
@@ -66,6 +71,14 @@ class VectorStore:
         """Remember the skeletons that name this run's recurring shapes (written by `save`)."""
         self.names.update(text_key(s) for s in skeletons)
 
+    def seed_of(self, key: bytes) -> bytes | None:
+        """The key of the skeleton that seeded the shape of the skeleton with this key in the last run."""
+        return self.seeds.get(key)
+
+    def remember_seeds(self, seeds: dict[bytes, bytes]) -> None:
+        """Remember this run's merge, skeleton key -> its seed's key (written by `save`)."""
+        self.new_seeds.update(seeds)
+
     def has(self, text: str) -> bool:
         """Whether the text's vector is in the store (from the last run or this one)."""
         key = text_key(text)
@@ -80,5 +93,8 @@ class VectorStore:
         keys = np.frombuffer(b"".join(self.used), dtype=np.uint8).reshape(len(self.used), -1)
         tmp = self.path.with_suffix(".tmp.npz")
         named = np.frombuffer(b"".join(sorted(self.names)), dtype=np.uint8).reshape(len(self.names), 16)
-        np.savez(tmp, keys=keys, vectors=np.stack(list(self.used.values())).astype(np.float32), named=named)
+        seeds = np.frombuffer(b"".join(k + v for k, v in sorted(self.new_seeds.items())),
+                              dtype=np.uint8).reshape(len(self.new_seeds), 32)
+        np.savez(tmp, keys=keys, vectors=np.stack(list(self.used.values())).astype(np.float32), named=named,
+                 seeds=seeds)
         os.replace(tmp, self.path)

@@ -103,7 +103,10 @@ def test_keys_ending_in_zero_bytes_survive_a_round_trip(tmp_path: Path, embedder
     store = VectorStore(tmp_path, embedder, "m")
     store.known = {vectors_key(t): np.zeros(embedder.dim, dtype=np.float32) for t in texts}  # no model calls
     store.encode(texts, quiet=True)
+    store.remember_seeds({vectors_key(t): vectors_key(texts[0]) for t in texts})
     store.save()
     again = VectorStore(tmp_path, embedder, "m")
     again.encode(texts, quiet=True)
     assert again.hits == len(texts)
+    assert all(again.seed_of(vectors_key(t)) == vectors_key(texts[0]) for t in texts)  # the merge, remembered
+    assert again.seed_of(vectors_key("vacation days {office}")) is None
