@@ -56,6 +56,7 @@ from types import ModuleType
 from typing import Any
 
 import duckdb
+import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "data" / "configs" / "demo.yaml"
@@ -298,15 +299,22 @@ def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, 
     shutil.rmtree(Path(outcome.uri).parent / "vectors", ignore_errors=True)  # where mining keeps them (mine_stage)
     do_scans(windows[0])
     embedded: list[int] = []
+    new_ids: list[int] = []  # recurring shapes whose id the night before did not have
+    ids: set[str] = set()
     for n, days in enumerate(windows):
         dt, ph, res = mine_once(logs, config, outcome.uri, workdir / "staging", days)
         mines.append(dt)
         phases.append(ph)
         embedded.append(res["skeletons_embedded"] + res["examples_embedded"])
         result.update(res)
+        tonight = set(pq.read_table(workdir / "staging" / "shapes.parquet", columns=["shape_id"])["shape_id"]
+                      .to_pylist())
+        new_ids.append(len(tonight - ids))
+        ids = tonight
         do_scans(days)
         print(f"round {n + 1}/{repeat} ({days[0]} to {days[-1]}, {window_lines[n]:,} lines, {embedded[-1]:,} "
-              f"texts embedded): mine {dt:.1f}s (" + ", ".join(f"{k} {v:.1f}" for k, v in ph.items())
+              f"texts embedded, {new_ids[-1]:,} new shape ids): mine {dt:.1f}s ("
+              + ", ".join(f"{k} {v:.1f}" for k, v in ph.items())
               + f"); scans so far: median {statistics.median(scans):.2f}s", file=sys.stderr, flush=True)
 
     lines = statistics.median(window_lines)
@@ -323,7 +331,7 @@ def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, 
         n = window_lines[i]
         return {"seconds": mines[i], "rows_per_s": n / mines[i], "model_seconds": model,
                 "rows_per_s_without_model": n / max(mines[i] - model, 1e-9), "lines": n, "days": windows[i],
-                "texts_embedded": embedded[i]}
+                "texts_embedded": embedded[i], "new_shape_ids": new_ids[i]}
     nights = sorted(range(1, len(mines)), key=lambda i: mines[i])
     report: dict[str, Any] = {
         "rows": lines, "log": gen, "distinct": distinct, "repeat": repeat, "scan_repeat": scan_repeat,
@@ -414,6 +422,8 @@ def render(report: dict[str, Any]) -> str:
         f"{res['shapes']:,} shapes, {res['recurring']:,} recurring ({res['recurring_questions']:,} questions); "
         f"{res['skeletons_embedded']:,} skeletons and {res['examples_embedded']:,} examples embedded, "
         f"{res['index_searches']:,} index searches",
+        *([f"new shape ids (recurring shapes the night before did not have), next night: "
+           f"{report['next_night']['new_shape_ids']:,} of {res['recurring']:,}"] if report["next_night"] else []),
         f"peak RSS: {report['peak_rss_mb']:.0f} MB (model and index loaded: {report['rss_before_mining_mb']:.0f} MB "
         "before the first round)",
     ]
