@@ -242,7 +242,7 @@ def _seed(members: list[int], rows: list[tuple[Any, ...]], vecs: np.ndarray, con
     """Member -> the member that seeds its shape, for one group of skeletons with the same placeholders (`rows`
     most frequent first). Greedy: in turn, each skeleton joins the most similar seed at or above the merge
     threshold, or seeds a shape itself if it has enough users. Last night's seeds (`last[i] == i`) go first, and
-    a member whose seed of last night seeds again rejoins it (it was similar enough then, on the same vectors)."""
+    a member whose seed of last night seeds again rejoins it while still similar enough."""
     min_users, threshold = config.mining.min_users, config.mining.merge_similarity
     eligible = [i for i in members if rows[i][3] >= min_users]
     first = [i for i in eligible if last.get(i) == i]
@@ -251,8 +251,8 @@ def _seed(members: list[int], rows: list[tuple[Any, ...]], vecs: np.ndarray, con
     seeds: list[int] = []
     seed_vecs = np.empty((len(eligible), vecs.shape[1]), dtype=vecs.dtype)  # seeds' vectors, filled in order
     for i in order:
-        if (j := last.get(i)) is not None and j != i and seed_of.get(j) == j:
-            seed_of[i] = j
+        if (j := last.get(i)) is not None and j != i and seed_of.get(j) == j and vecs[i] @ vecs[j] >= threshold:
+            seed_of[i] = j  # the same vectors, but the threshold may have changed since
             continue
         if seeds:
             sims = seed_vecs[:len(seeds)] @ vecs[i]

@@ -602,3 +602,5 @@ def test_a_merge_remembers_its_seeds_when_the_order_changes() -> None:
     assert _seed([0, 1, 2], rows_b_first, vecs_b_first, config, {}) == {0: 0, 1: 0, 2: 0}
     remembered = {1: 1, 0: 1, 2: 2}  # b -> a, a -> a, c -> c (indices of this night's rows)
     assert _seed([0, 1, 2], rows_b_first, vecs_b_first, config, remembered) == {1: 1, 0: 1, 2: 2}
+    config.mining.merge_similarity = 0.9  # raised since last night: nothing is similar enough to merge now
+    assert _seed([0, 1, 2], rows_b_first, vecs_b_first, config, remembered) == {1: 1, 0: 0, 2: 2}
