@@ -200,11 +200,11 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
     a single user are never embedded (they cannot recur); only a skeleton with at least `min_users` users can
     seed a shape or name it (its text is what gets published): one of fewer users may join a shape.
 
-    A shape is named by its most frequent member. With `embedder` a VectorStore, last night's merge is
-    remembered, so the shapes stay put as the log window moves on: last night's seeds seed again, a member
-    rejoins its seed while that seeds a shape, and the member that named a shape names it again while its count
-    is near the top (`near_top`). Otherwise near-equal variants ("26 days" and "24 days") change places, greedy
-    merges form otherwise, and the shapes' ids change with them.
+    A shape is named by its most frequent member of enough users. With `embedder` a VectorStore, last night's
+    merge is remembered, so the shapes stay put as the log window moves on: last night's seeds seed again, a
+    member rejoins its seed while that seeds a shape, and the member that named a shape names it again while its
+    count is near the top (`near_top`). Without that memory, near-equal variants ("26 days" and "24 days")
+    change places as counts change, the greedy merge groups them differently, and the shapes' ids change.
     """
     rows = ing.con.sql("""
         SELECT s.skeleton, g.signature, g.n, g.users
@@ -226,10 +226,13 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
             at = {keys[i]: i for i in members}
             last = {i: at[k] for i in members if (k := store.seed_of(keys[i])) is not None and k in at}
         seed_of = _seed(members, rows, vecs, config, last)
+        for i in members:
+            rep_of.setdefault(rows[i][0], rows[i][0])
         for seed, cluster in _clusters(seed_of).items():
             name = _name(cluster, rows, config.mining.min_users, store.named_a_shape if store else None)
-            for i in cluster:
-                rep_of[rows[i][0]] = rows[name][0]
+            for i in cluster:  # the name keeps its mapping: a skeleton in two groups goes where the first put it
+                if i != name:
+                    rep_of[rows[i][0]] = rep_of[rows[name][0]]
             if store and rows[seed][3] >= config.mining.min_users:  # not a lone skeleton of too few users
                 seeds.update((keys[i], keys[seed]) for i in cluster)
     if store:
@@ -248,10 +251,11 @@ def _seed(members: list[int], rows: list[tuple[Any, ...]], vecs: np.ndarray, con
     first = [i for i in eligible if last.get(i) == i]
     order = first + [i for i in eligible if last.get(i) != i] + [i for i in members if rows[i][3] < min_users]
     seed_of: dict[int, int] = {}
-    seeds: list[int] = []
+    seeds: list[int] = []  # members of enough users that seed a shape, in order
+    seeding: set[int] = set()
     seed_vecs = np.empty((len(eligible), vecs.shape[1]), dtype=vecs.dtype)  # seeds' vectors, filled in order
     for i in order:
-        if (j := last.get(i)) is not None and j != i and seed_of.get(j) == j and vecs[i] @ vecs[j] >= threshold:
+        if (j := last.get(i)) is not None and j != i and j in seeding and vecs[i] @ vecs[j] >= threshold:
             seed_of[i] = j  # the same vectors, but the threshold may have changed since
             continue
         if seeds:
@@ -260,10 +264,11 @@ def _seed(members: list[int], rows: list[tuple[Any, ...]], vecs: np.ndarray, con
             if sims[k] >= threshold:
                 seed_of[i] = seeds[k]
                 continue
-        seed_of[i] = i  # a skeleton of too few users that joins no shape is a shape of its own (never recurring)
+        seed_of[i] = i  # it seeds a shape, or, of too few users, stands alone (and never recurs)
         if rows[i][3] >= min_users:
             seed_vecs[len(seeds)] = vecs[i]
             seeds.append(i)
+            seeding.add(i)
     return seed_of
 
 
@@ -328,9 +333,9 @@ def classify_shapes(shapes: list[dict[str, Any]], config: Config, best_scores: A
     best chunk score, over the examples embedded in one batch by `encode(texts)`.
 
     A shape's example is the question of its most frequent slot set, or of one whose count is near the top
-    (`near_top`) and whose example is `known` (embedded last night): as the log window moves on, near ties change
-    places every night,
-    and the example, its classification and its embedding stay put instead of changing with them."""
+    (`near_top`) and whose example is `known` (embedded on an earlier night): as the log window moves on, near
+    ties change places every night, and the example, its classification and its embedding stay put instead of
+    changing with them."""
     recurring = [s for s in shapes if s["recurring"]]
     for s in recurring:
         candidates = [fill_skeleton(s["skeleton"], json.loads(slots or "{}")) for slots in s["example_slots"]]

@@ -1,9 +1,10 @@
 """Skeleton vectors kept between runs, so a nightly run embeds only the skeletons it has not seen before.
 
 Keyed by the model and a hash of the text: no question or skeleton text is written to disk. A store holds
-the vectors of the last run only, so it stays as large as one log window, which skeletons named a shape then
-and which seeded each skeleton's shape (so shapes keep their members and names while counts shuffle). Losing
-it costs time and names, nothing else.
+the vectors of the last run and of the `IDLE_RUNS` runs before it (a skeleton whose second user leaves the
+window often comes back within days), so it stays about as large as one log window; and which skeletons named a
+shape in the last run and which seeded each skeleton's shape (so shapes keep their members and names while
+counts shuffle). Losing it costs time and names, nothing else.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import numpy as np
 
 from tasks.embed import Embedder
 
+IDLE_RUNS = 7  # runs a vector is kept without being used: a week of nights
+
 
 def text_key(text: str) -> bytes:
     return hashlib.blake2b(text.encode(), digest_size=16).digest()
@@ -28,6 +31,7 @@ class VectorStore:
         name = hashlib.sha256(f"{model_id}|{embedder.dim}".encode()).hexdigest()[:12]
         self.path = folder / f"skeletons-{name}.npz" if folder is not None else None
         self.known: dict[bytes, np.ndarray] = {}
+        self.idle: dict[bytes, int] = {}  # runs since a known vector was last used
         self.used: dict[bytes, np.ndarray] = {}
         self.named: set[bytes] = set()  # skeletons that named a recurring shape in the last run
         self.names: set[bytes] = set()  # and in this one
@@ -38,13 +42,15 @@ class VectorStore:
             try:
                 with np.load(self.path) as data:
                     keys, vecs = data["keys"], data["vectors"]
+                    idle = data["idle"] if "idle" in data.files else np.zeros(len(keys), dtype=np.uint8)
                     named = data["named"] if "named" in data.files else np.zeros((0, 16), dtype=np.uint8)
                     seeds = data["seeds"] if "seeds" in data.files else np.zeros((0, 32), dtype=np.uint8)
                 self.known = {k.tobytes(): v for k, v in zip(keys, vecs, strict=True)}
+                self.idle = {k.tobytes(): int(n) for k, n in zip(keys, idle, strict=True)}
                 self.named = {k.tobytes() for k in named}
                 self.seeds = {row[:16].tobytes(): row[16:].tobytes() for row in seeds}
             except (OSError, ValueError, KeyError):
-                self.known, self.named, self.seeds = {}, set(), {}  # a damaged store is rebuilt, never trusted
+                self.known, self.idle, self.named, self.seeds = {}, {}, set(), {}  # rebuilt, never trusted
 
     def encode(self, texts: Sequence[str], label: str = "embedding", quiet: bool = False) -> np.ndarray:
         """Unit vectors for `texts`, embedding only those not in the store."""
@@ -80,21 +86,25 @@ class VectorStore:
         self.new_seeds.update(seeds)
 
     def has(self, text: str) -> bool:
-        """Whether the text's vector is in the store (from the last run or this one)."""
+        """Whether the text's vector is in the store (from an earlier run or this one)."""
         key = text_key(text)
         return key in self.known or key in self.used
 
     def save(self) -> None:
-        """Write the vectors this run used (atomically: a crash leaves the old store or the new one)."""
+        """Write the vectors this run used, and those unused for at most `IDLE_RUNS` runs (atomically: a crash
+        leaves the old store or the new one)."""
         if self.path is None or not self.used:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        kept = {k: v for k, v in self.known.items() if k not in self.used and self.idle.get(k, 0) < IDLE_RUNS}
+        vectors = {**self.used, **kept}
+        idle = [0] * len(self.used) + [self.idle.get(k, 0) + 1 for k in kept]
         # raw bytes as rows of uint8: a bytes dtype ("S16") would drop a key's trailing zero bytes
-        keys = np.frombuffer(b"".join(self.used), dtype=np.uint8).reshape(len(self.used), -1)
+        keys = np.frombuffer(b"".join(vectors), dtype=np.uint8).reshape(len(vectors), -1)
         tmp = self.path.with_suffix(".tmp.npz")
         named = np.frombuffer(b"".join(sorted(self.names)), dtype=np.uint8).reshape(len(self.names), 16)
         seeds = np.frombuffer(b"".join(k + v for k, v in sorted(self.new_seeds.items())),
                               dtype=np.uint8).reshape(len(self.new_seeds), 32)
-        np.savez(tmp, keys=keys, vectors=np.stack(list(self.used.values())).astype(np.float32), named=named,
-                 seeds=seeds)
+        np.savez(tmp, keys=keys, vectors=np.stack(list(vectors.values())).astype(np.float32),
+                 idle=np.array(idle, dtype=np.uint8), named=named, seeds=seeds)
         os.replace(tmp, self.path)

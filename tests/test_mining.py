@@ -583,18 +583,19 @@ def test_a_shape_keeps_its_name_while_its_members_trade_places(tmp_path: Path,
 
 
 def test_near_top_allows_a_tenth_or_chance() -> None:
-    assert near_top(90, 100) and not near_top(3000, 3400)  # a tenth; 400 is 5 standard deviations of 6,400
-    assert near_top(12, 20) and not near_top(8, 30)  # 8 is within 2 standard deviations of 32; 22 is not of 38
+    assert near_top(90, 100) and not near_top(3000, 3400)  # a tenth; a gap of 400 is 5 standard deviations (√6,400)
+    assert near_top(12, 20) and not near_top(8, 30)  # gaps 8 and 22; two standard deviations 2√32 = 11.3, 2√38 = 12.3
     assert near_top(5, 5) and near_top(7, 5)
 
 
 def test_a_merge_remembers_its_seeds_when_the_order_changes() -> None:
-    """A is like B and B like C, but A not like C. A first: A seeds {A, B}, C its own shape. B first, with no
-    memory, all three join B; with last night's seeds, A and C seed again and B rejoins A."""
+    """A is like B and B like C (more so), but A not like C. A first: A seeds {A, B}, C its own shape. B first,
+    with no memory, all three join B; with last night's seeds, A and C seed again and B rejoins A, though it is
+    more like C."""
     config = load_config(DEMO_CONFIG)
     config.mining.merge_similarity = 0.8
-    # unit vectors at angles 0, 0.5 and 1 radian: cosines A-B and B-C 0.88, A-C 0.54
-    vecs = np.array([[math.cos(t), math.sin(t)] for t in (0.0, 0.5, 1.0)], dtype=np.float32)
+    # unit vectors at angles 0, 0.6 and 1 radian: cosines A-B 0.83, B-C 0.92, A-C 0.54
+    vecs = np.array([[math.cos(t), math.sin(t)] for t in (0.0, 0.6, 1.0)], dtype=np.float32)
     rows = [("a", "", 30, 5), ("b", "", 20, 5), ("c", "", 10, 5)]
     assert _seed([0, 1, 2], rows, vecs, config, {}) == {0: 0, 1: 0, 2: 2}
     rows_b_first = [("b", "", 30, 5), ("a", "", 20, 5), ("c", "", 10, 5)]
@@ -602,5 +603,14 @@ def test_a_merge_remembers_its_seeds_when_the_order_changes() -> None:
     assert _seed([0, 1, 2], rows_b_first, vecs_b_first, config, {}) == {0: 0, 1: 0, 2: 0}
     remembered = {1: 1, 0: 1, 2: 2}  # b -> a, a -> a, c -> c (indices of this night's rows)
     assert _seed([0, 1, 2], rows_b_first, vecs_b_first, config, remembered) == {1: 1, 0: 1, 2: 2}
-    config.mining.merge_similarity = 0.9  # raised since last night: nothing is similar enough to merge now
-    assert _seed([0, 1, 2], rows_b_first, vecs_b_first, config, remembered) == {1: 1, 0: 0, 2: 2}
+    config.mining.merge_similarity = 0.9  # raised since last night: B is too far from A now, not from C
+    assert _seed([0, 1, 2], rows_b_first, vecs_b_first, config, remembered) == {1: 1, 0: 2, 2: 2}
+
+
+def test_a_remembered_seed_of_too_few_users_seeds_nothing() -> None:
+    """Last night's seed has lost users: it stands alone, and its member goes its own way rather than join it."""
+    config = load_config(DEMO_CONFIG)
+    config.mining.min_users = 3
+    vecs = np.array([[1.0, 0.0], [1.0, 0.0]], dtype=np.float32)
+    rows = [("j", "", 30, 2), ("i", "", 20, 2)]  # both of 2 users now
+    assert _seed([0, 1], rows, vecs, config, {0: 0, 1: 0}) == {0: 0, 1: 1}

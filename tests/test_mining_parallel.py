@@ -16,7 +16,7 @@ from schemas.extract import Lexicon
 from schemas.pii import Scrubber
 from tasks.embed import Embedder
 from tasks.logs import ingest
-from tasks.vectors import VectorStore
+from tasks.vectors import IDLE_RUNS, VectorStore
 from tasks.vectors import text_key as vectors_key
 from tests.conftest import DEMO_CONFIG
 
@@ -79,7 +79,14 @@ def test_vector_store_embeds_each_skeleton_once(tmp_path: Path, embedder: Embedd
     assert np.allclose(v2[1], embedder.encode(["vacation days {office}"], quiet=True)[0], atol=1e-6)
     second.save()
     with np.load(next(tmp_path.glob("skeletons-*.npz"))) as data:
-        assert len(data["keys"]) == 2  # only what the last run used is kept
+        assert len(data["keys"]) == 3 and sorted(data["idle"]) == [0, 0, 1]  # the first run's other one waits
+
+    for _ in range(IDLE_RUNS):  # runs that use only the new skeleton: the unused one is dropped after IDLE_RUNS
+        store = VectorStore(tmp_path, embedder, "m")
+        assert store.has(texts[0])
+        store.encode(["vacation days {office}"], quiet=True)
+        store.save()
+    assert not VectorStore(tmp_path, embedder, "m").has(texts[0])
 
     other_model = VectorStore(tmp_path, embedder, "another-model")
     other_model.encode(texts[:1], quiet=True)
