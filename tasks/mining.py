@@ -252,11 +252,11 @@ def _seed(members: list[int], rows: list[tuple[Any, ...]], vecs: np.ndarray, con
     order = first + [i for i in eligible if last.get(i) != i] + [i for i in members if rows[i][3] < min_users]
     seed_of: dict[int, int] = {}
     seeds: list[int] = []  # members of enough users that seed a shape, in order
-    seeding: set[int] = set()
     seed_vecs = np.empty((len(eligible), vecs.shape[1]), dtype=vecs.dtype)  # seeds' vectors, filled in order
     for i in order:
-        if (j := last.get(i)) is not None and j != i and j in seeding and vecs[i] @ vecs[j] >= threshold:
-            seed_of[i] = j  # the same vectors, but the threshold may have changed since
+        if ((j := last.get(i)) is not None and j != i and seed_of.get(j) == j and rows[j][3] >= min_users
+                and vecs[i] @ vecs[j] >= threshold):  # j seeds tonight; the threshold may have changed since
+            seed_of[i] = j
             continue
         if seeds:
             sims = seed_vecs[:len(seeds)] @ vecs[i]
@@ -268,7 +268,6 @@ def _seed(members: list[int], rows: list[tuple[Any, ...]], vecs: np.ndarray, con
         if rows[i][3] >= min_users:
             seed_vecs[len(seeds)] = vecs[i]
             seeds.append(i)
-            seeding.add(i)
     return seed_of
 
 

@@ -28,7 +28,7 @@ from schemas.publication import current_run, read_manifest
 from schemas.text import fold
 from tasks.logs import LogError, ingest
 from tasks.mine_stage import mine
-from tasks.mining import _seed, near_top
+from tasks.mining import NEAR_TOP_SQL, _seed, near_top
 from tasks.store import Index
 from tests.conftest import DEMO_CONFIG, ROOT
 from tests.test_privacy import NEAR_DUPLICATE, OFFICES, build_seed_index, find_leaks, write_log
@@ -586,6 +586,10 @@ def test_near_top_allows_a_tenth_or_chance() -> None:
     assert near_top(90, 100) and not near_top(3000, 3400)  # a tenth; a gap of 400 is 5 standard deviations (√6,400)
     assert near_top(12, 20) and not near_top(8, 30)  # gaps 8 and 22; two standard deviations 2√32 = 11.3, 2√38 = 12.3
     assert near_top(5, 5) and near_top(7, 5)
+    pairs = [(n, top) for top in range(0, 120) for n in range(0, top + 1)] + [(3000, 3400), (3100, 3400)]
+    sql = duckdb.sql(f"SELECT n, top, {NEAR_TOP_SQL} FROM (SELECT unnest(?) AS n, unnest(?) AS top)",
+                     params=[[n for n, _ in pairs], [t for _, t in pairs]]).fetchall()
+    assert sorted(sql) == sorted((n, top, near_top(n, top)) for n, top in pairs)  # the SQL twin agrees
 
 
 def test_a_merge_remembers_its_seeds_when_the_order_changes() -> None:
