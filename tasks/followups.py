@@ -4,6 +4,7 @@ follow-up row against the same user's previous question (schemas/followup.py, th
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -19,11 +20,11 @@ FOLLOWUP_COLUMNS = ("question_id", "followup", "resolved_question", "resolved_sh
 _RESOLVED = FOLLOWUP_COLUMNS[2:]
 
 
-def _turns(ing: Ingested, config: Config) -> None:
+def _turns(con: Any, config: Config) -> None:
     """The view `turns`: each row of `q` with whether it came within the follow-up window of the same user's
     previous question, and that question's skeleton and constraints (`q` holds the previous question: the
     window pass that made it serves learn and link)."""
-    ing.con.execute(f"""
+    con.execute(f"""
         CREATE VIEW IF NOT EXISTS turns AS
         SELECT question_id, "user", ts, sid, kid,
                coalesce(epoch(ts) - epoch(prev_ts) <= {int(config.mining.followup_seconds)}, false) AS near,
@@ -35,7 +36,7 @@ def learn(ing: Ingested, config: Config) -> Followups:
     """Short skeletons with constraints that mostly come right after another question of the same user,
     from enough users: the follow-ups of these logs ("what about {office}")."""
     m = config.mining
-    _turns(ing, config)
+    _turns(ing.con, config)
     rules = Followups(m)
     # Only short skeletons can be learned: they are picked first, so the counts read their rows alone.
     short = pa.table({"sid": pa.array([i for i, text in ing.con.sql("SELECT sid, skeleton FROM skeletons").fetchall()  # noqa: F841
@@ -67,30 +68,33 @@ def shape_lookup(shapes: list[dict[str, Any]]) -> dict[str, str]:
     return out
 
 
-def _resolved(turn: Turn, shape_of: dict[str, str]) -> tuple[str | None, ...]:
-    """A follow-up's resolved columns (_RESOLVED): the standalone question, its shape and cache key, the reason."""
-    sid = shape_of.get(turn.standalone.text) if turn.standalone else None
-    key = cache_key(sid, turn.standalone) if sid and turn.standalone else None
-    return turn.question, sid, key, turn.reason
-
-
 def _table(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.Table:
     return pa.table({name: [r[i] for r in rows] for i, name in enumerate(schema.names)}, schema=schema)
 
 
-def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, str]) -> dict[str, Any]:
-    """Resolve every follow-up row; writes the `followups` table (FOLLOWUP_COLUMNS) and returns the figures.
+@dataclass
+class Replayed:
+    """The follow-up rows resolved into standalone skeletons (`replay`), before shape ids are known: the
+    distinct (previous question, follow-up) pairs, and the rows of users whose follow-ups chain."""
+
+    pairs: list[tuple[Any, ...]]  # (constraints, near, prev_skeleton, prev_constraints, Turn, its question)
+    chained: dict[int, tuple[Turn, str | None]]  # by question id: a line logged twice is one question
+
+
+def replay(con: Any, config: Config, rules: Followups) -> Replayed:
+    """Resolve every follow-up row of the table `q` into a standalone skeleton, on `con` (the session's
+    connection or a cursor of it: it needs no shape, so it can run beside the merge).
 
     A follow-up after a question that is none resolves against that question alone, so each distinct
     (previous question, follow-up) pair is resolved once. A user with a follow-up right after another one
     (a chain) is replayed row by row. Both go through `Conversation`, the code `lookup` runs.
     """
-    con = ing.con
-    _turns(ing, config)
+    _turns(con, config)
     skeletons = con.sql("SELECT sid, skeleton FROM skeletons").fetchall()
     fu_sk = pa.table({"sid": pa.array([i for i, s in skeletons if rules.is_followup_text(s)], pa.int32())})  # noqa: F841
+    # Tables, not temporary ones: `link` reads them on the session's connection.
     con.execute("""
-        CREATE OR REPLACE TEMP TABLE fu_turns AS  -- the previous question only where it is this one's context
+        CREATE OR REPLACE TABLE fu_turns AS  -- the previous question only where it is this one's context
         SELECT t.question_id, t."user", s.skeleton, v.constraints, t.near,
                CASE WHEN t.near THEN ps.skeleton END AS prev_skeleton,
                CASE WHEN t.near THEN pv.constraints END AS prev_constraints,
@@ -98,7 +102,7 @@ def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, st
         FROM turns t SEMI JOIN fu_sk f USING (sid) JOIN skeletons s USING (sid) JOIN value_sets v USING (kid)
              LEFT JOIN skeletons ps ON ps.sid = t.prev_sid LEFT JOIN value_sets pv ON pv.kid = t.prev_kid
              LEFT JOIN fu_sk p ON p.sid = t.prev_sid""")
-    con.execute("""CREATE OR REPLACE TEMP TABLE chain_users AS
+    con.execute("""CREATE OR REPLACE TABLE chain_users AS
                    SELECT DISTINCT "user" FROM fu_turns WHERE after_followup""")
     parsed: dict[tuple[str, str], Skeleton] = {}  # the same skeleton and values recur across rows
 
@@ -111,32 +115,49 @@ def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, st
 
     # A follow-up's outcome depends on its values and the previous question, not on its own wording.
     talk = Conversation(rules)
-    pairs = con.sql("""
-        SELECT min(skeleton), constraints, near, prev_skeleton, prev_constraints
-        FROM fu_turns ANTI JOIN chain_users USING ("user") GROUP BY ALL""").fetchall()
-    by_pair = []
-    for text, constraints, near, prev_text, prev_constraints in pairs:
+    pairs = []
+    for text, constraints, near, prev_text, prev_constraints in con.sql("""
+            SELECT min(skeleton), constraints, near, prev_skeleton, prev_constraints
+            FROM fu_turns ANTI JOIN chain_users USING ("user") GROUP BY ALL""").fetchall():
         talk.reset()
         if near:
             talk.add(skeleton(prev_text, prev_constraints))
-        by_pair.append((constraints, near, prev_text, prev_constraints,
-                        *_resolved(talk.add(skeleton(text, constraints)), shape_of)))
-    columns = ["constraints", "near", "prev_skeleton", "prev_constraints", *_RESOLVED]
-    resolved = _table(by_pair, pa.schema([(c, pa.bool_() if c == "near" else pa.string())  # noqa: F841
-                                          for c in columns]))
+        turn = talk.add(skeleton(text, constraints))
+        pairs.append((constraints, near, prev_text, prev_constraints, turn, turn.question))
     chains = con.sql("""
         SELECT t.question_id, s.skeleton, v.constraints, t.near, f.sid IS NOT NULL AS fu
         FROM turns t SEMI JOIN chain_users c USING ("user") JOIN skeletons s USING (sid)
              JOIN value_sets v USING (kid) LEFT JOIN fu_sk f USING (sid)
         ORDER BY t."user", t.ts, t.question_id""").fetchall()
-    replayed: dict[int, tuple[Any, ...]] = {}  # by question id: a line logged twice is one question
+    chained: dict[int, tuple[Turn, str | None]] = {}
     for qid, text, constraints, near, fu in chains:
         if not near:
             talk.reset()  # a new user, or past the window: nothing before is this row's context
         turn = talk.add(skeleton(text, constraints))
         if fu:
-            replayed[qid] = (qid, *_resolved(turn, shape_of))
-    chained = _table(list(replayed.values()),  # noqa: F841
+            chained[qid] = turn, turn.question
+    return Replayed(pairs, chained)
+
+
+def _resolved(turn: Turn, question: str | None, shape_of: dict[str, str]) -> tuple[str | None, ...]:
+    """A follow-up's resolved columns (_RESOLVED): the standalone question, its shape and cache key, the reason."""
+    sid = shape_of.get(turn.standalone.text) if turn.standalone else None
+    key = cache_key(sid, turn.standalone) if sid and turn.standalone else None
+    return question, sid, key, turn.reason
+
+
+def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, str],
+         replayed: Replayed | None = None) -> dict[str, Any]:
+    """Resolve every follow-up row (`replay`, unless done already) and give each its shape and cache key;
+    writes the `followups` table (FOLLOWUP_COLUMNS) and returns the figures."""
+    con = ing.con
+    if replayed is None:
+        replayed = replay(con, config, rules)
+    columns = ["constraints", "near", "prev_skeleton", "prev_constraints", *_RESOLVED]
+    resolved = _table([(*pair[:4], *_resolved(pair[4], pair[5], shape_of)) for pair in replayed.pairs],  # noqa: F841
+                      pa.schema([(c, pa.bool_() if c == "near" else pa.string()) for c in columns]))
+    chained = _table([(qid, *_resolved(turn, question, shape_of))  # noqa: F841
+                      for qid, (turn, question) in replayed.chained.items()],
                      pa.schema([("question_id", pa.uint64()), *((c, pa.string()) for c in _RESOLVED)]))
     con.execute(f"""
         CREATE OR REPLACE TABLE followups AS

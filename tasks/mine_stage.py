@@ -44,23 +44,26 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     extract_distinct(ing, lexicon, scrub, quiet=quiet, workers=config.mining.workers)
     # DuckDB work on a second cursor uses the other core while the phases beside it run in Python: sorting
     # every question for questions.parquet, then writing it (its rows need shape ids and follow-ups, not types).
-    with closing(ing.con.cursor()) as cursor, ThreadPoolExecutor(1) as background:
+    with (closing(ing.con.cursor()) as cursor, closing(ing.con.cursor()) as replay_cursor,
+          ThreadPoolExecutor(1) as background, ThreadPoolExecutor(1) as beside):
         sorting = background.submit(sort_questions, cursor)
         rules = followups.learn(ing, config)
+        # The follow-ups are replayed beside the merge, which mostly waits for the model (it computes without
+        # the GIL the replay holds); only their shape ids wait for the shapes.
+        replaying = beside.submit(followups.replay, replay_cursor, config, rules)
         vectors = VectorStore(_vector_dir(index), index.embedder, model_ref(config.model_path))
         rep_of = merge_skeletons(ing, config, vectors, quiet=quiet)
         shapes = build_shapes(ing, config, rep_of)
         followups.drop_followup_shapes(shapes, rules)
         vectors.name_shapes([s["skeleton"] for s in shapes if s["recurring"]])
-        # The examples are embedded beside the follow-up replay: the model computes without the GIL that the
-        # replay holds (classifying sets a shape's type, reason and example; the replay reads its id and name).
-        with ThreadPoolExecutor(1) as beside:
-            classifying = beside.submit(
-                classify_shapes, shapes, config, lambda vectors: _best_scores(index, vectors),
-                encode=lambda texts: vectors.encode(texts, label="embedding examples", quiet=quiet), known=vectors.has)
-            linked = followups.link(ing, config, rules, followups.shape_lookup(shapes))
-            writing = background.submit(write_questions, cursor, ing, shapes, staging)  # once the sort is done
-            classifying.result()
+        # The examples are embedded beside the linking, for the same reason (classifying sets a shape's type,
+        # reason and example; the linking reads its id and name).
+        classifying = beside.submit(
+            classify_shapes, shapes, config, lambda vectors: _best_scores(index, vectors),
+            encode=lambda texts: vectors.encode(texts, label="embedding examples", quiet=quiet), known=vectors.has)
+        linked = followups.link(ing, config, rules, followups.shape_lookup(shapes), replaying.result())
+        writing = background.submit(write_questions, cursor, ing, shapes, staging)  # once the sort is done
+        classifying.result()
         write_shapes(shapes, staging)
         vectors.save()
         sorting.result()

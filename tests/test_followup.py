@@ -4,6 +4,7 @@ the same code and the same keys in mining (per log row) and in `lookup` (per his
 from __future__ import annotations
 
 import json
+from contextlib import closing
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -162,9 +163,10 @@ def write_log(path: Path, conversations: list[tuple[str, list[str]]], gap_s: int
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def mine_followups(path: Path, learned: list[str] | None = None,
-                   shape_of: dict[str, str] | None = None) -> tuple[Followups, dict[str, Any], list[dict[str, Any]]]:
-    """Ingest, extract, learn, link: the mining stage's follow-up steps, without the embedding model."""
+def mine_followups(path: Path, learned: list[str] | None = None, shape_of: dict[str, str] | None = None,
+                   on_cursor: bool = False) -> tuple[Followups, dict[str, Any], list[dict[str, Any]]]:
+    """Ingest, extract, learn, link: the mining stage's follow-up steps, without the embedding model. With
+    `on_cursor`, the replay runs on a cursor of its own first, as `mine` runs it beside the merge."""
     ing = ingest(path, now=datetime(2030, 1, 1), scrub=SCRUB)
     try:
         extract_distinct(ing, LEX, SCRUB, quiet=True)
@@ -172,8 +174,12 @@ def mine_followups(path: Path, learned: list[str] | None = None,
         distinct = [r[0] for r in ing.con.sql("SELECT DISTINCT skeleton FROM q_text").fetchall()]
         shapes = build_shapes(ing, CONFIG, {sk: sk for sk in distinct})
         followups.drop_followup_shapes(shapes, rules)
+        replayed = None
+        if on_cursor:
+            with closing(ing.con.cursor()) as cursor:
+                replayed = followups.replay(cursor, CONFIG, rules)
         figures = followups.link(ing, CONFIG, rules, shape_of if shape_of is not None else
-                                 followups.shape_lookup(shapes))
+                                 followups.shape_lookup(shapes), replayed)
         rows = ing.con.sql('SELECT q."user", q.ts, f.* FROM q LEFT JOIN followups f USING (question_id) '
                            'ORDER BY q."user", q.ts').fetchall()
         cols = ["user", "ts", *followups.FOLLOWUP_COLUMNS]
@@ -242,6 +248,21 @@ def test_batched_link_equals_a_replay_of_every_user(tmp_path: Path) -> None:
     assert sorted(got, key=str) == sorted(expected, key=str)
     assert figures["followups"] == sum(e[1] for e in expected) == 9
     assert figures["resolved"] == sum(e[2] is not None for e in expected) == 6
+
+
+def test_a_replay_on_its_own_cursor_links_the_same(tmp_path: Path) -> None:
+    """`mine` replays the follow-ups on a cursor beside the merge and links them on the session's connection
+    afterwards: the rows must be those of one `link` call, resolved shapes and cache keys included."""
+    talks = [(f"u{i}", [f"how many vacation days do we get in {o}", "what about Lisbon?", "and in Toronto?"])
+             for i, o in enumerate(["Berlin", "Amsterdam", "Warsaw", "Berlin", "London", "Toronto"])]
+    talks += [(f"c{i}", ["compare vacation days in Berlin and Amsterdam", "and in Lisbon?"]) for i in range(4)]
+    write_log(tmp_path / "log.jsonl", talks)
+    _, figures, rows = mine_followups(tmp_path / "log.jsonl", LEARNED)
+    (tmp_path / "again").mkdir()
+    write_log(tmp_path / "again" / "log.jsonl", talks)
+    _, figures_on_cursor, rows_on_cursor = mine_followups(tmp_path / "again" / "log.jsonl", LEARNED, on_cursor=True)
+    assert figures_on_cursor == figures and figures["cached"] > 0
+    assert rows_on_cursor == rows and sum(bool(r["resolved_key"]) for r in rows) == figures["cached"]
 
 
 # --- offline equals online (property) ----------------------------------------------------------------
