@@ -2,7 +2,8 @@
 
     .venv/bin/python -m benchmarks.bench_mining [--rows N] [--repeat R] [--scan-repeat S] [--json] [--profile]
 
-The log is generated fresh in a temporary directory by ``data/demo/generate_logs.py`` itself (imported, with
+The log is generated in a temporary directory (or the ``--keep`` directory, which keeps it for the next run of
+the same ``--rows`` and ``--repeat``) by ``data/demo/generate_logs.py`` itself (imported, with
 its row, PII, user, poisoning and day counts scaled so that a window of its days holds N lines, and R - 1 more
 days at the same rate; in a child process, so its memory does not count toward the peak RSS reported here): the
 demo's 33 shapes, phrasings, Zipf frequencies, noise, follow-ups, PII and malformed lines, hive-partitioned
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import hashlib
 import importlib.util
 import io
 import json
@@ -98,26 +100,39 @@ def scaled_parameters(rows: int) -> dict[str, int]:
 
 def generate_logs(rows: int, dest: Path, extra_days: int = 0) -> dict[str, Any]:
     """Write dest/logs/date=YYYY-MM-DD/part-000.jsonl.gz (about `rows` lines a window of `window_days` days, and
-    `extra_days` more days at the same rate, from the same users); a summary of what is in them."""
+    `extra_days` more days at the same rate, from the same users); a summary of what is in them.
+
+    The generator is seeded: a log that `dest` holds from the same generator and parameters is used again (its
+    summary in dest/logs.json, "reused": true); any other is deleted first, so no day of an earlier log stays."""
     gen = load_generator()
     params = scaled_parameters(rows)
     window = params["N_DAYS"]
     for name in ("BASE_ROWS", "PII_ROWS", "INJECTION_ROWS"):  # days differ in volume: 3 % more, so that a
         params[name] = round(params[name] * (window + extra_days) / window * 1.03)  # window holds about N lines
     params["N_DAYS"] = window + extra_days
+    stamp = {"generator": hashlib.sha256(GENERATOR.read_bytes()).hexdigest(), "params": params}
+    summary_file = dest / "logs.json"
+    if summary_file.exists() and (dest / "logs").is_dir():
+        kept = json.loads(summary_file.read_text(encoding="utf-8"))
+        if kept.get("stamp") == stamp:
+            return {**kept["summary"], "generate_seconds": 0.0, "reused": True}
+    summary_file.unlink(missing_ok=True)
+    shutil.rmtree(dest / "logs", ignore_errors=True)
     for name, value in params.items():
         setattr(gen, name, value)
     t0 = time.perf_counter()
     truth = gen.generate(dest)
     seconds = time.perf_counter() - t0
     files = sorted((dest / "logs").rglob("*.jsonl.gz"))
-    return {
+    summary = {
         "lines": truth["total_lines"], "valid_rows": truth["valid_rows"], "days": len(truth["days"]),
         "first_day": truth["days"][0], "last_day": truth["days"][-1], "users": truth["users"]["distinct"],
         "pii_rows": truth["pii"]["rows"], "malformed": truth["malformed"]["rows"], "files": len(files),
         "bytes": sum(f.stat().st_size for f in files), "generator_params": params, "generate_seconds": seconds,
-        "window_days": window, "rows_per_day": truth["rows_per_day"],
+        "window_days": window, "rows_per_day": truth["rows_per_day"], "reused": False,
     }
+    summary_file.write_text(json.dumps({"stamp": stamp, "summary": summary}, default=str), encoding="utf-8")
+    return summary
 
 
 def scan_sql(logs: Path, days: list[str] | None = None) -> str:
@@ -271,9 +286,10 @@ def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, 
     all_days = sorted(gen["rows_per_day"])
     windows = [all_days[r:r + gen["window_days"]] for r in range(repeat)]
     window_lines = [sum(gen["rows_per_day"][d] for d in w) for w in windows]
+    made = "kept from an earlier run" if gen["reused"] else f"generated in {gen['generate_seconds']:.0f}s"
     print(f"  {gen['lines']:,} lines in {gen['files']} files ({gen['bytes'] / 1e6:.1f} MB gzip) over "
-          f"{gen['days']} days, {gen['users']:,} users; generated in {gen['generate_seconds']:.0f}s, index "
-          f"{index_seconds:.0f}s", file=sys.stderr, flush=True)
+          f"{gen['days']} days, {gen['users']:,} users; {made}, index {index_seconds:.0f}s",
+          file=sys.stderr, flush=True)
     load_model(config.model_path)
     rss_before = current_rss_mb()
 
@@ -443,7 +459,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2, help="extraction processes (config mining.workers; default 2)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     ap.add_argument("--profile", action="store_true", help="also cProfile one extra mining run")
-    ap.add_argument("--keep", type=Path, default=None, help="work in this directory and keep it (logs, index)")
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="work in this directory and keep it (logs, index); a log it holds of the same size is reused")
     args = ap.parse_args(argv)
     if args.repeat < 1 or args.scan_repeat < 1 or args.rows < 1_000:
         ap.error("--repeat and --scan-repeat must be at least 1, --rows at least 1000")
