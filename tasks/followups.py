@@ -23,7 +23,7 @@ _RESOLVED = FOLLOWUP_COLUMNS[2:]
 def _turns(con: Any, config: Config) -> None:
     """The view `turns`: each row of `q` with whether it came within the follow-up window of the same user's
     previous question, and that question's skeleton and constraints (`q` holds the previous question: the
-    window pass that made it serves learn and link)."""
+    window pass that made it serves learn and replay)."""
     con.execute(f"""
         CREATE VIEW IF NOT EXISTS turns AS
         SELECT question_id, "user", ts, sid, kid,
@@ -75,7 +75,8 @@ def _table(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.Table:
 @dataclass
 class Replayed:
     """The follow-up rows resolved into standalone skeletons (`replay`), before shape ids are known: the
-    distinct (previous question, follow-up) pairs, and the rows of users whose follow-ups chain."""
+    distinct (previous question, follow-up) pairs, and the rows of users whose follow-ups chain. Each turn's
+    standalone question (`Turn.question`) is filled in by the replay too, so that work runs beside the merge."""
 
     pairs: list[tuple[Any, ...]]  # (constraints, near, prev_skeleton, prev_constraints, Turn, its question)
     chained: dict[int, tuple[Turn, str | None]]  # by question id: a line logged twice is one question
