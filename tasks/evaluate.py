@@ -135,8 +135,8 @@ def _score(a: dict[str, float], q: Labeled, run: Retrieved, system: str, sound: 
     docs = {_doc(c) for c in run.context}
     covered = [bool(part & docs) for part in q.parts]
     cov = sum(covered) / len(covered) if covered else 1.0
-    planned = system != "one-search" and any(p.id != "original" for p in run.parts)
-    split = run.searches > 1 and system != "one-search"
+    steps = 0 if system == "one-search" else sum(p.id != "original" for p in run.parts)
+    planned, split = steps > 0, steps > 1  # the whole question's search (kept or topping up) is no step
     a["n"] += 1
     a["part_coverage"] += cov
     a["all_parts"] += all(covered)
@@ -144,7 +144,7 @@ def _score(a: dict[str, float], q: Labeled, run: Retrieved, system: str, sound: 
     a["split_against_label"] += split and q.should_split is False
     a["missed_splits"] += (not split) and q.should_split is True
     a["plans"] += planned
-    a["plan_steps"] += run.searches if planned else 0
+    a["plan_steps"] += steps
     if system != "one-search" and sound is not None:
         a["templates"] += 1
         a["templates_sound"] += sound

@@ -127,6 +127,7 @@ def reranked(hits: list[Hit], question: np.ndarray) -> list[tuple[str, float]]:
 def retrieve(question: str, plan: Plan | None, index: Index, lexicon: Lexicon, budget: int, k: int,
              keep_original: bool, merge: str = "round_robin", rerank: bool = False) -> Retrieved:
     """One search when there is no plan; else the plan's parts (plus the original question) merged by part.
+    A plan whose parts leave the context short of the budget is topped up from the whole question's search.
 
     `rerank`: within each step's part, the chunks are ordered against the original question before the merge
     (the part still keeps its quota under round robin)."""
@@ -135,7 +136,11 @@ def retrieve(question: str, plan: Plan | None, index: Index, lexicon: Lexicon, b
         parts.append(search_original(question, index, budget, k))
     if plan is not None:
         parts += run_plan(plan, index, lexicon, step_depth(k, budget))
-    return merge_parts(question, parts, index, budget, merge, rerank)
+    got = merge_parts(question, parts, index, budget, merge, rerank)
+    if plan is not None and not keep_original and len(got.context) < budget:
+        got = merge_parts(question, parts, index, budget, merge, rerank,
+                          fill=search_original(question, index, budget, k))
+    return got
 
 
 def step_depth(k: int, budget: int) -> int:
@@ -150,11 +155,17 @@ def search_original(question: str, index: Index, budget: int, k: int) -> StepRes
 
 
 def merge_parts(question: str, parts: list[StepResult], index: Index, budget: int, merge: str = "round_robin",
-                rerank: bool = False) -> Retrieved:
+                rerank: bool = False, fill: StepResult | None = None) -> Retrieved:
     """The context from parts already searched (see `retrieve`); a plan's parts can be merged several ways
-    without searching again."""
+    without searching again. `fill`: the whole question's search, whose best chunks top up a context the parts
+    leave short of the budget (steps under narrow filters can find fewer chunks than their share); it counts as
+    a search only then, as only then is it run (`retrieve`)."""
     lists = [[(h.id, h.score) for h in p.hits] for p in parts]
     if rerank and any(p.id != "original" for p in parts):
         qv = index.embedder.encode_one(question)
         lists = [ranked if p.id == "original" else reranked(p.hits, qv) for p, ranked in zip(parts, lists, strict=True)]
-    return Retrieved(MERGES[merge](lists, budget), parts, len(parts))
+    context = MERGES[merge](lists, budget)
+    if fill is None or len(context) >= budget:
+        return Retrieved(context, parts, len(parts))
+    more = [h.id for h in fill.hits if h.id not in context][:budget - len(context)]
+    return Retrieved(context + more, [*parts, fill], len(parts) + 1)

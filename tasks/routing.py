@@ -23,7 +23,7 @@ from tasks.store import Index, best_cosine
 from tasks.vocabulary import subquery_reach, worded
 
 ROUTES = ("one_search", "split", "split_original")
-ROUTER_VERSION = 7  # part of a template's signature: a changed router re-evaluates every shape
+ROUTER_VERSION = 8  # part of a template's signature: a changed router re-evaluates every shape
 
 EVIDENCE_MARGIN = 0.2  # default: cosine below a step's best chunk within which a chunk is still evidence
 
@@ -157,11 +157,12 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         original = search_original(question, index, budget, k)  # each search once, merged three ways
         steps = run_plan(plan, index, lexicon, step_depth(k, budget))
         one = merge_parts(question, [original], index, budget, merge, rerank)
-        split = merge_parts(question, steps, index, budget, merge, rerank)
+        split = merge_parts(question, steps, index, budget, merge, rerank, fill=original)
         both = merge_parts(question, [original, *steps], index, budget, merge, rerank)
         need = needed_values(sk, split, lexicon)
-        if not (parts_find_evidence(split, floor)  # no search: before the probes
-                and has_evidence(need, whole_question_probe(question, split, index), floor)):
+        own = Retrieved([], steps, len(steps))  # the steps alone, without the whole question's top-up
+        if not (parts_find_evidence(own, floor)  # no search: before the probes
+                and has_evidence(need, whole_question_probe(question, own, index), floor)):
             need = set()  # the corpus holds no answer: every route covers the same (nothing)
         targets = part_targets(need, split, evidence_depth(budget, len(plan.steps)), margin)
         refused += any(p.error for p in split.parts)

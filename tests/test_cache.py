@@ -52,14 +52,19 @@ def test_seed_handbook_plan_columns(seed_eval: dict) -> None:
         assert (bridge["bridges"], bridge["bridges_right"], bridge["bridge_accuracy"]) == (1, 1, 1.0)
         assert _row(seed_eval, system)["plan_validity"] == 1.0
     rules, routed = _row(seed_eval, "rules"), _row(seed_eval, "routed")
-    assert rules["plans"] == 10 and rules["steps_per_plan"] == rules["searches_per_question"]
+    # every question planned; a plan whose steps leave the context short searches the whole question too
+    assert rules["plans"] == 10 and rules["steps_per_plan"] < rules["searches_per_question"]
     assert 0 < routed["plans"] < 10 and routed["steps_per_plan"] >= 2  # split questions only, each with 2+ steps
     assert _row(seed_eval, "routed", "comparison")["steps_per_plan"] == 2.0
+    plus = _row(seed_eval, "routed+original")  # the kept whole question is a search, not a step of the plan
+    assert plus["plans"] == routed["plans"] and plus["steps_per_plan"] == routed["steps_per_plan"]
+    assert plus["searches_per_question"] > routed["searches_per_question"]
     png = Path(seed_eval["plot"])
     assert png == Path(seed_eval["out"]) / "eval.png" and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     table = markdown_rows(seed_eval["rows"])
     assert len(table) == 2 + len(seed_eval["rows"])
-    assert "| routed | bridge | 1 | 1.000 | 1.000 (1/1) | 3.00 | 0 | 0 | 1/1 | 1.00 | 3.00 |" in table
+    # steps s1 and s2, the original kept beside them: three searches, two steps
+    assert "| routed | bridge | 1 | 1.000 | 1.000 (1/1) | 3.00 | 0 | 0 | 1/1 | 1.00 | 2.00 |" in table
 
 
 def test_wrong_or_refused_bridge_value_counts_wrong() -> None:

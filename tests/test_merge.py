@@ -92,3 +92,18 @@ def test_a_split_fills_the_budget_from_its_parts(seed_eval: dict) -> None:
     assert [len(p.hits) for p in run.parts] == [5, 3]
     assert len(run.context) == 5  # none of the budget left unused (2 chunks with one per step)
     assert {h.facets["office"] for h in run.hits_by_id().values() if h.id in run.context} == {"Berlin", "Amsterdam"}
+
+
+def test_a_split_its_parts_leave_short_is_topped_up_from_the_whole_question(seed_eval: dict) -> None:
+    cache = PlanCache.open(Path(seed_eval["out"]))
+    question = "Compare parental leave for the second parent in Berlin and Amsterdam."
+    plan = Plan.model_validate(cache.lookup(question, now=date(2026, 11, 29)).plan)
+    manifest = json.loads((cache.run_dir / "manifest.json").read_text())
+    index = Index(manifest["index"]["uri"], load_config(DEMO_CONFIG), manifest["index"]["version"])
+    run = retrieve(question, plan, index, cache.lexicon, 12, 4, keep_original=False)
+    # Berlin holds 5 chunks and Amsterdam 3: the whole question's best chunks fill the other 4 of the budget
+    steps, original = run.parts[:2], run.parts[2]
+    assert [len(p.hits) for p in steps] == [5, 3] and original.id == "original" and run.searches == 3
+    from_steps = {h.id for p in steps for h in p.hits}
+    assert run.context[:8] == [c for c in run.context if c in from_steps] and len(run.context) == 12
+    assert run.context[8:] == [h.id for h in original.hits if h.id not in from_steps][:4]
