@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Callable, Iterable
 
@@ -68,6 +70,10 @@ class Scrubber:
             if self.names else None
         )
         self._keep = {k.casefold() for k in keep}
+
+    def digest(self) -> str:
+        """A hash of what the scrubber replaces and keeps besides its patterns."""
+        return hashlib.sha256(json.dumps([self.names, sorted(self._keep)]).encode()).hexdigest()[:16]
 
     def __call__(self, text: str) -> str:
         text = replace_patterns(text)

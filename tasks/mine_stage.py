@@ -15,12 +15,14 @@ from schemas.config import Config
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
 from tasks import followups
+from tasks.extracted import ExtractionMemo
 from tasks.logs import ingest
 from tasks.mining import (
     MineResult,
     build_shapes,
     classify_shapes,
     extract_distinct,
+    keep_extraction,
     merge_skeletons,
     sort_questions,
     summarize,
@@ -41,7 +43,8 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     ing = ingest(logs, since=since, until=until, max_query_chars=config.mining.max_query_chars, now=now,
                  scrub=scrub, defer_quarantine=True,  # the quarantine's line numbers are found meanwhile
                  last_days=config.mining.window_days)
-    extract_distinct(ing, lexicon, scrub, quiet=quiet, workers=config.mining.workers)
+    memo = ExtractionMemo(_vector_dir(index), lexicon, scrub)
+    extract_distinct(ing, lexicon, scrub, quiet=quiet, workers=config.mining.workers, memo=memo)
     # DuckDB work on a second cursor uses the other core while the phases beside it run in Python: sorting
     # every question for questions.parquet, then writing it (its rows need shape ids and follow-ups, not types).
     with (closing(ing.con.cursor()) as cursor, closing(ing.con.cursor()) as replay_cursor,
@@ -55,6 +58,7 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
         rep_of = merge_skeletons(ing, config, vectors, quiet=quiet)
         shapes = build_shapes(ing, config, rep_of)
         followups.drop_followup_shapes(shapes, rules)
+        keep_extraction(ing.con, memo, shapes)
         vectors.name_shapes([s["skeleton"] for s in shapes if s["recurring"]])
         # The examples are embedded beside the linking, for the same reason (classifying sets a shape's type,
         # reason and example; the linking reads its id and name).
@@ -75,7 +79,8 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
 
 
 def _vector_dir(index: Index) -> Path | None:
-    """Skeleton vectors live beside a local index (`<out>/vectors`); a remote index keeps none."""
+    """Skeleton vectors and the extraction memo live beside a local index (`<out>/vectors`); a remote index
+    keeps none."""
     return None if "://" in index.uri else Path(index.uri).parent / "vectors"
 
 

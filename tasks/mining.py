@@ -23,6 +23,7 @@ from schemas.pii import Scrubber
 from tasks import extract_rows
 from tasks.classify import classify
 from tasks.embed import Embedder
+from tasks.extracted import ExtractionMemo
 from tasks.logs import Ingested
 from tasks.progress import progress
 from tasks.vectors import VectorStore, text_key
@@ -56,16 +57,20 @@ _PARALLEL_FROM = 100_000
 
 
 def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bool = False,
-                     workers: int = 1) -> None:
+                     workers: int = 1, memo: ExtractionMemo | None = None) -> None:
     """Scrub and skeletonise each distinct (query, year) once, into the table `q` (one row per log row).
 
     DuckDB SQL (`schemas.extract_sql`) scrubs and skeletonises the questions it provably handles like Python.
     The others are scrubbed in Python; those SQL takes after scrubbing go back to it, and the rest get the
     Python skeleton, the code `lookup` runs. With `workers` > 1, many questions are split over that many
-    processes.
+    processes. With a `memo`, the questions the last run extracted are recalled, not extracted again
+    (`keep_extraction` keeps this run's for the next).
     """
     con = ing.con
-    con.execute("CREATE TABLE distinct_q AS SELECT query, CAST(year(ts) AS INTEGER) AS y FROM rows GROUP BY ALL")
+    con.execute("CREATE TABLE window_q AS SELECT query, CAST(year(ts) AS INTEGER) AS y FROM rows GROUP BY ALL")
+    recalled = memo.recall(con, "window_q", "recalled") if memo else 0
+    con.execute("CREATE TABLE distinct_q AS SELECT * FROM window_q" +
+                (" ANTI JOIN recalled USING (query, y)" if recalled else ""))
     sql = SqlSkeletons(lexicon, scrub)
     if sql.supported:
         # Each pass runs Python and DuckDB (which releases the GIL) side by side: first Python scrubs the
@@ -95,7 +100,17 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
     by_python = pa.table(out, schema=_MAPPING_SCHEMA)  # noqa: F841 - DuckDB reads the local variable by name
     con.execute("CREATE TABLE IF NOT EXISTS mapping AS SELECT * FROM by_python LIMIT 0")
     con.execute("INSERT INTO mapping SELECT * FROM by_python")
+    if recalled:
+        con.execute("INSERT INTO mapping SELECT * FROM recalled")
     _question_table(con)
+
+
+def keep_extraction(con: Any, memo: ExtractionMemo, shapes: list[dict[str, Any]]) -> None:
+    """Keep the extraction of this run's questions whose shapes recur, for the next run to recall."""
+    reps = pa.table({"rep": [s["skeleton"] for s in shapes if s["recurring"]]})  # noqa: F841
+    con.execute("CREATE TABLE recurring_reps AS SELECT * FROM reps")
+    memo.keep(con, """SELECT m.* FROM mapping m JOIN skeletons s USING (skeleton) JOIN sk_rep k USING (sid)
+                      JOIN skeletons r ON r.sid = k.rep SEMI JOIN recurring_reps t ON t.rep = r.skeleton""")
 
 
 def _question_table(con: Any) -> None:

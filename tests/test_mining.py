@@ -31,7 +31,7 @@ from tasks.mine_stage import mine
 from tasks.mining import NEAR_TOP_SQL, _seed, near_top
 from tasks.store import Index
 from tests.conftest import DEMO_CONFIG, ROOT
-from tests.test_privacy import NEAR_DUPLICATE, OFFICES, build_seed_index, find_leaks, write_log
+from tests.test_privacy import NEAR_DUPLICATE, OFFICES, UNIQUE, build_seed_index, find_leaks, write_log
 
 DEMO = ROOT / "data" / "demo"
 TRUTH = json.loads((DEMO / "log_shapes.json").read_text(encoding="utf-8"))
@@ -618,3 +618,45 @@ def test_a_remembered_seed_of_too_few_users_seeds_nothing() -> None:
     vecs = np.array([[1.0, 0.0], [1.0, 0.0]], dtype=np.float32)
     rows = [("j", "", 30, 2), ("i", "", 20, 2)]  # both of 2 users now
     assert _seed([0, 1], rows, vecs, config, {0: 0, 1: 0}) == {0: 0, 1: 1}
+
+
+def test_a_next_run_recalls_the_extraction_of_the_last(tmp_path: Path, small_index: tuple[Config, Index]) -> None:
+    """A run keeps each distinct question's extraction beside the skeleton vectors, keyed by a hash of the
+    question (no raw text, no personal data on disk); the next run with the same lexicon recalls it and publishes
+    the same files, a corrupt memo is ignored, and a changed lexicon starts an empty one."""
+    config, index = small_index
+    memo_dir = Path(index.uri).parent / "vectors"  # where mining keeps them
+    shutil.rmtree(memo_dir, ignore_errors=True)
+    rows = [(f"u{i % 4}", q.format(o)) for i in range(12) for o in OFFICES[:3] for q in (
+        "what is the per diem in {} this year", "mail jane.doe@example.com about parental leave in {}",
+        "how many vacation days do we get in {} in 2025")]
+    log = write_log(tmp_path / "log.jsonl", rows + [("solo", UNIQUE.format(office="Berlin"))] * 20)
+
+    def run(cfg: Config) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        staging = tmp_path / "staging"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        mine(log, cfg, index, staging, now=datetime(2026, 12, 1), quiet=True)
+        return (pq.read_table(staging / "questions.parquet").to_pylist(),
+                pq.read_table(staging / "shapes.parquet").drop(["first_seen", "last_seen"]).to_pylist())
+
+    first = run(config)
+    (memo,) = memo_dir.glob("extracted-*.parquet")
+    kept = pq.read_table(memo).to_pylist()
+    assert len(kept) == 9  # one row per distinct question and year of a recurring shape
+    assert not any(w in str(kept).encode() + memo.read_bytes() for w in (b"jane", b"per diem in Berlin", b"quokka"))
+    assert run(config) == first
+
+    # Recalled, not extracted again: a memo whose skeletons were changed shows through.
+    recalled = "what does the memo recall for {office}"
+    pq.write_table(pq.read_table(memo).set_column(2, "skeleton", pa.array([recalled] * len(kept))), memo)
+    _, shapes = run(config)
+    assert [s["skeleton"] for s in shapes] == [recalled]
+    memo.write_bytes(b"PAR1 not a memo")
+    assert run(config) == first
+
+    aliased = config.model_copy(deep=True)
+    next(f for f in aliased.facets if f.name == "office").aliases["bln"] = "Berlin"
+    assert run(aliased) == first  # no question names the alias: the same extraction, made afresh
+    (new_memo,) = memo_dir.glob("extracted-*.parquet")
+    assert new_memo != memo  # the old fingerprint's memo is gone

@@ -1,0 +1,80 @@
+"""Extracted questions kept between runs, so a nightly run scrubs and skeletonises only the questions it has not
+seen before.
+
+A moving log window shares all but a day with last night's, and so most of its distinct questions. The memo
+holds, for each distinct (question, year) of the last run whose shape recurred, its skeleton, signature, slots and
+constraints (rows of the table `mapping` of `tasks.mining`), keyed by a 128-bit hash of the raw question: no raw
+question is written to disk, what is stored is as scrubbed as questions.parquet, and, as there, nothing of a
+shape that does not recur beyond counts. It is valid for one extraction only: its file name
+carries a fingerprint of the lexicon, the scrubber's names, the DuckDB version and the source of every module
+the extraction runs, so a changed lexicon, config or code starts an empty memo. Losing it costs time, nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from schemas.extract import Lexicon
+from schemas.pii import Scrubber
+
+# The modules whose code extracts a question (`tasks.mining` holds the SQL passes)
+_EXTRACTION_MODULES = ("schemas.constraint", "schemas.extract", "schemas.extract_sql", "schemas.pii", "schemas.text",
+                       "tasks.extract_rows", "tasks.mining")
+KEY_SQL = "md5_number({})"  # the key of a raw question, in DuckDB
+
+
+def fingerprint(lexicon: Lexicon, scrub: Scrubber) -> str:
+    """What the extraction of a question depends on besides the question and its year."""
+    body = {"lexicon": lexicon.digest(), "facets": sorted(lexicon.kinds.items()), "scrubber": scrub.digest(),
+            "duckdb": duckdb.__version__,
+            "code": [hashlib.sha256(Path(str(_source(m))).read_bytes()).hexdigest() for m in _EXTRACTION_MODULES]}
+    return hashlib.sha256(json.dumps(body).encode()).hexdigest()[:16]
+
+
+def _source(module: str) -> str | None:
+    spec = importlib.util.find_spec(module)
+    return spec.origin if spec else None
+
+
+class ExtractionMemo:
+    def __init__(self, folder: Path | None, lexicon: Lexicon, scrub: Scrubber) -> None:
+        self.path = folder / f"extracted-{fingerprint(lexicon, scrub)}.parquet" if folder is not None else None
+
+    def recall(self, con: Any, questions: str, into: str) -> int:
+        """Create table `into` with the mapping rows of the (query, y) rows of table `questions` extracted by the
+        last run; the number of rows recalled. An unreadable memo recalls nothing (it is rewritten by `keep`)."""
+        con.execute(f"CREATE TABLE {into} (query VARCHAR, y INTEGER, skeleton VARCHAR, signature VARCHAR, "
+                    "slots VARCHAR, constraints VARCHAR)")
+        if self.path is None or not self.path.exists():
+            return 0
+        path = str(self.path).replace("'", "''")
+        try:
+            con.execute(f"""INSERT INTO {into}
+                SELECT d.query, d.y, m.skeleton, m.signature, m.slots, m.constraints
+                FROM {questions} d JOIN read_parquet('{path}') m
+                     ON m.key = {KEY_SQL.format('d.query')} AND m.y = d.y""")
+        except duckdb.Error:
+            con.execute(f"DELETE FROM {into}")
+            return 0
+        return int(con.sql(f"SELECT count(*) FROM {into}").fetchall()[0][0])
+
+    def keep(self, con: Any, rows: str) -> None:
+        """Write the mapping rows the query `rows` selects as the memo for the next run (atomically: a crash
+        leaves the old memo or the new one), and delete the memos of other fingerprints."""
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp.parquet")
+        con.execute(f"""COPY (SELECT {KEY_SQL.format('query')} AS key, y, skeleton, signature, slots, constraints
+                             FROM ({rows})) TO '{str(tmp).replace("'", "''")}' (FORMAT parquet)""")
+        os.replace(tmp, self.path)
+        for old in self.path.parent.glob("extracted-*.parquet"):
+            if old != self.path:
+                old.unlink(missing_ok=True)
