@@ -46,7 +46,8 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     memo = ExtractionMemo(_vector_dir(index), lexicon, scrub)
     extract_distinct(ing, lexicon, scrub, quiet=quiet, workers=config.mining.workers, memo=memo)
     # DuckDB work on a second cursor uses the other core while the phases beside it run in Python: sorting
-    # every question for questions.parquet, then writing it (its rows need shape ids and follow-ups, not types).
+    # every question for questions.parquet, keeping the extraction memo, then writing questions.parquet (its rows
+    # need shape ids and follow-ups, not types).
     with (closing(ing.con.cursor()) as cursor, closing(ing.con.cursor()) as replay_cursor,
           ThreadPoolExecutor(1) as background, ThreadPoolExecutor(1) as beside):
         sorting = background.submit(sort_questions, cursor)
@@ -58,7 +59,7 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
         rep_of = merge_skeletons(ing, config, vectors, quiet=quiet)
         shapes = build_shapes(ing, config, rep_of)
         followups.drop_followup_shapes(shapes, rules)
-        keep_extraction(ing.con, memo, shapes)
+        keeping = background.submit(keep_extraction, cursor, memo, shapes)  # once the sort is done
         vectors.name_shapes([s["skeleton"] for s in shapes if s["recurring"]])
         # The examples are embedded beside the linking, for the same reason (classifying sets a shape's type,
         # reason and example; the linking reads its id and name).
@@ -71,6 +72,7 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
         write_shapes(shapes, staging)
         vectors.save()
         sorting.result()
+        keeping.result()
         writing.result()
     result = summarize(ing, shapes)
     result.followups = linked
