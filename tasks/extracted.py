@@ -4,10 +4,11 @@ seen before.
 A moving log window shares all but a day with last night's, and so most of its distinct questions. The memo
 holds, for each distinct (question, year) of the last run whose shape recurred, its skeleton, signature, slots and
 constraints (rows of the table `mapping` of `tasks.mining`), keyed by a 128-bit hash of the raw question: no raw
-question is written to disk, what is stored is as scrubbed as questions.parquet, and, as there, nothing of a
-shape that does not recur beyond counts. It is valid for one extraction only: its file name
-carries a fingerprint of the lexicon, the scrubber's names, the DuckDB version and the source of every module
-the extraction runs, so a changed lexicon, config or code starts an empty memo. Losing it costs time, nothing else.
+question is written to disk (a key can only confirm a question already guessed whole), what
+is stored is as scrubbed as questions.parquet, and, as there, nothing of a shape that does not recur. It is valid
+for one extraction only: its file name carries a fingerprint of the lexicon, the scrubber, the DuckDB version and
+the source of every module the extraction runs, so a changed lexicon, config or code starts an empty memo. Losing
+it costs time, nothing else.
 """
 
 from __future__ import annotations
