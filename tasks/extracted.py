@@ -28,23 +28,27 @@ from schemas.pii import Scrubber
 # The modules whose code extracts a question (`tasks.mining` holds the SQL passes)
 _EXTRACTION_MODULES = ("schemas.constraint", "schemas.extract", "schemas.extract_sql", "schemas.pii", "schemas.text",
                        "tasks.extract_rows", "tasks.mining")
-KEY_SQL = "md5_number({})"  # the key of a raw question, in DuckDB
+_KEY_SQL = "md5_number({})"  # the key of a raw question, in DuckDB
 
 
 def fingerprint(lexicon: Lexicon, scrub: Scrubber) -> str:
     """What the extraction of a question depends on besides the question and its year."""
     body = {"lexicon": lexicon.digest(), "facets": sorted(lexicon.kinds.items()), "scrubber": scrub.digest(),
             "duckdb": duckdb.__version__,
-            "code": [hashlib.sha256(Path(str(_source(m))).read_bytes()).hexdigest() for m in _EXTRACTION_MODULES]}
+            "code": [hashlib.sha256(Path(_source(m)).read_bytes()).hexdigest() for m in _EXTRACTION_MODULES]}
     return hashlib.sha256(json.dumps(body).encode()).hexdigest()[:16]
 
 
-def _source(module: str) -> str | None:
+def _source(module: str) -> str:
     spec = importlib.util.find_spec(module)
-    return spec.origin if spec else None
+    if spec is None or spec.origin is None:
+        raise ImportError(f"no source file for {module}: update _EXTRACTION_MODULES")
+    return spec.origin
 
 
 class ExtractionMemo:
+    """The memo in `folder` (None: no memo) for one lexicon and scrubber."""
+
     def __init__(self, folder: Path | None, lexicon: Lexicon, scrub: Scrubber) -> None:
         self.path = folder / f"extracted-{fingerprint(lexicon, scrub)}.parquet" if folder is not None else None
 
@@ -60,7 +64,7 @@ class ExtractionMemo:
             con.execute(f"""INSERT INTO {into}
                 SELECT d.query, d.y, m.skeleton, m.signature, m.slots, m.constraints
                 FROM {questions} d JOIN read_parquet('{path}') m
-                     ON m.key = {KEY_SQL.format('d.query')} AND m.y = d.y""")
+                     ON m.key = {_KEY_SQL.format('d.query')} AND m.y = d.y""")
         except duckdb.Error:
             con.execute(f"DELETE FROM {into}")
             return 0
@@ -73,7 +77,7 @@ class ExtractionMemo:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp.parquet")
-        con.execute(f"""COPY (SELECT {KEY_SQL.format('query')} AS key, y, skeleton, signature, slots, constraints
+        con.execute(f"""COPY (SELECT {_KEY_SQL.format('query')} AS key, y, skeleton, signature, slots, constraints
                              FROM ({rows})) TO '{str(tmp).replace("'", "''")}' (FORMAT parquet)""")
         os.replace(tmp, self.path)
         for old in self.path.parent.glob("extracted-*.parquet"):
