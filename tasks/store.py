@@ -74,12 +74,33 @@ def existing_state(table: Any | None) -> dict[str, tuple[str, str, np.ndarray]]:
         strict=True))}
 
 
+SAME_MODEL_COSINE = 0.999  # a chunk embedded again by the model that stored it gives its vector (within batching)
+
+
+def _same_model(old: dict[str, tuple[str, str, np.ndarray]], chunks: Sequence[EnrichedChunk], embedder: Embedder,
+                uri: str, table: str) -> bool:
+    """Whether the stored vectors come from the embedder's model: the first unchanged chunk, embedded again,
+    gives its stored vector. A changed `model_path` (or model version) would otherwise leave the old model's
+    vectors beside the new one's; a model of another dimension cannot share the table."""
+    probe = next((e for e in sorted(chunks, key=lambda e: e.chunk.id)
+                  if e.chunk.id in old and old[e.chunk.id][0] == e.chunk.content_hash), None)
+    if probe is None:
+        return True
+    stored = old[probe.chunk.id][2]
+    if len(stored) != embedder.dim:
+        raise ValueError(f"{uri}: table '{table}' holds vectors of {len(stored)} dimensions and the model gives "
+                         f"{embedder.dim}; index into a new --out (or index_uri) for this model")
+    return float(embedder.encode_one(probe.chunk.text) @ stored) >= SAME_MODEL_COSINE
+
+
 def write_index(chunks: Sequence[EnrichedChunk], config: Config, uri: str, embedder: Embedder,
                 quiet: bool = False) -> IndexResult:
     """Merge the enriched chunks into the table: embed only new or changed text, delete what is gone."""
     db = lancedb.connect(uri)
     table = open_table(uri, config.table)
     old = existing_state(table)
+    if not _same_model(old, chunks, embedder, uri, config.table):
+        old = {i: ("", "", vec) for i, (_, _, vec) in old.items()}  # every chunk is embedded and written again
     new_ids = {e.chunk.id for e in chunks}
     to_embed = [e for e in chunks if e.chunk.id not in old or old[e.chunk.id][0] != e.chunk.content_hash]
     embed_ids = {e.chunk.id for e in to_embed}

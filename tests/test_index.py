@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from schemas.config import load_config
 from tasks.corpus import CorpusError
+from tasks.embed import Embedder
 from tasks.indexing import build_index, index_uri
 from tasks.store import Index
 from tests.conftest import DEMO_CONFIG
@@ -159,6 +162,40 @@ def test_incremental_merge(tmp_path: Path, seed_corpus: Path) -> None:
     assert (removed.embedded, removed.deleted, removed.chunks) == (0, guide_chunks, 17)
     ids = Index(index_uri(config, tmp_path), config).to_arrow().column("id").to_pylist()
     assert len(ids) == len(set(ids)) == 17
+
+
+class _OtherModel(Embedder):
+    """Stands in for another model (no second one is installed): the packaged model's vectors, reversed, or cut
+    to their first `dim` components."""
+
+    def __init__(self, dim: int = 384) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def encode(self, texts: Sequence[str], label: str = "embedding", quiet: bool = False) -> np.ndarray:
+        vecs = super().encode(texts, label, quiet)[:, ::-1][:, :self.dim]
+        return np.ascontiguousarray(vecs / np.linalg.norm(vecs, axis=1, keepdims=True))
+
+    def encode_one(self, text: str) -> np.ndarray:
+        return self.encode([text], quiet=True)[0]
+
+
+def test_a_changed_model_embeds_every_chunk_again(tmp_path: Path, seed_corpus: Path) -> None:
+    """Unchanged text keeps its vector only while the model is the same: another model re-embeds and rewrites
+    every chunk (its searches then rank by its own vectors), and one of another dimension is a clear error."""
+    config = load_config(DEMO_CONFIG)
+    build_index(seed_corpus, config, tmp_path, RUN_DATE, quiet=True)
+    other = _OtherModel()
+    result = build_index(seed_corpus, config, tmp_path, RUN_DATE, quiet=True, embedder=other).result
+    assert (result.embedded, result.updated, result.deleted) == (17, 17, 0)
+    index = Index(index_uri(config, tmp_path), config, result.version, embedder=other)
+    hits = index.search(QUESTION, k=5)  # reversed query and chunk vectors: the reference ranking and scores
+    assert [h.id for h in hits] == [r[0] for r in REFERENCE]
+    assert [h.score for h in hits] == pytest.approx([r[1] for r in REFERENCE], abs=0.0015)
+    again = build_index(seed_corpus, config, tmp_path, RUN_DATE, quiet=True, embedder=other).result
+    assert (again.embedded, again.updated, again.version) == (0, 0, result.version)
+    with pytest.raises(ValueError, match=r"holds vectors of 384 dimensions and the model gives 128; index into a new"):
+        build_index(seed_corpus, config, tmp_path, RUN_DATE, quiet=True, embedder=_OtherModel(128))
 
 
 @pytest.mark.parametrize(
