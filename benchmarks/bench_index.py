@@ -1,6 +1,7 @@
 """Benchmark the index stage against plain sentence-transformers encoding, in one interleaved run.
 
     .venv/bin/python -m benchmarks.bench_index [--corpus PATH] [--scale K] [--repeat N] [--json] [--profile]
+                                               [--dtype bfloat16]
 
 Three measurements per round, interleaved (the order alternates from round to round) and reported as medians:
 
@@ -80,8 +81,10 @@ def peak_rss_mb() -> float:
     return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024  # bytes on macOS, KiB on Linux
 
 
-def run(corpus: Path, scale: int, repeat: int, workdir: Path, profile: bool) -> dict[str, Any]:
+def run(corpus: Path, scale: int, repeat: int, workdir: Path, profile: bool, dtype: str = "float32"
+        ) -> dict[str, Any]:
     config = load_config(CONFIG)
+    config.embed_dtype = dtype  # the builds' (plain encode stays float32: the baseline)
     run_date = date.today()
     scaled = replicate(corpus, scale, workdir / "corpus.jsonl")
     texts = count_chunks(scaled, config)
@@ -132,7 +135,7 @@ def run(corpus: Path, scale: int, repeat: int, workdir: Path, profile: bool) -> 
     }
     keys = {"plain_encode": "encode", "full_build": "full", "no_change_rerun": "rerun"}
     report: dict[str, Any] = {
-        "corpus": str(corpus), "scale": scale, "documents": scale * len(read_corpus(corpus)),
+        "corpus": str(corpus), "scale": scale, "dtype": dtype, "documents": scale * len(read_corpus(corpus)),
         "chunks": len(texts), "repeat": repeat, "batch_size": 64, "embed_batch_size": config.embed_batch_size,
         "cpus": _cpus(), "python": platform.python_version(),
         "rows": {name: {**row, "seconds": med[keys[name]], "all_seconds": times[keys[name]],
@@ -170,7 +173,8 @@ def render(report: dict[str, Any]) -> str:
              "no_change_rerun": "no-change re-run"}
     lines = [
         f"corpus {report['corpus']} x{report['scale']} = {report['documents']} documents, "
-        f"{report['chunks']} chunks; median of {report['repeat']} interleaved rounds; {report['cpus']} CPUs",
+        f"{report['chunks']} chunks; median of {report['repeat']} interleaved rounds; {report['cpus']} CPUs; "
+        f"builds embed in {report.get('dtype', 'float32')}, plain encode in float32",
         "",
         f"{'measurement':<22}{'chunks':>8}{'embedded':>10}{'seconds':>10}{'chunks/s':>10}",
     ]
@@ -202,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=2, help="interleaved rounds; medians are reported")
     ap.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     ap.add_argument("--profile", action="store_true", help="also cProfile one extra full build")
+    ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32",
+                    help="config embed_dtype for the builds (plain encode stays float32)")
     args = ap.parse_args(argv)
     corpus: Path = args.corpus or default_corpus()
     if args.repeat < 1:
@@ -211,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         base = len(count_chunks(corpus, load_config(CONFIG)))
         scale = max(1, math.ceil(MIN_CHUNKS / max(base, 1)))
     with tempfile.TemporaryDirectory(prefix="bench_index_") as tmp:
-        report = run(corpus, scale, args.repeat, Path(tmp), args.profile)
+        report = run(corpus, scale, args.repeat, Path(tmp), args.profile, args.dtype)
     print(json.dumps(report, indent=2) if args.json else render(report))
     return 0
 

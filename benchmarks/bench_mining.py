@@ -265,13 +265,15 @@ def current_rss_mb() -> float:
         return float("nan")
 
 
-def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, workers: int = 2) -> dict[str, Any]:
+def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, workers: int = 2,
+        dtype: str = "float32") -> dict[str, Any]:
     from schemas.config import load_config
     from tasks.embed import load_model
     from tasks.indexing import build_index
 
     config = load_config(CONFIG)
     config.mining.workers = workers
+    config.embed_dtype = dtype
     print(f"generating {rows:,} log lines (child process) while building the demo index ...", file=sys.stderr,
           flush=True)
     with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
@@ -351,7 +353,8 @@ def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, 
     nights = sorted(range(1, len(mines)), key=lambda i: mines[i])
     report: dict[str, Any] = {
         "rows": lines, "log": gen, "distinct": distinct, "repeat": repeat, "scan_repeat": scan_repeat,
-        "cpus": _cpus(), "workers": workers, "python": platform.python_version(), "duckdb": duckdb.__version__,
+        "cpus": _cpus(), "workers": workers, "dtype": dtype, "python": platform.python_version(),
+        "duckdb": duckdb.__version__,
         "load_average": os.getloadavg(), "index_build_seconds": index_seconds,
         "index_chunks": outcome.result.chunks,
         "scan": {"seconds": scan_s, "all_seconds": scans, "rows_per_s": lines / scan_s, "counts": counts},
@@ -408,7 +411,8 @@ def render(report: dict[str, Any]) -> str:
         f"each night mines {log['window_days']} days ({report['rows']:,.0f} lines, median), a day later each night",
         f"mining: median of {report['repeat']} round(s); scan: median of {len(report['scan']['all_seconds'])}, "
         f"{report['scan_repeat']} before the first and after each mining round; "
-        f"{report['cpus']} CPUs, {report['workers']} extraction processes; "
+        f"{report['cpus']} CPUs, {report['workers']} extraction processes, "
+        f"embedding in {report.get('dtype', 'float32')}; "
         f"load average {', '.join(f'{x:.1f}' for x in report['load_average'])}",
         "",
         f"{'measurement':<34}{'seconds':>10}{'rows/s':>12}",
@@ -457,6 +461,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scan-repeat", type=int, default=3,
                     help="DuckDB scans before the first and after each mining round (default 3)")
     ap.add_argument("--workers", type=int, default=2, help="extraction processes (config mining.workers; default 2)")
+    ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32", help="config embed_dtype")
     ap.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     ap.add_argument("--profile", action="store_true", help="also cProfile one extra mining run")
     ap.add_argument("--keep", type=Path, default=None,
@@ -467,10 +472,11 @@ def main(argv: list[str] | None = None) -> int:
     os.chdir(ROOT)
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
-        report = run(args.rows, args.repeat, args.scan_repeat, args.keep, args.profile, args.workers)
+        report = run(args.rows, args.repeat, args.scan_repeat, args.keep, args.profile, args.workers, args.dtype)
     else:
         with tempfile.TemporaryDirectory(prefix="bench_mining_") as tmp:
-            report = run(args.rows, args.repeat, args.scan_repeat, Path(tmp), args.profile, args.workers)
+            report = run(args.rows, args.repeat, args.scan_repeat, Path(tmp), args.profile, args.workers,
+                         args.dtype)
     print(json.dumps(report, indent=2, default=str) if args.json else render(report))
     return 0
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import atexit
 import gc
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -41,9 +42,10 @@ def load_model(path: str = "") -> Any:
 class Embedder:
     """Unit-length float32 vectors, so a dot product is the cosine similarity."""
 
-    def __init__(self, model_path: str = "", batch_size: int = 64) -> None:
+    def __init__(self, model_path: str = "", batch_size: int = 64, dtype: str = "float32") -> None:
         self.model = load_model(model_path)
         self.batch_size = batch_size
+        self.dtype = dtype  # what the model computes in (config `embed_dtype`); vectors are float32
         self._memo: dict[str, np.ndarray] = {}
         self.dim = int(self.model.get_embedding_dimension()
                        if hasattr(self.model, "get_embedding_dimension")
@@ -55,7 +57,7 @@ class Embedder:
         # Longest first, so each batch pads to similar lengths; the caller's order is restored at the end.
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         out = []
-        with progress(label, len(texts), quiet=quiet or len(texts) <= self.batch_size) as bar:
+        with progress(label, len(texts), quiet=quiet or len(texts) <= self.batch_size) as bar, self._precision():
             for i in range(0, len(order), self.batch_size):
                 batch = [texts[j] for j in order[i:i + self.batch_size]]
                 out.append(self.model.encode(batch, batch_size=self.batch_size, normalize_embeddings=True,
@@ -63,15 +65,32 @@ class Embedder:
                 bar.advance(len(batch))
         vecs = np.empty((len(texts), self.dim), dtype=np.float32)
         vecs[order] = np.vstack(out)
-        return vecs
+        return self._unit(vecs)
 
     def encode_one(self, text: str) -> np.ndarray:
         cached = self._memo.get(text)
         if cached is not None:
             return cached
-        vec = self.model.encode([text], normalize_embeddings=True, convert_to_numpy=True,
-                                show_progress_bar=False)
-        out = np.asarray(vec[0], dtype=np.float32)
+        with self._precision():
+            vec = self.model.encode([text], normalize_embeddings=True, convert_to_numpy=True,
+                                    show_progress_bar=False)
+        out = self._unit(np.asarray(vec, dtype=np.float32))[0]
         if len(self._memo) < 100_000:
             self._memo[text] = out
         return out
+
+    @contextmanager
+    def _precision(self) -> Iterator[None]:
+        if self.dtype == "float32":
+            yield
+            return
+        import torch
+
+        with torch.autocast("cpu", dtype=getattr(torch, self.dtype)):
+            yield
+
+    def _unit(self, vecs: np.ndarray) -> np.ndarray:
+        """Float32 vectors of unit length: normalised again when the model computed in a lower precision."""
+        if self.dtype != "float32":
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        return vecs

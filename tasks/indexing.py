@@ -45,7 +45,7 @@ def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: d
     chunks = [c for d in docs for c in chunk_document(d, config.chunking)]
     enriched = enrich(chunks, docs, config, lexicon, run_date)
     uri = index_uri(config, out)
-    embedder = embedder or Embedder(config.model_path, config.embed_batch_size)
+    embedder = embedder or Embedder(config.model_path, config.embed_batch_size, config.embed_dtype)
     result = write_index(enriched, config, uri, embedder, quiet=quiet)
     return IndexOutcome(result, uri, len(docs))
 

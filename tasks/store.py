@@ -211,7 +211,7 @@ class Index:
         if version is not None:
             table.checkout(version)
         self.table, self.config, self.uri = table, config, uri
-        self.embedder = embedder or Embedder(config.model_path, config.embed_batch_size)
+        self.embedder = embedder or Embedder(config.model_path, config.embed_batch_size, config.embed_dtype)
         self._memo: dict[tuple[Any, ...], list[Hit]] = {}  # one table version: the same search, the same hits
 
     def __reduce__(self) -> tuple[Any, ...]:
