@@ -69,7 +69,7 @@ def embed_texts(texts: list[str], model: str, model_path: str, batch_size: int, 
     return Embedder(model_path, batch_size, dtype).encode(texts, quiet=True)
 
 
-# Deterministic and pure: the texts, the model and the batch size fix the vectors.
+# Deterministic and pure: the texts, the model (with its dtype) and the batch size fix the vectors.
 embed_task = task(name="embed", cache_policy=INPUTS + TASK_SOURCE)(embed_texts)
 
 
