@@ -33,8 +33,8 @@ _KEY_SQL = "md5_number({})"  # the key of a raw question, in DuckDB
 
 def fingerprint(lexicon: Lexicon, scrub: Scrubber) -> str:
     """What the extraction of a question depends on besides the question and its year."""
-    body = {"lexicon": lexicon.digest(), "facets": sorted(lexicon.kinds.items()), "scrubber": scrub.digest(),
-            "duckdb": duckdb.__version__,
+    # The lexicon's digest holds its forms, facet kinds and fillers.
+    body = {"lexicon": lexicon.digest(), "scrubber": scrub.digest(), "duckdb": duckdb.__version__,
             "code": [hashlib.sha256(Path(_source(m)).read_bytes()).hexdigest() for m in _EXTRACTION_MODULES]}
     return hashlib.sha256(json.dumps(body).encode()).hexdigest()[:16]
 
