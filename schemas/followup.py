@@ -35,6 +35,11 @@ class Turn:
         return fill_skeleton(self.standalone.text, self.standalone.slots) if self.standalone else None
 
 
+def topic_words_sql(col: str) -> str:
+    """`Followups.topic_words` of a skeleton column in DuckDB SQL (a skeleton's words are single-spaced)."""
+    return f"len(list_filter(string_split({col}, ' '), lambda w: w <> '' AND NOT starts_with(w, '{{')))"
+
+
 class Followups:
     """Which skeletons are follow-ups: learned from the logs, or short and referring back by a cue."""
 
@@ -47,8 +52,9 @@ class Followups:
         self._opener = re.compile(r"(?:" + "|".join(map(re.escape, openers)) + r")(?!\S)") if openers else None
         self._memo: dict[str, bool] = {}  # is_followup_text by skeleton: a log repeats its skeletons
 
-    def topic_words(self, text: str) -> int:
-        """Words of a skeleton besides its placeholders."""
+    @staticmethod
+    def topic_words(text: str) -> int:
+        """Words of a skeleton besides its placeholders (`topic_words_sql` in DuckDB)."""
         return sum(not w.startswith("{") for w in text.split())
 
     def refers_back(self, text: str) -> bool:

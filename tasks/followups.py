@@ -12,7 +12,7 @@ import pyarrow as pa
 from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.extract import Skeleton, cache_key
-from schemas.followup import Conversation, Followups, Turn
+from schemas.followup import Conversation, Followups, Turn, topic_words_sql
 from tasks.logs import Ingested
 
 FOLLOWUP_COLUMNS = ("question_id", "followup", "resolved_question", "resolved_shape_id", "resolved_key",
@@ -37,13 +37,11 @@ def learn(ing: Ingested, config: Config) -> Followups:
     from enough users: the follow-ups of these logs ("what about {office}")."""
     m = config.mining
     _turns(ing.con, config)
-    rules = Followups(m)
     # Only short skeletons can be learned: they are picked first, so the counts read their rows alone.
-    short = pa.table({"sid": pa.array([i for i, text in ing.con.sql("SELECT sid, skeleton FROM skeletons").fetchall()  # noqa: F841
-                                       if rules.topic_words(text) <= m.followup_learn_words], pa.int32())})
-    rows = ing.con.execute("""
+    short = f"SELECT sid FROM skeletons WHERE {topic_words_sql('skeleton')} <= {int(m.followup_learn_words)}"
+    rows = ing.con.execute(f"""
         SELECT s.skeleton FROM (
-            SELECT sid FROM turns SEMI JOIN short USING (sid)
+            SELECT sid FROM turns SEMI JOIN ({short}) short USING (sid)
             WHERE kid IN (SELECT kid FROM value_sets WHERE constraints <> '[]') GROUP BY sid
             HAVING count(*) >= ? AND count(DISTINCT "user") >= ? AND avg(CASE WHEN near THEN 1.0 ELSE 0.0 END) >= ?)
         JOIN skeletons s USING (sid) ORDER BY s.skeleton""",

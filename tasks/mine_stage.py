@@ -40,6 +40,11 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     `since` to `until`, or, with neither, the last `mining.window_days` logged days."""
     lexicon = Lexicon(config, index.facet_values())
     scrub = Scrubber(config.pii_names, keep=lexicon.name_words())
+    # Last night's skeleton vectors load beside the ingest (DuckDB there releases the GIL).
+    loader = ThreadPoolExecutor(1)
+    loading = loader.submit(VectorStore, _vector_dir(index), index.embedder,
+                            model_ref(config.model_path, config.embed_dtype))
+    loader.shutdown(wait=False)
     ing = ingest(logs, since=since, until=until, max_query_chars=config.mining.max_query_chars, now=now,
                  scrub=scrub, defer_quarantine=True,  # the quarantine's line numbers are found meanwhile
                  last_days=config.mining.window_days)
@@ -55,7 +60,7 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
         # The follow-ups are replayed beside the merge, which mostly waits for the model (it computes without
         # the GIL the replay holds); only their shape ids wait for the shapes.
         replaying = beside.submit(followups.replay, replay_cursor, config, rules)
-        vectors = VectorStore(_vector_dir(index), index.embedder, model_ref(config.model_path, config.embed_dtype))
+        vectors = loading.result()
         rep_of = merge_skeletons(ing, config, vectors, quiet=quiet)
         shapes = build_shapes(ing, config, rep_of)
         followups.drop_followup_shapes(shapes, rules)
@@ -69,8 +74,9 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
         linked = followups.link(ing, config, rules, followups.shape_lookup(shapes), replaying.result())
         writing = background.submit(write_questions, cursor, ing, shapes, staging)  # once the sort is done
         classifying.result()
+        saving = beside.submit(vectors.save)  # the store's write beside the shapes'
         write_shapes(shapes, staging)
-        vectors.save()
+        saving.result()
         sorting.result()
         keeping.result()
         writing.result()

@@ -9,6 +9,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 from schemas.cache import PlanCache
 from schemas.config import load_config
 from schemas.extract import Lexicon
-from schemas.followup import NO_PREVIOUS, Conversation, Followups
+from schemas.followup import NO_PREVIOUS, Conversation, Followups, topic_words_sql
 from schemas.pii import Scrubber
 from tasks import followups
 from tasks.logs import ingest
@@ -48,6 +49,14 @@ def turns(*questions: str) -> list[Any]:
 
 
 # --- resolution, on skeletons ---------------------------------------------------------------------
+
+
+@given(st.lists(st.text(alphabet="ab{}_ \t\u00a0\u2003é", max_size=12), max_size=8))
+def test_topic_words_in_sql_and_python_agree(parts: list[str]) -> None:
+    skeleton = " ".join(" ".join(parts).split())  # skeletons are single-spaced, as normalised text is
+    got = duckdb.execute(f"SELECT {topic_words_sql('?')}", [skeleton]).fetchone()
+    assert got == (Followups.topic_words(skeleton),)
+
 
 
 def test_office_followup_takes_the_office_slot() -> None:
