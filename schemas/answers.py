@@ -52,14 +52,53 @@ _OPENERS = frozenset({"but", "and", "yet", "so", "if", "then", "now", "still", "
 
 def extract_name(hits: Sequence[Evidence], top: int, query: str) -> str:
     """The capitalised name most of the top chunks hold (each chunk counts once) that the query does not: the
-    company or person a question asks for without naming it. Refuse when no name is in NAME_AGREEMENT chunks
-    or two names tie. Function words that open a sentence ("But", "She") are no names."""
+    company or person a question asks for without naming it. A name of several words ("Sam Altman") is the
+    phrase its words make in just as many chunks as the most frequent of them. Refuse when no name is in
+    NAME_AGREEMENT chunks or two names tie. Function words that open a sentence ("But", "She") are no names."""
     asked = set(words(query).split()) | PLAN_WORDS | _OPENERS
-    counts: Counter[str] = Counter()
+    singles: Counter[str] = Counter()
+    phrases: Counter[tuple[str, ...]] = Counter()
     for h in hits[:top]:
-        names = {n.rstrip("’'-").removesuffix("’s").removesuffix("'s") for n in _NAME.findall(h.text)}
-        counts.update(n for n in names if len(n) >= 3 and not set(words(n).split()) & asked)
-    ranked = counts.most_common(2)
-    if not ranked or ranked[0][1] < NAME_AGREEMENT or (len(ranked) == 2 and ranked[1][1] == ranked[0][1]):
-        raise ExtractRefused(f"no name shared by {NAME_AGREEMENT} of the top {top} chunks: {ranked}")
+        runs = _name_runs(h.text, asked)
+        singles.update({w for run in runs for w in run})
+        phrases.update({run[i:j] for run in runs for i in range(len(run)) for j in range(i + 2, len(run) + 1)})
+    ranked = singles.most_common()
+    if not ranked or ranked[0][1] < NAME_AGREEMENT:
+        raise ExtractRefused(f"no name shared by {NAME_AGREEMENT} of the top {top} chunks: {ranked[:2]}")
+    top_count = ranked[0][1]
+    tied = {w for w, n in ranked if n == top_count}
+    whole = sorted((p for p, n in phrases.items() if n == top_count and tied <= set(p)), key=lambda p: (-len(p), p))
+    if whole:
+        return " ".join(whole[0])
+    if len(tied) > 1:
+        raise ExtractRefused(f"{len(tied)} names tie at {top_count} of the top {top} chunks: {sorted(tied)[:4]}")
     return ranked[0][0]
+
+
+def _name_runs(text: str, asked: set[str]) -> list[tuple[str, ...]]:
+    """The names in a chunk's text as runs of capitalised words one space apart: ("Sam", "Altman"). A word
+    the query asks, a short one or a function word breaks a run; so does a possessive or trailing mark, which
+    ends its word's run ("Acme’s Ohio plant": Acme, then Ohio), so each run is a phrase of the text."""
+    runs: list[tuple[str, ...]] = []
+    run: list[str] = []
+    end = -2  # where the last word ended: none yet
+    for m in _NAME.finditer(text):
+        raw = m.group()
+        name = raw.rstrip("’'-").removesuffix("’s").removesuffix("'s")
+        if m.start() != end + 1 or text[end] != " ":  # not one space after the last word
+            run = _close(run, runs)
+        if len(name) >= 3 and not set(words(name).split()) & asked:
+            run.append(name)
+        else:
+            run = _close(run, runs)
+        if name != raw:
+            run = _close(run, runs)
+        end = m.end()
+    _close(run, runs)
+    return runs
+
+
+def _close(run: list[str], runs: list[tuple[str, ...]]) -> list[str]:
+    if run:
+        runs.append(tuple(run))
+    return []

@@ -11,7 +11,7 @@ import numpy as np
 
 from schemas.answers import ExtractRefused, extract_name, extract_value
 from schemas.extract import Lexicon
-from schemas.plan import Plan, Step, fill_step_slot, validate_plan
+from schemas.plan import Plan, Step, fill_step_slot, step_slots, validate_plan
 from tasks.store import Hit, Index, rank_fusion
 
 
@@ -42,8 +42,11 @@ def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int 
     def run(step_id: str) -> StepResult:
         step = steps[step_id]
         answers: dict[str, str] = {}
+        used = step_slots(step.query + " " + " ".join(step.filters.values()))
         for dep in step.depends_on:
             res = futures[dep].result()
+            if dep not in used:  # waited for, not read: order only
+                continue
             if res.answer is None and _extracts_name(steps[dep]):
                 answers[dep] = ""
             elif res.answer is None:

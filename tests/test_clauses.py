@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from schemas.answers import NAME_AGREEMENT, ExtractRefused, extract_name, extract_value
 from schemas.config import Config, load_config
 from schemas.extract import Lexicon
-from schemas.plan import check_plan, check_words, fill_slots, validate_plan
+from schemas.plan import Plan, check_plan, check_words, fill_slots, validate_plan
 from tasks.clauses import clause_plan, clauses, slot_groups
-from tasks.executor import retrieve
+from tasks.executor import retrieve, run_plan
 from tasks.indexing import build_index
 from tasks.plan_stage import evidence_reach
 from tasks.rules_writer import slotted, write_template
@@ -136,6 +136,20 @@ def test_a_name_is_the_one_most_top_chunks_hold_that_the_question_does_not() -> 
         extract_name(hits, 2, "which company is building a plant in ohio")
     # function words that open a sentence ("But", "The") are never names
     assert extract_name(_hits(*["But the firm said The plan holds."] * 3 + ["Acme"] * 3), 6, "which firm") == "Acme"
+
+
+def test_a_name_of_several_words_is_the_phrase_its_words_make() -> None:
+    fired = ["Sam Altman was fired.", "OpenAI CEO Sam Altman returns.", "The board and Sam Altman met.",
+             "Sam Altman’s return."]
+    assert extract_name(_hits(*fired), 10, "who is the individual") == "Sam Altman"
+    # a chunk that names him by one word: the word most chunks hold is the answer
+    assert extract_name(_hits(*fired[:3], "Altman returned."), 10, "who is the individual") == "Altman"
+    assert extract_name(_hits(*["FTX founder Sam Bankman-Fried said."] * 3), 3, "who") == "Sam Bankman-Fried"
+    # two names in the same chunks that never make one phrase tie: no guess
+    with pytest.raises(ExtractRefused, match="2 names tie at 4"):
+        extract_name(_hits("Google and Apple.", "Apple, Google.", "Google Apple", "Apple and Google"), 10, "which")
+    # a possessive ends a name: "Acme’s Ohio plant" holds Acme and Ohio, not "Acme Ohio"
+    assert extract_name(_hits(*["Acme’s Ohio plant grew."] * 3), 3, "which company is in ohio") == "Acme"
 
 
 def test_an_online_service_extracts_from_its_own_records_as_planbake_does() -> None:
@@ -297,3 +311,20 @@ def test_the_name_step_finds_the_company_and_the_clauses_search_with_it(news: tu
     assert name.answer == "Acme" and name.error is None  # in a1, a2 and b1: the question never says it
     assert [p.query.split()[0] for p in clause_steps] == ["Acme"] * 3
     assert {c.split("#")[0] for c in run.context} >= {"a1", "a2", "b1"}
+
+
+def test_a_step_that_only_waits_for_another_still_searches(news: tuple[Config, Index]) -> None:
+    """`depends_on` without the dependency's slot orders the steps; it does not need an answer."""
+    config, index = news
+    lexicon = Lexicon(config, index.facet_values())
+    plan = Plan.model_validate({"steps": [
+        {"id": "s1", "query": "chemical waste in the river", "filters": {"source": "Alpha Daily"}},
+        {"id": "s2", "query": "quarterly profits fell", "filters": {"source": "Beta Times"}, "depends_on": ["s1"]},
+        {"id": "s3", "query": "which company builds a battery plant",
+         "extract": {"kind": "name", "facet": None, "top": 3}},
+        {"id": "s4", "query": "is {s3} building in ohio", "depends_on": ["s3", "s1"]}]})
+    first, second, name, fourth = run_plan(plan, index, lexicon, 2)
+    assert first.error is None and second.error is None
+    assert [h.id.split("#")[0] for h in second.hits][:1] == ["b1"]
+    assert fourth.error is None and fourth.hits  # it reads s3's name (or an empty slot), and only waits for s1
+    assert fourth.query == " ".join(f"is {name.answer or ''} building in ohio".split())
