@@ -106,7 +106,8 @@ def write_batch(shapes: Sequence[dict[str, Any]], config: Config, known: dict[st
 
     `accept(shape, plan)` returns "" for a sound plan or the complaint, "kind: detail" (the kind a stable code
     like PlanError's reason, counted per kind in the report). A shape whose second plan also fails
-    comes back with plan None: the caller falls back to the rule writer and counts it.
+    comes back with plan None: the caller falls back to the rule writer and counts it; so does every pending
+    shape when `generate` fails (a server error after its retries, a model that cannot load or run).
     """
     outcomes = [WriteOutcome(None, 0) for _ in shapes]
     pending = list(range(len(shapes)))
@@ -116,7 +117,14 @@ def write_batch(shapes: Sequence[dict[str, Any]], config: Config, known: dict[st
         msgs = [build_messages(shapes[i]["skeleton"], shapes[i]["type"], config, known,
                                outcomes[i].complaints[-1] if outcomes[i].complaints else "",
                                shapes[i].get("excerpts")) for i in pending]
-        texts = generate(msgs)
+        try:
+            texts = generate(msgs)
+        except Exception as exc:  # noqa: BLE001 - any model or server failure: the rule writer takes over
+            for i, m in zip(pending, msgs, strict=True):
+                outcomes[i].attempts += 1
+                outcomes[i].prompt_hash = prompt_hash(m)
+                outcomes[i].complaints.append(f"server_error: {type(exc).__name__}: {exc}"[:500])
+            break
         still = []
         for i, m, text in zip(pending, msgs, texts, strict=True):
             out = outcomes[i]

@@ -221,6 +221,22 @@ def test_only_transient_errors_are_retried(prefect_harness: None, no_retry_delay
     assert len(srv.seen) == requests
 
 
+def test_a_server_that_keeps_failing_leaves_the_shapes_to_the_rule_writer(prefect_harness: None,
+                                                                          no_retry_delay: None) -> None:
+    """A permanent error (or transient ones past the retries) is a rejection of every pending shape: the
+    rule writer writes their templates and the fallbacks are counted; the plan stage goes on."""
+    from tasks import model_writer
+
+    with ChatServer([400]) as srv:
+        written, fallbacks = write_templates([(SHAPE, [SK])], srv.config, LEXICON,
+                                             model_writer.openai_generator(srv.config), "openai")
+    plan, status = written[0]
+    assert fallbacks == 1 and status["writer"] == "rules" and status["fallback"] is True
+    assert status["rejections"] == ["server_error"] and "HTTPStatusError" in status["model_complaints"][0]
+    assert status["attempts"] == 1 and len(srv.seen) == 1  # no re-plan against a failing server
+    assert status["valid"] and plan.steps
+
+
 def test_transient_error_classes() -> None:
     import httpx
 
