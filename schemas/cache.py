@@ -160,6 +160,7 @@ class PlanCache:
         entry = self.entries.get(key)
         if entry is not None and entry["plan"]:
             base.plan, base.source = json.loads(entry["plan"]), "cache"
+            base.plan["keep_original"] = tpl["route"] == "split_original"  # stored without its default
             return base
         text, needed = self._plans[shape_id]
         slots = sk.slots

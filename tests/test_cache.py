@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from schemas.cache import PlanCache
+from schemas.extract import fill_skeleton
 from schemas.plan import Plan
 from tasks.evaluate import bridge_right, markdown_rows
 from tasks.executor import Retrieved, StepResult, retrieve
@@ -212,7 +213,12 @@ def test_demo_cache(demo_publication: Path) -> None:
     hit = cache.lookup(question)
     assert hit.hit and hit.shape_id == top["shape_id"] and hit.route == top["route"] and hit.plan is not None
     assert [s["filters"].get("office") for s in hit.plan["steps"]] == ["Warsaw", "Toronto"]
-    assert hit.plan.get("keep_original", False) == (top["route"] == "split_original")
+    assert hit.plan["keep_original"] == (top["route"] == "split_original")
+    for route in ("split", "split_original"):  # a stored plan says it too, though stored without its default
+        entry = next(e for e in cache.entries.values() if e["plan"] and e["route"] == route)
+        cached = cache.lookup(fill_skeleton(cache.templates[entry["shape_id"]]["skeleton"], json.loads(entry["slots"])))
+        assert cached.source == "cache" and cached.key == entry["key"]
+        assert cached.plan is not None and cached.plan["keep_original"] == (route == "split_original")
     single = cache.lookup("how many vacation days do we get in Warsaw")
     assert single.hit and single.route == "one_search"
     miss = cache.lookup("what colour is the CEO's car")
