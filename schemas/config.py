@@ -5,11 +5,14 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from schemas.constraint import QUALIFIER
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "data" / "configs" / "demo.yaml"
 
@@ -35,6 +38,18 @@ class Facet(_Strict):
     values: list[str] = Field(default_factory=list)
     aliases: dict[str, str] = Field(default_factory=dict)
     from_index: bool = True  # add the values the index holds to the lexicon
+
+    @field_validator("name")
+    @classmethod
+    def _slot_name(cls, name: str) -> str:
+        """A facet's name is its placeholder ({office}) and its slots' stem ({office_1}): lowercase letters and
+        underscores, and not "qualifier", which names the qualifier terms' constraints."""
+        if not re.fullmatch(r"[a-z][a-z_]*", name) or name.endswith("_"):
+            raise ValueError(f"facet name {name!r} must be lowercase letters and underscores (e.g. "
+                             f"{re.sub('[^a-z]+', '_', name.lower()).strip('_') or 'office'!r}): it names slots")
+        if name == QUALIFIER:
+            raise ValueError(f"facet name {name!r} is reserved for qualifier terms; rename the facet")
+        return name
 
 
 class Chunking(_Strict):

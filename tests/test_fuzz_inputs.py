@@ -89,6 +89,18 @@ def test_config_error_names_each_field_its_line_and_the_likely_name(tmp_path: Pa
     ]
 
 
+@pytest.mark.parametrize(("name", "fix"), [("Source", "'source'"), ("region2", "'region'"),
+                                         ("published-date", "'published_date'"), ("qualifier", "reserved")])
+def test_a_facet_name_that_cannot_be_a_slot_is_refused(tmp_path: Path, name: str, fix: str) -> None:
+    """A facet's name is its placeholder and its slots' stem ({source_1}): one that cannot be would leave its
+    slots unfilled and every shape that names it to one search."""
+    path = tmp_path / "config.yaml"
+    path.write_text(f"facets:\n  - name: office\n  - name: {name}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value).startswith(f"{path}:3: field 'facets.1.name'") and fix in str(err.value)
+
+
 json_documents = st.recursive(json_values, lambda inner: st.one_of(
     st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)), max_leaves=6)
 json_space = st.text(alphabet=" \t\r\n", max_size=3)
