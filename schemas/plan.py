@@ -251,6 +251,16 @@ def _check_filter(
         raise PlanError("unknown_filter_value", f"{step.id}: unknown {facet} {value!r}")
 
 
+def canonical_filters(plan: Plan, facets: Mapping[str, Collection[str]]) -> Plan:
+    """The plan with each literal filter value spelled as its facet's known value: validation compares values
+    ignoring case ("berlin"), the index filters them exactly ("Berlin")."""
+    spelled = {f: {v.casefold(): v for v in known} for f, known in facets.items()}
+    out = plan.model_copy(deep=True)
+    for step in out.steps:
+        step.filters = {f: spelled.get(f, {}).get(v.casefold(), v) for f, v in step.filters.items()}
+    return out
+
+
 def _check_slots_and_extracts(
     plan: Plan, facets: Mapping[str, Collection[str]], slot_names: set[str] | None
 ) -> None:

@@ -18,7 +18,16 @@ from prefect.cache_policies import NO_CACHE
 from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.extract import Lexicon, Skeleton, cache_key, fill_skeleton
-from schemas.plan import Plan, PlanError, check_plan, check_words, fill_slots, slot_names, validate_plan
+from schemas.plan import (
+    Plan,
+    PlanError,
+    canonical_filters,
+    check_plan,
+    check_words,
+    fill_slots,
+    slot_names,
+    validate_plan,
+)
 from schemas.text import words
 from schemas.vocabulary import VOCABULARY_FILE, Vocabulary
 from tasks.clauses import Reach
@@ -151,7 +160,7 @@ def write_templates(todo: list[tuple[dict[str, Any], list[Skeleton]]], config: C
         asked = [{**shape, "excerpts": ex} if ex else shape for (shape, _), ex in zip(todo, shown, strict=True)]
         outcomes = write_batch(asked, config, known, generate, accept)
         for i, o in enumerate(outcomes):
-            model_plans[i] = o.plan
+            model_plans[i] = o.plan and canonical_filters(o.plan, lexicon.known_values())
             meta[i] = {"prompt_hash": o.prompt_hash, "attempts": o.attempts, "model_complaints": o.complaints,
                        "rejections": o.rejections}
     out, fallbacks = [], 0

@@ -107,6 +107,15 @@ def test_replan_with_complaint_then_accept() -> None:
     assert [s.filters for s in plan.steps] == [{"office": "{office_1}"}, {"office": "{office_2}"}]
 
 
+def test_a_literal_filter_value_is_kept_in_the_spelling_the_index_filters() -> None:
+    """Validation and the check compare values ignoring case; the index filters them exactly."""
+    lower = {"steps": [{**GOOD["steps"][0], "filters": {"office": "berlin"}}, GOOD["steps"][1]]}
+    written, fallbacks, _ = _write([json.dumps(lower)])
+    plan, status = written[0]
+    assert fallbacks == 0 and status["writer"] == "vllm" and status["check_ok"]
+    assert [s.filters for s in plan.steps] == [{"office": "Berlin"}, {"office": "{office_2}"}]
+
+
 def test_prompt_has_only_skeleton_and_lexicon() -> None:
     raw = "hi, my email is jan.kowalski@example.com: compare parental leave for the second parent in Berlin and Warsaw"
     sk = LEXICON.skeleton(Scrubber(keep=LEXICON.name_words())(raw))  # as mining does: scrub, then skeleton
