@@ -535,14 +535,16 @@ def rollback(
     from tasks.publish import rollback as do_rollback
     from tasks.store import open_table
 
+    def restore_index(manifest: dict[str, Any]) -> None:  # first: a failed restore leaves the pointer as it was
+        idx = manifest.get("index", {})
+        table = open_table(idx["uri"], idx.get("table", "chunks")) if idx else None
+        if table is not None:
+            table.restore(idx.get("tag") or idx["version"])
+
     current_run(out)  # nothing published: say so, and leave no lock file behind in a mistyped folder
     with publish_lock(out, wait):
-        run_id, manifest = do_rollback(out)
-        idx = manifest.get("index", {})
-        if idx:
-            table = open_table(idx["uri"], idx.get("table", "chunks"))
-            if table is not None:
-                table.restore(idx.get("tag") or idx["version"])
+        run_id, manifest = do_rollback(out, restore_index)
+    idx = manifest.get("index", {})
     doc = {"run_id": run_id, "index_version": idx.get("version"), "tag": idx.get("tag")}
     _emit(as_json, doc, lambda: out_console.print(f"rolled back to {run_id} (index version {doc['index_version']})"))
 

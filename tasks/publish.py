@@ -9,7 +9,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -163,8 +163,10 @@ def prune(out: str | Path, keep_runs: int, keep_rejected: int, cache_days: int |
     return gone
 
 
-def rollback(out: str | Path) -> tuple[str, dict[str, Any]]:
-    """Re-point to the previous publication; returns its run id and manifest. Caller holds the lock."""
+def rollback(out: str | Path, before_switch: Callable[[dict[str, Any]], None] | None = None
+             ) -> tuple[str, dict[str, Any]]:
+    """Re-point to the previous publication; returns its run id and manifest. Caller holds the lock.
+    `before_switch(manifest)` runs first (the index table's restore): if it fails, the pointer stays."""
     _, manifest = previous_publication(out)
     prev_id = manifest.get("previous")
     if not prev_id:
@@ -172,5 +174,8 @@ def rollback(out: str | Path) -> tuple[str, dict[str, Any]]:
     prev_dir = Path(out) / "runs" / prev_id
     if not (prev_dir / MANIFEST).exists():
         raise NoPublication(f"{prev_dir}: the previous publication is gone; cannot roll back")
+    manifest = read_manifest(prev_dir)
+    if before_switch is not None:
+        before_switch(manifest)
     switch_pointer(out, prev_id)
-    return prev_id, read_manifest(prev_dir)
+    return prev_id, manifest

@@ -6,6 +6,7 @@ import json
 import threading
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -97,6 +98,19 @@ def test_rollback_returns_to_previous_publication(seed_run: dict) -> None:
     corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
     second = run_stages(["index", "mine", "plan"], **{**seed_run["kwargs"], "corpus": str(corpus)})
     assert second["index"]["deleted"] == 1 and second["previous"] == first["run_id"]
+    from tasks import store
+
+    def failing_table(uri: str, name: str) -> Any:
+        class Table:
+            def restore(self, version: Any) -> None:
+                raise OSError("the table's storage is unreachable")
+        return Table()
+
+    with pytest.MonkeyPatch.context() as m:  # the index cannot be restored: nothing moves
+        m.setattr(store, "open_table", failing_table)
+        res = CliRunner().invoke(app, ["rollback", "--out", str(out), "--json"])
+    assert res.exit_code == 1 and "unreachable" in str(res.exception)  # an unexpected failure
+    assert current_manifest(out)["run_id"] == second["run_id"]
     res = CliRunner().invoke(app, ["rollback", "--out", str(out), "--json"])
     assert res.exit_code == 0, res.output
     assert current_manifest(out)["run_id"] == first["run_id"]
