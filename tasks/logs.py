@@ -39,8 +39,9 @@ class Ingested:
             self.numbering = None
 
 
-def log_files(path: str | Path) -> tuple[str, str]:
-    """A glob DuckDB reads, and the format: jsonl, parquet or csv."""
+def log_files(path: str | Path) -> tuple[list[str], str]:
+    """The log files DuckDB reads, in path order, and their format: jsonl, parquet or csv. In a folder, every
+    file of that format (a file of no log format, such as a README or a `.bak`, is not read)."""
     p = Path(path)
     if p.is_file():
         files = [p]
@@ -50,14 +51,11 @@ def log_files(path: str | Path) -> tuple[str, str]:
         raise LogError(f"{p}: logs not found; pass --logs with a file or a folder of JSONL, Parquet or CSV files")
     kinds = {_kind(f) for f in files} - {None}
     if not kinds:
-        raise LogError(f"{p}: no .jsonl, .json, .parquet or .csv files (optionally .gz) here")
+        raise LogError(f"{p}: no .jsonl, .ndjson, .json, .parquet or .csv files (optionally .gz) here")
     if len(kinds) > 1:
         raise LogError(f"{p}: mixed log formats {sorted(k for k in kinds if k)}; keep one format per folder")
     kind = kinds.pop() or ""
-    if p.is_file():
-        return str(p), kind
-    suffix = {"jsonl": "*.json*", "parquet": "*.parquet", "csv": "*.csv*"}[kind]
-    return str(p / "**" / suffix), kind
+    return [str(f) for f in files if _kind(f) == kind], kind
 
 
 def _kind(f: Path) -> str | None:
@@ -85,35 +83,33 @@ def sql_files(files: str | list[str]) -> str:
     return "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "]"
 
 
-def _partition_days(glob: str) -> list[tuple[date, str]] | None:
-    """(day, file) for every file of a log folder hive-partitioned by date (`date=YYYY-MM-DD/`); None when the
-    glob is one file, or a file lies outside any `date=` folder (or names no real date)."""
-    if "/**/" not in glob:
+def _partition_days(path: str | Path, files: list[str]) -> list[tuple[date, str]] | None:
+    """(day, file) for every log file of a folder hive-partitioned by date (`date=YYYY-MM-DD/`); None when the
+    path is one file, or a file lies outside any `date=` folder (or names no real date)."""
+    folder = Path(path)
+    if not folder.is_dir():
         return None
-    folder, pattern = glob.split("/**/")
     days: list[tuple[date, str]] = []
-    for f in sorted(Path(folder).rglob(pattern)):
-        if f.name.startswith(".") or not f.is_file():
-            continue
-        found = [m.group(1) for part in f.relative_to(folder).parts[:-1] if (m := _PARTITION.fullmatch(part))]
+    for f in files:
+        found = [m.group(1) for part in Path(f).relative_to(folder).parts[:-1] if (m := _PARTITION.fullmatch(part))]
         try:
-            days.append((date.fromisoformat(found[-1]), str(f)))
+            days.append((date.fromisoformat(found[-1]), f))
         except (IndexError, ValueError):
             return None
     return days
 
 
-def window_files(glob: str, days: list[tuple[date, str]] | None, since: date | None,
-                 until: date | None) -> str | list[str]:
+def window_files(files: list[str], days: list[tuple[date, str]] | None, since: date | None,
+                 until: date | None) -> list[str]:
     """The files of a log folder hive-partitioned by date (`days`, see `_partition_days`) whose day can hold rows
     of the window, a day's margin each side for timestamps near midnight: a nightly run reads its window, not
-    every day ever logged. The glob itself when there is no window, the folder is not partitioned by date, or no
+    every day ever logged. All the files when there is no window, the folder is not partitioned by date, or no
     day is left (the rows' own timestamps then decide, and an empty window is reported as such)."""
     if days is None or not (since or until):
-        return glob  # every file is read
+        return files  # every file is read
     margin = timedelta(days=1)
     kept = [f for day, f in days if (not since or day >= since - margin) and (not until or day <= until + margin)]
-    return kept or glob
+    return kept or files
 
 
 _PARTITION = re.compile(r"date=(\d{4}-\d{2}-\d{2})")
@@ -180,14 +176,14 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     characters, so no personal data reaches an output through it. With `defer_quarantine`, the table
     `quarantine` is complete only once `Ingested.finish` returns.
     """
-    glob, kind = log_files(path)
+    every, kind = log_files(path)
     future = (now or datetime.now()) + timedelta(days=1)
-    days = _partition_days(glob) if since or until or last_days else None
+    days = _partition_days(path, every) if since or until or last_days else None
     logged = [day for day, _ in days or [] if day <= future.date()]  # a folder dated in the future holds no window
     if last_days and not (since or until) and logged:  # the newest `date=` folder ends the window
         until = max(logged)
         since = until - timedelta(days=last_days - 1)
-    files = window_files(glob, days, since, until)
+    files = window_files(every, days, since, until)
     con = duckdb.connect()
     if threads:
         con.execute(f"SET threads = {int(threads)}")
@@ -231,8 +227,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     rejects = _rejects(con)
     con.from_arrow(_QUARANTINE.empty_table()).create("quarantine")
     n_rows = con.sql("SELECT count(*) FROM rows").fetchall()[0][0]
-    n_files = (len(files) if isinstance(files, list)
-               else con.sql(f"SELECT count(*) FROM glob({sql_files(files)})").fetchall()[0][0])
+    n_files = len(files)
     # Numbering the quarantined lines reads their files again, in Python: with `defer_quarantine`, a thread does
     # it while the caller goes on (`Ingested.finish` waits for it).
     pool = ThreadPoolExecutor(1)

@@ -410,6 +410,26 @@ def test_ingest_csv(tmp_path: Path) -> None:
         ingest(other)
 
 
+def test_a_folder_reads_exactly_the_files_of_its_log_format(tmp_path: Path) -> None:
+    """.jsonl, .ndjson and .json(.gz) are read alike; a README or a .json.bak beside them is not read."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    line = '{{"ts": "2026-11-24T09:0{}:00Z", "user": "u{}", "query": "per diem in Berlin {}"}}\n'
+    (logs / "a.jsonl").write_text(line.format(1, 1, "a"), encoding="utf-8")
+    (logs / "b.ndjson").write_text(line.format(2, 2, "b"), encoding="utf-8")
+    with gzip.open(logs / "c.json.gz", "wt", encoding="utf-8") as f:
+        f.write(line.format(3, 3, "c"))
+    (logs / "d.json.bak").write_text(line.format(4, 4, "d") + "not json\n", encoding="utf-8")
+    (logs / "README").write_text("what these logs are\n", encoding="utf-8")
+    rows, bad = _ingest_rows(logs)
+    assert [r[2] for r in rows] == ["per diem in Berlin a", "per diem in Berlin b", "per diem in Berlin c"]
+    assert bad == []
+    only = tmp_path / "only"
+    only.mkdir()
+    (only / "x.ndjson").write_text(line.format(5, 5, "x"), encoding="utf-8")
+    assert [r[2] for r in _ingest_rows(only)[0]] == ["per diem in Berlin x"]
+
+
 def test_ingest_window_on_the_demo_logs() -> None:
     """--since/--until on the hive-partitioned demo: exactly the valid rows of those days."""
     days = ["2026-11-28", "2026-11-29"]
