@@ -8,7 +8,7 @@ import re
 import zlib
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +152,13 @@ def _reader(files: str | list[str], kind: str) -> str:
             "ignore_errors=true, hive_partitioning=false)")
 
 
+def utc_sql(col: str) -> str:
+    """A timestamp string as a UTC TIMESTAMP, in a session whose TimeZone is UTC: an offset ("+02:00") or a zone
+    name is applied; "Z", or none, is UTC. The common forms (ISO with "Z", or no zone) take the cheaper cast."""
+    return (f"CASE WHEN ends_with({col}, 'Z') OR length({col}) <= 19 THEN try_cast({col} AS TIMESTAMP) "
+            f"ELSE timezone('UTC', try_cast({col} AS TIMESTAMPTZ)) END")
+
+
 LOG_COLUMNS = ("ts", "user", "query")
 
 
@@ -177,7 +184,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     `quarantine` is complete only once `Ingested.finish` returns.
     """
     every, kind = log_files(path)
-    future = (now or datetime.now()) + timedelta(days=1)
+    future = (now or datetime.now(UTC).replace(tzinfo=None)) + timedelta(days=1)  # timestamps are UTC
     days = _partition_days(path, every) if since or until or last_days else None
     logged = [day for day, _ in days or [] if day <= future.date()]  # a folder dated in the future holds no window
     if last_days and not (since or until) and logged:  # the newest `date=` folder ends the window
@@ -185,6 +192,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
         since = until - timedelta(days=last_days - 1)
     files = window_files(every, days, since, until)
     con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")  # timestamps are UTC: a log's offsets and zone names are applied
     if threads:
         con.execute(f"SET threads = {int(threads)}")
     try:
@@ -206,7 +214,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
                          WHEN ts IS NULL THEN 'missing timestamp'
                          WHEN t IS NULL THEN 'bad timestamp'
                          WHEN t > TIMESTAMP '{future:%Y-%m-%d %H:%M:%S}' THEN 'timestamp in the future' END) AS reason
-                  FROM (SELECT *, try_cast(ts AS TIMESTAMP) AS t FROM src))""")
+                  FROM (SELECT *, {utc_sql('ts')} AS t FROM src))""")
         con.execute("RESET preserve_insertion_order")
     except duckdb.Error as exc:
         raise LogError(f"{path}: cannot read the logs ({str(exc).splitlines()[0]}); check the format") from None

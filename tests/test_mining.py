@@ -410,6 +410,27 @@ def test_ingest_csv(tmp_path: Path) -> None:
         ingest(other)
 
 
+def test_timestamps_with_offsets_are_read_as_utc(tmp_path: Path) -> None:
+    """An offset or zone name moves a row to its UTC time (and so, near midnight, to another day of the window)."""
+    path = tmp_path / "log.jsonl"
+    stamps = ["2026-11-23T10:00:00+02:00", "2026-11-23T23:30:00-05:00", "2026-11-24T09:13:02Z",
+              "2026-11-24 10:00:00", "2026-11-24T09:13:02.5+05:30", "2026-11-24T12:00:00.25"]
+    path.write_text("".join(json.dumps({"ts": t, "user": f"u{i}", "query": f"per diem {i}"}) + "\n"
+                            for i, t in enumerate(stamps)), encoding="utf-8")
+    rows, bad = _ingest_rows(path)
+    assert bad == [] and sorted((r[2], r[0]) for r in rows) == [
+        ("per diem 0", datetime(2026, 11, 23, 8)), ("per diem 1", datetime(2026, 11, 24, 4, 30)),
+        ("per diem 2", datetime(2026, 11, 24, 9, 13, 2)), ("per diem 3", datetime(2026, 11, 24, 10)),
+        ("per diem 4", datetime(2026, 11, 24, 3, 43, 2, 500000)),
+        ("per diem 5", datetime(2026, 11, 24, 12, 0, 0, 250000))]
+    rows, _ = _ingest_rows(path, since=date(2026, 11, 24))
+    assert "per diem 1" in {r[2] for r in rows}  # 23:30 in New York is the next day in UTC
+    typed = tmp_path / "typed.parquet"  # a zoned timestamp column
+    pq.write_table(pa.table({"ts": pa.array([datetime(2026, 11, 24, 1, 30)], pa.timestamp("us", tz="Asia/Tokyo")),
+                             "user": ["u1"], "query": ["per diem"]}), typed)
+    assert _ingest_rows(typed)[0][0][0] == datetime(2026, 11, 24, 1, 30)  # stored as UTC, read as UTC
+
+
 def test_a_folder_reads_exactly_the_files_of_its_log_format(tmp_path: Path) -> None:
     """.jsonl, .ndjson and .json(.gz) are read alike; a README or a .json.bak beside them is not read."""
     logs = tmp_path / "logs"
