@@ -20,7 +20,7 @@ from schemas.plan import Plan, fill_slots
 from schemas.vocabulary import Vocabulary
 from tasks.executor import Retrieved, StepResult, merge_parts, run_plan, search_original, step_depth
 from tasks.store import Index, best_cosine
-from tasks.vocabulary import subquery_reach, worded
+from tasks.vocabulary import keeps_constraints, subquery_reach, worded
 
 ROUTES = ("one_search", "split", "split_original")
 ROUTER_VERSION = 9  # part of a template's signature: a changed router or executor re-evaluates every shape
@@ -150,6 +150,12 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
     evidence: set[str] = set()
     plans = [fill_slots(template, sk.slots) for sk in samples]
     vocab = measure_vocabulary(plans, vocabulary, index, budget)
+    if vocab.get("used"):
+        assert vocabulary is not None
+        broken = [c for sk, p in zip(samples, plans, strict=True)
+                  if not (c := keeps_constraints(p, sk, lexicon, vocabulary)).ok]
+        if broken:  # the question's words then, offline and online (`used` is what lookup reads)
+            vocab = {**vocab, "used": False, "check": broken[0].complaint()}
     for sk, plan in zip(samples, plans, strict=True):
         question = _question_text(sk)
         if vocab.get("used"):

@@ -6,7 +6,9 @@ from collections import defaultdict
 from typing import Any
 
 from schemas.config import Config
-from schemas.plan import Plan
+from schemas.constraint import QUALIFIER
+from schemas.extract import Lexicon, Skeleton
+from schemas.plan import CheckResult, Key, Plan, check_plan
 from schemas.vocabulary import Vocabulary, count_terms, synonym_groups
 from tasks.store import Hit, Index
 
@@ -29,6 +31,20 @@ def mine_vocabulary(index: Index, config: Config) -> Vocabulary:
         counts = count_terms(groups, chunk_texts)
         usage[facet][value] = {t: n for t, n in counts.items() if n}
     return Vocabulary(groups, usage)
+
+
+def keeps_constraints(plan: Plan, sk: Skeleton, lexicon: Lexicon, vocabulary: Vocabulary) -> CheckResult:
+    """Move 5 on a filled plan in its partitions' words. A qualifier whose term a step's swap replaced is said
+    by its synonym ("partner" for "second parent"); a swap that makes a step say another constraint (a group
+    that holds two qualifiers, or a term the lexicon reads as another one) fails."""
+    reworded = worded(plan, vocabulary)
+    check = check_plan(reworded, sk.constraints, lexicon.extract)
+    swapped: set[Key] = set()
+    for before, after in zip(plan.steps, reworded.steps, strict=True):
+        if before.query != after.query:
+            swapped |= ({c.key for c in lexicon.extract(before.query) if c.facet == QUALIFIER}
+                        - {c.key for c in lexicon.extract(after.query)})
+    return CheckResult(check.dropped - swapped, check.invented, check.year_only_in_text)
 
 
 def partition_reach(plan: Plan, index: Index, depth: int) -> list[tuple[dict[str, str], list[Hit]]]:

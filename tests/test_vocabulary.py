@@ -11,10 +11,14 @@ from hypothesis import strategies as st
 
 from schemas.cache import PlanCache
 from schemas.config import load_config
+from schemas.extract import Lexicon
+from schemas.plan import check_plan, fill_slots
 from schemas.vocabulary import Vocabulary, count_terms, synonym_groups
 from tasks.evaluate import markdown_vocabulary
 from tasks.report import _vocabulary_lines
+from tasks.rules_writer import write_template
 from tasks.store import Index
+from tasks.vocabulary import keeps_constraints, worded
 from tests.conftest import DEMO_CONFIG
 
 QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."
@@ -61,6 +65,24 @@ def test_accents_and_several_filters() -> None:
     more = Vocabulary(synonym_groups({"crèche": ["daycare"], "x": ["y", "z"], "nursery": ["kita"]}), vocab.usage)
     assert more.swaps({"office": "London"}) == vocab.swaps({"office": "London"})
     assert more.digest() != vocab.digest()
+
+
+def test_a_swapped_term_keeps_the_constraint_and_a_clashing_group_is_caught() -> None:
+    """Move 5 after the rewrite: "partner" says the qualifier "second parent" (its synonym), but a group that
+    also holds another qualifier ("birth parent") would swap one constraint for another."""
+    config = load_config(DEMO_CONFIG)
+    lexicon = Lexicon(config)
+    sk = lexicon.skeleton("How long is parental leave for the second parent in Amsterdam?")
+    plan = fill_slots(write_template(sk.text, "single", config), sk.slots)
+    assert [s.query for s in worded(plan, VOCAB).steps] == ["how long is parental leave for the partner in Amsterdam"]
+    assert not check_plan(worded(plan, VOCAB), sk.constraints, lexicon.extract).ok  # the words alone: dropped
+    assert keeps_constraints(plan, sk, lexicon, VOCAB).ok
+    assert not keeps_constraints(plan, lexicon.skeleton("parental leave for the birth parent in Amsterdam"), lexicon,
+                                 VOCAB).ok  # the swap excuses only the qualifier it replaced
+    clash = synonym_groups({"second parent": ["birth parent"]})
+    vocab = Vocabulary(clash, {"office": {"Amsterdam": count_terms(clash, ["the birth parent is off"])}})
+    check = keeps_constraints(plan, sk, lexicon, vocab)
+    assert not check.ok and "birth parent" in check.complaint()
 
 
 def test_apply_keeps_an_unchanged_plan_as_is() -> None:
