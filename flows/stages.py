@@ -9,17 +9,20 @@ from typing import Any
 from flows.publication import Run
 from schemas.config import Config
 from schemas.publication import EMBED_CACHE, NoPublication
-from tasks.indexing import build_index_task, export_parquet_task
+from tasks.indexing import build_index_task, export_parquet_task, index_uri
 from tasks.logs import LogError
 from tasks.mine_stage import mine_task
 from tasks.plan_stage import plan_task, write_lexicon
 from tasks.scale import TaskEmbedder, run_task
-from tasks.store import Index
+from tasks.store import Index, reset_head
 
 
 def index_stage(run: Run, corpus: str, config: Config, run_date: date, quiet: bool, runner: Any = None) -> Index:
     """Build the index in this process; its embedding runs as tasks on `runner` (None: here)."""
     embedder = TaskEmbedder(config, runner, results=Path(run.out) / EMBED_CACHE)
+    live = run.prev_manifest.get("index", {})
+    if live.get("uri") == index_uri(config, run.out):  # an unpublished run's writes are not the base
+        reset_head(live["uri"], live.get("table", config.table), int(live["version"]))
     outcome = build_index_task(corpus, config, run.out, run_date, quiet, embedder=embedder)
     rows = export_parquet_task(outcome.uri, config, outcome.result.version, run.staging / "chunks.parquet")
     run.record("index", {**outcome.to_json(), "corpus": str(corpus), "exported": rows, "table": config.table,

@@ -125,6 +125,17 @@ def write_index(chunks: Sequence[EnrichedChunk], config: Config, uri: str, embed
                        int(table.version), sum(e.chunk.id not in old for e in changed))
 
 
+def reset_head(uri: str, name: str, version: int) -> bool:
+    """Make the published `version` the table's head again when a run that was never published (rejected by
+    the gate, failed, killed) wrote after it, so the next run's diff is against what is published. True when
+    it did. (After a rollback the head is a restored copy of `version` under a new number: restored once more.)"""
+    table = open_table(uri, name)
+    if table is None or int(table.version) == version:
+        return False
+    table.restore(version)
+    return True
+
+
 def _create_indexes(table: Any, config: Config) -> None:
     for f in config.facets:
         table.create_scalar_index(f.name, replace=True, index_type="BITMAP" if f.kind != "year" else "BTREE")

@@ -64,6 +64,22 @@ def test_crash_between_stages_keeps_last_publication(seed_run: dict, stage: str,
         assert (new / name).read_bytes() == before[name], name  # same outputs as an uninterrupted run
 
 
+def test_a_run_after_an_unpublished_one_diffs_against_the_publication(seed_run: dict,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that wrote the table and was never published (here: it failed before publishing) leaves no
+    trace in the next run's counts: the next diff is against the published version."""
+    corpus = Path(seed_run["kwargs"]["logs"]).parent / "corpus.jsonl"
+    rows = [json.loads(x) for x in (SEED / "corpus.jsonl").read_text().splitlines()]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows if r["id"] != "leave-amsterdam"))
+    with monkeypatch.context() as m:
+        m.setattr(flows.stages, "export_parquet_task", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("crash")))
+        with pytest.raises(RuntimeError, match="crash"):
+            run_stages(["index"], **{**seed_run["kwargs"], "corpus": str(corpus)})
+    again = run_stages(["index"], **seed_run["kwargs"])
+    assert (again["index"]["embedded"], again["index"]["updated"], again["index"]["deleted"]) == (0, 0, 0)
+    assert again["index"]["inserted"] == 0
+
+
 def test_second_publisher_stops_cleanly(seed_run: dict) -> None:
     out = seed_run["out"]
     held = threading.Event()
