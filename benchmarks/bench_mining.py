@@ -223,8 +223,10 @@ def instrumented(timer: PhaseTimer, embedder: Any) -> Iterator[None]:
 
 
 def mine_once(logs: Path, config: Any, uri: str, staging: Path, days: list[str],
-              profile: cProfile.Profile | None = None) -> tuple[float, dict[str, float], dict[str, Any]]:
-    """One full mining run of the window `days` (the morning after its last day) on a fresh index handle; seconds,
+              profile: cProfile.Profile | None = None, last_run: Path | None = None
+              ) -> tuple[float, dict[str, float], dict[str, Any]]:
+    """One full mining run of the window `days` (the morning after its last day) on a fresh index handle, with
+    the merge memory of `last_run` (the night before's staging folder, as a publication keeps it); seconds,
     per-phase seconds, the MineResult as JSON (with the number of skeletons embedded and of index searches made)."""
     from tasks.mine_stage import mine
     from tasks.store import Index
@@ -240,7 +242,8 @@ def mine_once(logs: Path, config: Any, uri: str, staging: Path, days: list[str],
         t0 = time.perf_counter()
         since, until = date.fromisoformat(days[0]), date.fromisoformat(days[-1])
         result, _ = mine(logs, config, index, staging, since=since, until=until,
-                         now=datetime.combine(until + timedelta(days=1), datetime.min.time()), quiet=True)
+                         now=datetime.combine(until + timedelta(days=1), datetime.min.time()), quiet=True,
+                         last_run=last_run)
         seconds = time.perf_counter() - t0
         if profile is not None:
             profile.disable()
@@ -319,13 +322,16 @@ def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, 
     embedded: list[int] = []
     new_ids: list[int] = []  # recurring shapes whose id the night before did not have
     ids: set[str] = set()
+    def staging(n: int) -> Path:  # two folders in turn: each night reads the merge memory of the one before
+        return workdir / f"staging-{n % 2}"
+
     for n, days in enumerate(windows):
-        dt, ph, res = mine_once(logs, config, outcome.uri, workdir / "staging", days)
+        dt, ph, res = mine_once(logs, config, outcome.uri, staging(n), days, last_run=staging(n - 1) if n else None)
         mines.append(dt)
         phases.append(ph)
         embedded.append(res["skeletons_embedded"] + res["examples_embedded"])
         result.update(res)
-        tonight = set(pq.read_table(workdir / "staging" / "shapes.parquet", columns=["shape_id"])["shape_id"]
+        tonight = set(pq.read_table(staging(n) / "shapes.parquet", columns=["shape_id"])["shape_id"]
                       .to_pylist())
         new_ids.append(len(tonight - ids))
         ids = tonight
@@ -373,7 +379,8 @@ def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, 
     }
     if profile:
         prof = cProfile.Profile()
-        mine_once(logs, config, outcome.uri, workdir / "staging", windows[-1], profile=prof)
+        mine_once(logs, config, outcome.uri, staging(len(windows)), windows[-1], profile=prof,
+                  last_run=staging(len(windows) - 1))
         buf = io.StringIO()
         stats = pstats.Stats(prof, stream=buf)
         stats.sort_stats("cumulative").print_stats(35)

@@ -42,7 +42,7 @@ def mine_stage(run: Run, logs: str, config: Config, index: Index, since: date | 
                quiet: bool, runner: Any = None) -> dict[str, Any]:
     """Mine the logs on `runner` (None: in this process)."""
     result, lexicon = run_task(runner, mine_task, logs=logs, config=config, index=index, staging=run.staging,
-                               since=since, until=until, quiet=quiet)
+                               since=since, until=until, quiet=quiet, last_run=run.prev_dir)
     if result.rows == 0:  # publishing it would empty the shapes the live plans were made for
         first, last = result.since, result.until  # --since/--until, or the last mining.window_days days
         window = f" from {first or 'the start'} to {last or 'the end'}" if first or last else ""

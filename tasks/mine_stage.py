@@ -17,6 +17,7 @@ from schemas.pii import Scrubber
 from tasks import followups
 from tasks.extracted import ExtractionMemo
 from tasks.logs import ingest
+from tasks.memory import MergeMemory
 from tasks.mining import (
     MineResult,
     build_shapes,
@@ -35,9 +36,11 @@ from tasks.vectors import VectorStore
 
 
 def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since: date | None = None,
-         until: date | None = None, now: datetime | None = None, quiet: bool = False) -> tuple[MineResult, Lexicon]:
-    """Mine the logs into `staging` (shapes.parquet, questions.parquet, quarantine.parquet): the window from
-    `since` to `until`, or, with neither, the last `mining.window_days` logged days."""
+         until: date | None = None, now: datetime | None = None, quiet: bool = False,
+         last_run: Path | None = None) -> tuple[MineResult, Lexicon]:
+    """Mine the logs into `staging` (shapes.parquet, questions.parquet, quarantine.parquet, and the merge's
+    memory, merge.npz): the window from `since` to `until`, or, with neither, the last `mining.window_days`
+    logged days. `last_run`: the live publication's folder, whose merge the shapes keep (None: fresh shapes)."""
     lexicon = Lexicon(config, index.facet_values())
     scrub = Scrubber(config.pii_names, keep=lexicon.name_words())
     # Last night's skeleton vectors load beside the ingest (DuckDB there releases the GIL).
@@ -61,21 +64,25 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
         # the GIL the replay holds); only their shape ids wait for the shapes.
         replaying = beside.submit(followups.replay, replay_cursor, config, rules)
         vectors = loading.result()
-        rep_of = merge_skeletons(ing, config, vectors, quiet=quiet)
+        memory = MergeMemory(last_run)
+        rep_of = merge_skeletons(ing, config, vectors, quiet=quiet, memory=memory)
         shapes = build_shapes(ing, config, rep_of)
         followups.drop_followup_shapes(shapes, rules)
         keeping = background.submit(keep_extraction, cursor, memo, shapes)  # once the sort is done
-        vectors.name_shapes([s["skeleton"] for s in shapes if s["recurring"]])
+        memory.name_shapes(s["skeleton"] for s in shapes if s["recurring"])
         # The examples are embedded beside the linking, for the same reason (classifying sets a shape's type,
         # reason and example; the linking reads its id and name).
         classifying = beside.submit(
             classify_shapes, shapes, config, lambda vectors: _best_scores(index, vectors),
-            encode=lambda texts: vectors.encode(texts, label="embedding examples", quiet=quiet), known=vectors.has)
+            encode=lambda texts: vectors.encode(texts, label="embedding examples", quiet=quiet),
+            known=memory.was_example)
         linked = followups.link(ing, config, rules, followups.shape_lookup(shapes), replaying.result())
         writing = background.submit(write_questions, cursor, ing, shapes, staging)  # once the sort is done
         classifying.result()
         saving = beside.submit(vectors.save)  # the store's write beside the shapes'
         write_shapes(shapes, staging)
+        memory.remember_examples(s["example"] for s in shapes if s["recurring"])
+        memory.save(staging)
         saving.result()
         sorting.result()
         keeping.result()

@@ -25,6 +25,7 @@ from tasks.classify import classify
 from tasks.embed import Embedder
 from tasks.extracted import ExtractionMemo
 from tasks.logs import Ingested
+from tasks.memory import MergeMemory
 from tasks.progress import progress
 from tasks.vectors import VectorStore, text_key
 
@@ -209,14 +210,14 @@ NEAR_TOP_SQL = "(n * 10 >= top * 9 OR (top - n) * (top - n) <= 4 * (top + n))"  
 
 
 def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorStore,
-                    quiet: bool = False) -> dict[str, str]:
+                    quiet: bool = False, memory: MergeMemory | None = None) -> dict[str, str]:
     """Skeleton -> representative skeleton. Near duplicates (same placeholders and qualifiers, similar
     skeleton text) merge. Similarity compares skeletons only, never questions with their values. Skeletons of
     a single user are never embedded (they cannot recur); only a skeleton with at least `min_users` users can
     seed a shape or name it (its text is what gets published): one of fewer users may join a shape.
 
-    A shape is named by its most frequent member of enough users. With `embedder` a VectorStore, last night's
-    merge is remembered, so the shapes stay put as the log window moves on: last night's seeds seed again, a
+    A shape is named by its most frequent member of enough users. With a `memory` of last night's merge, the
+    shapes stay put as the log window moves on: last night's seeds seed again, a
     member rejoins its seed while that seeds a shape, and the member that named a shape names it again while its
     count is near the top (`near_top`). Without that memory, near-equal variants ("26 days" and "24 days")
     change places as counts change, the greedy merge groups them differently, and the shapes' ids change.
@@ -228,8 +229,7 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
              JOIN skeletons s USING (sid)
         ORDER BY n DESC, skeleton LIMIT 50000""").fetchall()
     vecs = embedder.encode([r[0] for r in rows], label="embedding skeletons", quiet=quiet)
-    store = embedder if isinstance(embedder, VectorStore) else None
-    keys = [text_key(r[0]) for r in rows] if store else []
+    keys = [text_key(r[0]) for r in rows] if memory else []
     groups: dict[str, list[int]] = defaultdict(list)
     for i, row in enumerate(rows):
         groups[row[1]].append(i)
@@ -237,21 +237,21 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
     seeds: dict[bytes, bytes] = {}
     for members in groups.values():
         last: dict[int, int] = {}  # member -> the member that seeded its shape last night
-        if store:
+        if memory:
             at = {keys[i]: i for i in members}
-            last = {i: at[k] for i in members if (k := store.seed_of(keys[i])) is not None and k in at}
+            last = {i: at[k] for i in members if (k := memory.seed_of(keys[i])) is not None and k in at}
         seed_of = _seed(members, rows, vecs, config, last)
         for i in members:
             rep_of.setdefault(rows[i][0], rows[i][0])
         for seed, cluster in _clusters(seed_of).items():
-            name = _name(cluster, rows, config.mining.min_users, store.named_a_shape if store else None)
+            name = _name(cluster, rows, config.mining.min_users, memory.named_a_shape if memory else None)
             for i in cluster:  # the name keeps its mapping: a skeleton in two groups goes where the first put it
                 if i != name:
                     rep_of[rows[i][0]] = rep_of[rows[name][0]]
-            if store and rows[seed][3] >= config.mining.min_users:  # not a lone skeleton of too few users
+            if memory and rows[seed][3] >= config.mining.min_users:  # not a lone skeleton of too few users
                 seeds.update((keys[i], keys[seed]) for i in cluster)
-    if store:
-        store.remember_seeds(seeds)
+    if memory:
+        memory.remember_seeds(seeds)
     return rep_of
 
 
@@ -347,7 +347,7 @@ def classify_shapes(shapes: list[dict[str, Any]], config: Config, best_scores: A
     best chunk score, over the examples embedded in one batch by `encode(texts)`.
 
     A shape's example is the question of its most frequent slot set, or of one whose count is near the top
-    (`near_top`) and whose example is `known` (embedded on an earlier night): as the log window moves on, near
+    (`near_top`) and whose example is `known` (the shape's example last night): as the log window moves on, near
     ties change places every night, and the example, its classification and its embedding stay put instead of
     changing with them."""
     recurring = [s for s in shapes if s["recurring"]]

@@ -19,7 +19,7 @@ from schemas.publication import EMBED_CACHE, MANIFEST, POINTER, NoPublication, c
 
 STAGE_FILES = {
     "index": ["chunks.parquet"],
-    "mine": ["shapes.parquet", "questions.parquet", "quarantine.parquet"],
+    "mine": ["shapes.parquet", "questions.parquet", "quarantine.parquet", "merge.npz"],
     "plan": ["templates.parquet", "cache.parquet", "config.json", "lexicon.json", "vocabulary.json"],
 }
 

@@ -141,16 +141,17 @@ def _followup_lines(questions: Path) -> list[str]:
         return []
     resolved = sum(r["resolved_question"] is not None for r in fu)
     cached = sum(r["resolved_shape_id"] is not None for r in fu)
-    refused = Counter(r["followup_reason"] for r in fu if r["resolved_question"] is None)
+    # by the kind of reason: "ambiguous: ..." names its values, which would split it into rows of one or two
+    refused = Counter((r["followup_reason"] or "").split(":")[0] for r in fu if r["resolved_question"] is None)
     return [
         "## Follow-ups",
         f"{len(fu):,} of {len(rows):,} questions ({len(fu) / len(rows):.1%}) are follow-ups; {resolved:,} resolved "
-        f"to a standalone question, {cached:,} ({cached / len(fu):.1%}) of them to a recurring shape whose key hits "
-        "the cache.",
+        f"to a standalone question, {cached:,} ({cached / max(resolved, 1):.1%}) of them to a recurring shape whose "
+        "key hits the cache.",
         "",
         "| refused: reason | follow-ups |",
         "|---|---|",
-        *[f"| {reason} | {n:,} |" for reason, n in refused.most_common(8)],
+        *[f"| {reason} | {n:,} |" for reason, n in refused.most_common()],
         "",
     ]
 

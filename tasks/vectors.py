@@ -2,9 +2,9 @@
 
 Keyed by the model and a hash of the text: no question or skeleton text is written to disk. A store holds
 the vectors of the last run and of the `IDLE_RUNS` runs before it (a skeleton whose second user leaves the
-window often comes back within days), so it stays about as large as one log window; and which skeletons named a
-shape in the last run and which seeded each skeleton's shape (so shapes keep their members and names while
-counts shuffle). Losing it costs time and names, nothing else.
+window often comes back within days), so it stays about as large as one log window. A pure cache: any run may
+add to it, and losing it costs time, nothing else (last night's merge is kept by the publication:
+`tasks/memory.py`).
 """
 
 from __future__ import annotations
@@ -33,24 +33,16 @@ class VectorStore:
         self.known: dict[bytes, np.ndarray] = {}
         self.idle: dict[bytes, int] = {}  # runs since a known vector was last used
         self.used: dict[bytes, np.ndarray] = {}
-        self.named: set[bytes] = set()  # skeletons that named a recurring shape in the last run
-        self.names: set[bytes] = set()  # and in this one
-        self.seeds: dict[bytes, bytes] = {}  # skeleton -> the skeleton that seeded its shape in the last run
-        self.new_seeds: dict[bytes, bytes] = {}  # and in this one
         self.hits = 0
         if self.path is not None and self.path.exists():
             try:
                 with np.load(self.path) as data:
                     keys, vecs = data["keys"], data["vectors"]
                     idle = data["idle"] if "idle" in data.files else np.zeros(len(keys), dtype=np.uint8)
-                    named = data["named"] if "named" in data.files else np.zeros((0, 16), dtype=np.uint8)
-                    seeds = data["seeds"] if "seeds" in data.files else np.zeros((0, 32), dtype=np.uint8)
                 self.known = {k.tobytes(): v for k, v in zip(keys, vecs, strict=True)}
                 self.idle = {k.tobytes(): int(n) for k, n in zip(keys, idle, strict=True)}
-                self.named = {k.tobytes() for k in named}
-                self.seeds = {row[:16].tobytes(): row[16:].tobytes() for row in seeds}
             except (OSError, ValueError, KeyError):
-                self.known, self.idle, self.named, self.seeds = {}, {}, set(), {}  # rebuilt, never trusted
+                self.known, self.idle = {}, {}  # rebuilt, never trusted
 
     def encode(self, texts: Sequence[str], label: str = "embedding", quiet: bool = False) -> np.ndarray:
         """Unit vectors for `texts`, embedding only those not in the store."""
@@ -69,22 +61,6 @@ class VectorStore:
             out[n] = vec
         return out
 
-    def named_a_shape(self, skeleton: str) -> bool:
-        """Whether the skeleton named a recurring shape in the last run."""
-        return text_key(skeleton) in self.named
-
-    def name_shapes(self, skeletons: Sequence[str]) -> None:
-        """Remember the skeletons that name this run's recurring shapes (written by `save`)."""
-        self.names.update(text_key(s) for s in skeletons)
-
-    def seed_of(self, key: bytes) -> bytes | None:
-        """The key of the skeleton that seeded the shape of the skeleton with this key in the last run."""
-        return self.seeds.get(key)
-
-    def remember_seeds(self, seeds: dict[bytes, bytes]) -> None:
-        """Remember this run's merge, skeleton key -> its seed's key (written by `save`)."""
-        self.new_seeds.update(seeds)
-
     def has(self, text: str) -> bool:
         """Whether the text's vector is in the store (from an earlier run or this one)."""
         key = text_key(text)
@@ -102,9 +78,6 @@ class VectorStore:
         # raw bytes as rows of uint8: a bytes dtype ("S16") would drop a key's trailing zero bytes
         keys = np.frombuffer(b"".join(vectors), dtype=np.uint8).reshape(len(vectors), -1)
         tmp = self.path.with_suffix(".tmp.npz")
-        named = np.frombuffer(b"".join(sorted(self.names)), dtype=np.uint8).reshape(len(self.names), 16)
-        seeds = np.frombuffer(b"".join(k + v for k, v in sorted(self.new_seeds.items())),
-                              dtype=np.uint8).reshape(len(self.new_seeds), 32)
         np.savez(tmp, keys=keys, vectors=np.stack(list(vectors.values())).astype(np.float32),
-                 idle=np.array(idle, dtype=np.uint8), named=named, seeds=seeds)
+                 idle=np.array(idle, dtype=np.uint8))
         os.replace(tmp, self.path)

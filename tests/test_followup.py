@@ -224,7 +224,8 @@ def test_mining_learns_and_resolves_followups(tmp_path: Path) -> None:
     q = pq.read_table(tmp_path / "out" / "questions.parquet").to_pylist()
     assert len(q) == 26 and sum(r["followup"] for r in q) == 13
     lines = "\n".join(_followup_lines(tmp_path / "out" / "questions.parquet"))
-    assert "13 of 26 questions (50.0%) are follow-ups" in lines and "6 (46.2%)" in lines
+    assert "13 of 26 questions (50.0%) are follow-ups; 6 resolved" in lines and "6 (100.0%) of them" in lines
+    assert "| ambiguous | 6 |" in lines and f"| {NO_PREVIOUS} | 1 |" in lines  # refusals by kind, not by value
 
 
 def test_batched_link_equals_a_replay_of_every_user(tmp_path: Path) -> None:

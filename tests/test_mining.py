@@ -569,6 +569,16 @@ def test_bad_log_path_writes_nothing(tmp_path: Path, small_index: tuple[Config, 
     assert list(staging.iterdir()) == []
 
 
+def _next_staging(tmp_path: Path) -> Path:
+    """A fresh staging folder for the next night; the last night's (its merge memory) moves to `last`."""
+    staging, last = tmp_path / "staging", tmp_path / "last"
+    shutil.rmtree(last, ignore_errors=True)
+    if staging.exists():
+        staging.rename(last)
+    staging.mkdir()
+    return staging
+
+
 def test_an_example_stays_put_while_its_slot_set_is_near_the_top(tmp_path: Path,
                                                                   small_index: tuple[Config, Index]) -> None:
     """As the log window moves on, a shape's most frequent slot set can change by a question: the example
@@ -578,12 +588,9 @@ def test_an_example_stays_put_while_its_slot_set_is_near_the_top(tmp_path: Path,
     question = "what is the per diem in {}"
 
     def example(rows: list[tuple[str, str]], fresh: bool) -> str:
-        if fresh:
-            shutil.rmtree(Path(index.uri).parent / "vectors", ignore_errors=True)  # where mining keeps them
-        staging = tmp_path / "staging"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
-        mine(write_log(tmp_path / "log.jsonl", rows), config, index, staging, now=datetime(2026, 12, 1), quiet=True)
+        staging = _next_staging(tmp_path)
+        mine(write_log(tmp_path / "log.jsonl", rows), config, index, staging, now=datetime(2026, 12, 1), quiet=True,
+             last_run=None if fresh else tmp_path / "last")
         (shape,) = pq.read_table(staging / "shapes.parquet").to_pylist()
         return str(shape["example"])
 
@@ -604,14 +611,11 @@ def test_a_shape_keeps_its_name_while_its_members_trade_places(tmp_path: Path,
     real, typo = "how many vacation days do we get in {}", NEAR_DUPLICATE.replace("{office}", "{}")
 
     def named(n_real: int, n_typo: int, fresh: bool) -> str:
-        if fresh:
-            shutil.rmtree(Path(index.uri).parent / "vectors", ignore_errors=True)  # where mining keeps them
         rows = ([(f"u{i % 5}", real.format(OFFICES[i % 5])) for i in range(n_real)]
                 + [(f"v{i % 5}", typo.format(OFFICES[i % 5])) for i in range(n_typo)])
-        staging = tmp_path / "staging"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
-        mine(write_log(tmp_path / "log.jsonl", rows), config, index, staging, now=datetime(2026, 12, 1), quiet=True)
+        staging = _next_staging(tmp_path)
+        mine(write_log(tmp_path / "log.jsonl", rows), config, index, staging, now=datetime(2026, 12, 1), quiet=True,
+             last_run=None if fresh else tmp_path / "last")
         (shape,) = pq.read_table(staging / "shapes.parquet").to_pylist()
         assert shape["count"] == n_real + n_typo  # one shape: the two merged
         return str(shape["skeleton"])

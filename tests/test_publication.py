@@ -80,6 +80,27 @@ def test_a_run_after_an_unpublished_one_diffs_against_the_publication(seed_run: 
     assert again["index"]["inserted"] == 0
 
 
+def test_mining_keeps_the_merge_of_the_live_publication(seed_run: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Last night's merge (names, seeds, examples) comes from the live publication's own folder: a run that is
+    never published changes nothing the next night reads, and a rollback brings back the memory it had."""
+    out = seed_run["out"]
+    live = current_run(out)
+    memory = (live / "merge.npz").read_bytes()
+    seen: list[Path | None] = []
+    real = flows.stages.mine_task
+
+    def spy(**kwargs: Any) -> Any:
+        seen.append(kwargs["last_run"])
+        return real(**kwargs)
+
+    monkeypatch.setattr(flows.stages, "mine_task", spy)
+    second = run_stages(["mine"], **seed_run["kwargs"])
+    assert seen == [live] and (live / "merge.npz").read_bytes() == memory
+    assert (out / "runs" / second["run_id"] / "merge.npz").exists()
+    run_stages(["plan"], **seed_run["kwargs"])  # a stage that does not mine carries the memory over
+    assert (current_run(out) / "merge.npz").read_bytes() == (out / "runs" / second["run_id"] / "merge.npz").read_bytes()
+
+
 def test_second_publisher_stops_cleanly(seed_run: dict) -> None:
     out = seed_run["out"]
     held = threading.Event()
