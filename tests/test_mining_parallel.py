@@ -16,6 +16,7 @@ from schemas.extract import Lexicon
 from schemas.pii import Scrubber
 from tasks.embed import Embedder
 from tasks.logs import ingest
+from tasks.memory import MEMORY_FILE, MergeMemory
 from tasks.vectors import IDLE_RUNS, VectorStore
 from tasks.vectors import text_key as vectors_key
 from tests.conftest import DEMO_CONFIG
@@ -110,10 +111,19 @@ def test_keys_ending_in_zero_bytes_survive_a_round_trip(tmp_path: Path, embedder
     store = VectorStore(tmp_path, embedder, "m")
     store.known = {vectors_key(t): np.zeros(embedder.dim, dtype=np.float32) for t in texts}  # no model calls
     store.encode(texts, quiet=True)
-    store.remember_seeds({vectors_key(t): vectors_key(texts[0]) for t in texts})
     store.save()
     again = VectorStore(tmp_path, embedder, "m")
     again.encode(texts, quiet=True)
     assert again.hits == len(texts)
-    assert all(again.seed_of(vectors_key(t)) == vectors_key(texts[0]) for t in texts)  # the merge, remembered
-    assert again.seed_of(vectors_key("vacation days {office}")) is None
+    memory = MergeMemory()
+    memory.remember_seeds({vectors_key(t): vectors_key(texts[0]) for t in texts})
+    memory.name_shapes(texts[:300])
+    memory.remember_examples(texts[-300:])
+    memory.save(tmp_path)
+    last = MergeMemory(tmp_path)
+    assert all(last.seed_of(vectors_key(t)) == vectors_key(texts[0]) for t in texts)  # the merge, remembered
+    assert last.seed_of(vectors_key("vacation days {office}")) is None
+    assert all(last.named_a_shape(t) for t in texts[:300]) and not last.named_a_shape(texts[300])
+    assert all(last.was_example(t) for t in texts[-300:]) and not last.was_example(texts[0])
+    (tmp_path / MEMORY_FILE).write_bytes(b"PK not a memory")
+    assert MergeMemory(tmp_path).seeds == {}  # a corrupt memory is no memory
