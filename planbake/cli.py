@@ -181,6 +181,8 @@ def search(
 
     Example: planbake search "parental leave for the second parent, Amsterdam office" --filter office=Amsterdam
     """
+    if not question.strip():
+        raise ValueError("the search text is empty; pass the words to search for")
     _quiet_libraries()
     from schemas.config import Config
     from schemas.publication import current_run, read_manifest

@@ -228,8 +228,16 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     if until:
         window.append(f"t < DATE '{(until + timedelta(days=1)).isoformat()}'")
     where = " AND ".join(["reason IS NULL", *window])
-    bad = con.execute("SELECT filename, line, reason, coalesce(query, line, '') FROM staged "
-                      "WHERE reason IS NOT NULL").fetchall()
+    # A bad row is this window's when its time is in the window; one with no time, when its file's day is (a
+    # folder partitioned by date; the days either side are read for rows near midnight) or always (any other
+    # layout). One dated in the future is always reported.
+    own = [f for day, f in days if (not since or day >= since) and (not until or day <= until)] if (
+        days is not None and (since or until)) else None
+    undated = "true" if own is None else f"list_contains({sql_files(own)}, filename)" if own else "false"
+    bad = con.execute(f"""SELECT filename, line, reason, coalesce(query, line, '') FROM staged
+                          WHERE reason IS NOT NULL AND (reason = 'timestamp in the future'
+                                OR (t IS NOT NULL AND {" AND ".join(window) or "true"}) OR (t IS NULL AND {undated}))
+                       """).fetchall()
     # the valid rows are read where they are, not copied
     con.execute(f'CREATE VIEW rows AS SELECT t AS ts, "user", query FROM staged WHERE {where}')
     rejects = _rejects(con)

@@ -468,8 +468,8 @@ def test_ingest_window_on_the_demo_logs() -> None:
 
 def test_a_window_reads_only_its_days_partitions(tmp_path: Path) -> None:
     """A hive-partitioned log is read for the window's days and a day either side (a row logged near midnight
-    can sit in the next day's folder); days further out are not opened, so their bad lines are not this
-    window's quarantine. A folder not partitioned by date is read whole."""
+    can sit in the next day's folder); days further out are not opened. Only the window's own days' bad lines are
+    its quarantine (one with no time is its folder's day's). A folder not partitioned by date is read whole."""
     logs = tmp_path / "logs"
     for day in range(1, 11):
         part = logs / f"date=2026-01-{day:02d}"
@@ -483,7 +483,12 @@ def test_a_window_reads_only_its_days_partitions(tmp_path: Path) -> None:
     try:
         got = [r[0] for r in ing.con.sql("SELECT query FROM rows ORDER BY ts").fetchall()]
         assert got == ["per diem 3", "per diem 4", "late per diem"]
-        assert (ing.files, ing.quarantined) == (4, 4)  # days 2 to 5
+        assert (ing.files, ing.quarantined) == (4, 2)  # days 2 to 5 read; the bad lines of days 3 and 4
+    finally:
+        ing.con.close()
+    ing = ingest(logs, since=date(2025, 1, 1), until=date(2025, 1, 7), now=datetime(2026, 2, 1))
+    try:
+        assert (ing.rows, ing.quarantined) == (0, 0)  # no day of the window is logged: no bad line is its
     finally:
         ing.con.close()
     (logs / "date=2026-01-07" / "part-0.jsonl").rename(logs / "loose.jsonl")  # not every file under a date
@@ -511,7 +516,7 @@ def test_without_a_window_the_last_days_are_mined(tmp_path: Path) -> None:
     try:
         got = [r[0] for r in ing.con.sql("SELECT query FROM rows ORDER BY ts").fetchall()]
         assert got == ["per diem 8", "per diem 9", "per diem 10"]
-        assert (ing.since, ing.until, ing.files, ing.quarantined) == (date(2026, 1, 8), date(2026, 1, 10), 4, 4)
+        assert (ing.since, ing.until, ing.files, ing.quarantined) == (date(2026, 1, 8), date(2026, 1, 10), 4, 3)
     finally:
         ing.con.close()
     flat = tmp_path / "flat.jsonl"  # one row a day, 01-01 to 01-05, in one file

@@ -246,6 +246,8 @@ def test_index_and_search_commands(tmp_path: Path, prefect_harness: None) -> Non
                        (["--filter", "year=abc"], "a year filter takes a year"), (["-k", "0"], "-k")]:
         res = runner.invoke(app, ["search", "leave", *args, "--out", out])
         assert res.exit_code == 2 and says in res.output, (args, res.output)
+    res = runner.invoke(app, ["search", "  ", "--out", out])
+    assert res.exit_code == 2 and "the search text is empty" in res.output
     res = runner.invoke(app, ["lookup", "parental leave in Berlin", "--out", out])  # an index, no plans yet
     assert res.exit_code == 4 and "no plan cache yet" in res.output
 
