@@ -269,15 +269,21 @@ def nightly(
 
 def _summary(res: dict[str, Any]) -> None:
     idx, mine_, plan_ = res.get("index", {}), res.get("mine", {}), res.get("plan", {})
+    ran = res.get("stages_run")
+
+    def carried(stage: str) -> str:  # a stage this run did not redo: its figures are the live publication's
+        return "" if ran is None or stage in ran else " (carried over from the last publication, not run now)"
+
     if idx:
         out_console.print(f"index: {idx['chunks']} chunks, {idx['embedded']} embedded, {idx['deleted']} deleted, "
-                          f"table version {idx['version']}")
+                          f"table version {idx['version']}{carried('index')}")
     if mine_:
         out_console.print(f"mine: {mine_['rows']} rows ({mine_['quarantined']} quarantined), "
-                          f"{mine_['recurring']} recurring shapes of {mine_['shapes']}: {mine_['by_type']}")
+                          f"{mine_['recurring']} recurring shapes of {mine_['shapes']}: {mine_['by_type']}"
+                          f"{carried('mine')}")
     if plan_:
         out_console.print(f"plan: {plan_['templates']} templates ({plan_['rejected']} rejected), routes "
-                          f"{plan_['routes']}, {plan_['cache_entries']} cache entries")
+                          f"{plan_['routes']}, {plan_['cache_entries']} cache entries{carried('plan')}")
     gate = res.get("gate") or {}
     if gate:
         failed = f" ({', '.join(gate['regressions'])})" if gate["regressions"] else ""

@@ -356,3 +356,17 @@ def test_unreachable_model_server_is_a_clear_error(capsys: pytest.CaptureFixture
         plan_with_a_dead_server()
     assert done.value.exit_code == EXIT_INPUT
     assert "model server did not answer" in capsys.readouterr().err
+
+
+def test_a_stage_run_alone_says_which_figures_it_carried_over() -> None:
+    from planbake.cli import _summary, out_console
+
+    res = {"stages_run": ["mine"], "publication": "out/runs/r2",
+           "index": {"chunks": 17, "embedded": 0, "deleted": 0, "version": 3},
+           "mine": {"rows": 10, "quarantined": 0, "recurring": 2, "shapes": 4, "by_type": {"single": 2}},
+           "plan": {"templates": 5, "rejected": 0, "routes": {"split": 5}, "cache_entries": 9}}
+    with out_console.capture() as cap:
+        _summary(res)
+    lines = {line.split(":")[0]: line for line in cap.get().splitlines()}
+    assert "carried over" in lines["index"] and "carried over" in lines["plan"]
+    assert "carried over" not in lines["mine"]
