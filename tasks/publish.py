@@ -32,6 +32,9 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
 
 
+STAGING_DAYS = 1  # a staging folder untouched this long belongs to no running run: a night's run takes minutes
+
+
 def stage_dir(out: str | Path, run_id: str) -> Path:
     """A fresh staging directory; readers never look inside `runs/.staging`."""
     path = Path(out) / "runs" / ".staging" / run_id
@@ -140,8 +143,9 @@ def keep_rejected(out: str | Path, staging: Path, manifest: dict[str, Any], keep
 
 def prune(out: str | Path, keep_runs: int, keep_rejected: int, cache_days: int | None = None) -> list[str]:
     """Delete the oldest publications beyond `keep_runs` and rejected runs beyond `keep_rejected`, never the
-    live one or the one before it, and embedding task results older than `cache_days` (a later run that
-    needs one embeds again). Run ids sort by time. Caller holds the lock. Returns what went."""
+    live one or the one before it, staging folders untouched for `STAGING_DAYS` (a run killed before it could
+    clean up), and embedding task results older than `cache_days` (a later run that needs one embeds again).
+    Run ids sort by time. Caller holds the lock. Returns what went."""
     root = Path(out)
     live = current_run(root).name if (root / POINTER).exists() else None
     spared = {live, read_manifest(root / "runs" / live).get("previous") if live else None}
@@ -154,6 +158,12 @@ def prune(out: str | Path, keep_runs: int, keep_rejected: int, cache_days: int |
             if old.name not in spared:
                 shutil.rmtree(old, ignore_errors=True)
                 gone.append(f"{folder.name}/{old.name}")
+    staging = root / "runs" / ".staging"  # a killed run's staging folder: nothing reads it, nothing else removes it
+    if staging.is_dir():
+        cutoff = time.time() - STAGING_DAYS * 86_400
+        for abandoned in sorted(p for p in staging.iterdir() if p.stat().st_mtime < cutoff):
+            shutil.rmtree(abandoned, ignore_errors=True)
+            gone.append(f"runs/.staging/{abandoned.name}")
     cache = root / EMBED_CACHE
     if cache_days is not None and cache.is_dir():
         cutoff = time.time() - cache_days * 86_400

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
+import time
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -302,10 +304,15 @@ def test_retention_prunes_the_oldest_but_never_the_live_one_or_its_previous(tmp_
     rejected = [f"20261121T0{n}0000Z-0000" for n in range(3)]
     for run_id in rejected:
         keep_rejected(out, stage_dir(out, run_id), {}, ())
+    killed, running = stage_dir(out, "20261119T000000Z-dead"), stage_dir(out, "20261122T000000Z-busy")
+    (killed / "shapes.parquet").write_bytes(b"half")
+    os.utime(killed, (time.time() - 2 * 86_400,) * 2)  # a run killed two days ago
     gone = prune(out, keep_runs=2, keep_rejected=1)
     assert sorted(p.name for p in (out / "runs").iterdir() if not p.name.startswith(".")) == ids[-2:]
     assert [p.name for p in (out / "rejected").iterdir()] == rejected[-1:]
-    assert sorted(gone) == sorted([f"runs/{i}" for i in ids[:3]] + [f"rejected/{r}" for r in rejected[:2]])
+    assert not killed.exists() and running.is_dir()  # a fresh staging folder may be a run in progress
+    assert sorted(gone) == sorted([f"runs/{i}" for i in ids[:3]] + [f"rejected/{r}" for r in rejected[:2]]
+                                  + [f"runs/.staging/{killed.name}"])
     assert rollback(out)[0] == ids[-2]  # the previous publication is still there to return to
     assert current_run(out).name == ids[-2]
     prune(out, keep_runs=2, keep_rejected=1)  # live is now the older one: the newer one is kept as well
