@@ -89,6 +89,8 @@ class PlanCache:
     def open(cls, path: str | Path) -> PlanCache:
         """A run directory, or a publication root (the live run behind its pointer)."""
         p = Path(path)
+        if p.is_file():
+            raise ValueError(f"{p}: is a file; pass the publication folder (or a run folder)")
         if (p / POINTER).exists():
             return cls(current_run(p))
         if not (p / "manifest.json").exists():

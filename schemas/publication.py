@@ -18,6 +18,8 @@ class NoPublication(FileNotFoundError):
 def current_run(out: str | Path) -> Path:
     """The live run directory; raises NoPublication when nothing is published."""
     root = Path(out)
+    if root.is_file():
+        raise ValueError(f"--out {root}: is a file; pass the publication folder")
     try:
         run_id = (root / POINTER).read_text(encoding="utf-8").strip()
     except FileNotFoundError:

@@ -250,6 +250,9 @@ def test_index_and_search_commands(tmp_path: Path, prefect_harness: None) -> Non
         assert res.exit_code == 2 and says in res.output, (args, res.output)
     res = runner.invoke(app, ["search", "  ", "--out", out])
     assert res.exit_code == 2 and "the search text is empty" in res.output
+    for command in (["lookup", "parental leave"], ["report"], ["search", "leave"]):  # --out names a file
+        res = runner.invoke(app, [*command, "--out", str(tmp_path / "out" / "CURRENT")])
+        assert res.exit_code == 2 and "is a file" in res.output, (command, res.output)
     res = runner.invoke(app, ["lookup", "parental leave in Berlin", "--out", out])  # an index, no plans yet
     assert res.exit_code == 4 and "no plan cache yet" in res.output
 
