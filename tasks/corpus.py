@@ -79,7 +79,7 @@ def _read_jsonl(path: Path) -> Iterator[Document]:
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise CorpusError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                raise CorpusError(f"{where}: not valid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno}); "
                                   "each line must be one JSON object") from None
             yield _check_record(rec, where)
 
