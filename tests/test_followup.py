@@ -54,8 +54,9 @@ def turns(*questions: str) -> list[Any]:
 @given(st.lists(st.text(alphabet="ab{}_ \t\u00a0\u2003é", max_size=12), max_size=8))
 def test_topic_words_in_sql_and_python_agree(parts: list[str]) -> None:
     skeleton = " ".join(" ".join(parts).split())  # skeletons are single-spaced, as normalised text is
-    got = duckdb.execute(f"SELECT {topic_words_sql('?')}", [skeleton]).fetchone()
-    assert got == (Followups.topic_words(skeleton),)
+    with duckdb.connect() as con:  # its own connection: the module's default one is shared by every test
+        got = con.execute(f"SELECT {topic_words_sql('?')}", [skeleton]).fetchall()
+    assert got == [(Followups.topic_words(skeleton),)]
 
 
 
