@@ -21,7 +21,9 @@ MEMORY_FILE = "merge.npz"
 
 
 class MergeMemory:
-    def __init__(self, last_run: Path | None = None) -> None:
+    def __init__(self, last_run: Path | None = None, legacy: Path | None = None) -> None:
+        """Last night's memory from `last_run` (the live publication's folder), or, for a publication made before
+        runs kept one, from `legacy` (the vector store's file, which held names and seeds then)."""
         self.named: set[bytes] = set()  # skeletons that named a recurring shape last night
         self.seeds: dict[bytes, bytes] = {}  # skeleton -> the skeleton that seeded its shape last night
         self.examples: set[bytes] = set()  # the shapes' example questions last night
@@ -29,12 +31,14 @@ class MergeMemory:
         self.new_seeds: dict[bytes, bytes] = {}
         self.new_examples: set[bytes] = set()
         path = last_run / MEMORY_FILE if last_run is not None else None
+        if (path is None or not path.exists()) and last_run is not None:
+            path = legacy
         if path is not None and path.exists():
             try:
                 with np.load(path) as data:
                     self.named = {k.tobytes() for k in data["named"]}
                     self.seeds = {row[:16].tobytes(): row[16:].tobytes() for row in data["seeds"]}
-                    self.examples = {k.tobytes() for k in data["examples"]}
+                    self.examples = {k.tobytes() for k in data["examples"]} if "examples" in data.files else set()
             except (OSError, ValueError, KeyError):
                 self.named, self.seeds, self.examples = set(), {}, set()  # rebuilt, never trusted
 

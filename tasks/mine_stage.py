@@ -64,7 +64,7 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
         # the GIL the replay holds); only their shape ids wait for the shapes.
         replaying = beside.submit(followups.replay, replay_cursor, config, rules)
         vectors = loading.result()
-        memory = MergeMemory(last_run)
+        memory = MergeMemory(last_run, legacy=vectors.path)
         rep_of = merge_skeletons(ing, config, vectors, quiet=quiet, memory=memory)
         shapes = build_shapes(ing, config, rep_of)
         followups.drop_followup_shapes(shapes, rules)

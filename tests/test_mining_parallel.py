@@ -127,3 +127,12 @@ def test_keys_ending_in_zero_bytes_survive_a_round_trip(tmp_path: Path, embedder
     assert all(last.was_example(t) for t in texts[-300:]) and not last.was_example(texts[0])
     (tmp_path / MEMORY_FILE).write_bytes(b"PK not a memory")
     assert MergeMemory(tmp_path).seeds == {}  # a corrupt memory is no memory
+    # a publication made before runs kept their memory: the vector store's file held names and seeds then
+    older = tmp_path / "older-run"
+    older.mkdir()
+    legacy = tmp_path / "skeletons-old.npz"
+    np.savez(legacy, keys=np.zeros((0, 16), np.uint8), named=np.frombuffer(vectors_key(texts[0]), np.uint8)[None],
+             seeds=np.frombuffer(vectors_key(texts[1]) + vectors_key(texts[0]), np.uint8)[None])
+    upgraded = MergeMemory(older, legacy=legacy)
+    assert upgraded.named_a_shape(texts[0]) and upgraded.seed_of(vectors_key(texts[1])) == vectors_key(texts[0])
+    assert MergeMemory(None, legacy=legacy).seeds == {}  # no publication at all: no memory
