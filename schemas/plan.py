@@ -351,11 +351,14 @@ def _step_constraints(
 
 
 def check_plan(
-    plan: Plan, constraints: Iterable[Constraint], extract_constraints: Callable[[str], list[Constraint]]
+    plan: Plan, constraints: Iterable[Constraint], extract_constraints: Callable[[str], list[Constraint]],
+    time_facets: Collection[str] = ("year",),
 ) -> CheckResult:
     """Check a filled plan against its question's constraints: none dropped, none invented.
 
     Text and filters both cover a constraint (qualifiers live in text); values compare case-insensitively.
+    A value of one of `time_facets` (the year and date facets) that sits only in query text is reported
+    (`year_only_in_text`): a search does not tell one year's version from another's by its words.
     """
     need = {_norm(c.key): c.key for c in constraints}
     covered: set[Key] = set()
@@ -368,7 +371,7 @@ def check_plan(
             covered.add(_norm(key))
             if _norm(key) not in need:
                 invented.add(key)
-        year_only_in_text |= {k for k in in_text if k[0] == "year" and _norm(k) not in filtered}
+        year_only_in_text |= {k for k in in_text if k[0] in time_facets and _norm(k) not in filtered}
     dropped = {orig for norm, orig in need.items() if norm not in covered}
     return CheckResult(dropped=dropped, invented=invented, year_only_in_text=year_only_in_text)
 

@@ -93,7 +93,8 @@ def check_template(template: Plan, shape: dict[str, Any], config: Config, lexico
         check_words(template, allowed)
         for sk in samples[:SAMPLES_PER_SHAPE]:
             filled = fill_slots(template, sk.slots)
-            result = check_plan(filled, list(sk.constraints), lambda text: lexicon.extract(text))
+            result = check_plan(filled, list(sk.constraints), lambda text: lexicon.extract(text),
+                                [f.name for f in config.facets if f.kind in ("year", "date")])
             if not result.ok:
                 kind = "invented_value" if result.invented else "dropped_constraint"
                 status.update(check_ok=False, complaint=f"{kind}: {result.complaint()}")

@@ -251,6 +251,13 @@ def test_year_only_in_text_is_reported_but_not_a_failure() -> None:
     assert result.ok
     filtered = Plan(steps=[step("s1", "remote allowance 2026", year="2026")])
     assert check(question, filtered).year_only_in_text == set()
+    # a date facet by another name is one too, when the caller names it
+    dated = [Constraint("published_date", "2023-11-24")]
+    in_text = Plan(steps=[step("s1", "black friday deals 2023-11-24")])
+    dates = lambda text: [c for c in dated if c.value in text]  # noqa: E731
+    assert check_plan(in_text, dated, dates, ["published_date"]).year_only_in_text == {
+        ("published_date", "2023-11-24")}
+    assert check_plan(in_text, dated, dates).year_only_in_text == set()  # by default the facet "year" only
 
 
 def test_check_compares_values_case_insensitively() -> None:
