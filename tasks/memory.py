@@ -31,7 +31,7 @@ class MergeMemory:
         self.new_seeds: dict[bytes, bytes] = {}
         self.new_examples: set[bytes] = set()
         path = last_run / MEMORY_FILE if last_run is not None else None
-        if (path is None or not path.exists()) and last_run is not None:
+        if path is not None and not path.exists():
             path = legacy
         if path is not None and path.exists():
             try:

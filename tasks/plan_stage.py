@@ -91,10 +91,10 @@ def check_template(template: Plan, shape: dict[str, Any], config: Config, lexico
         validate_plan(template, max_steps=config.planning.max_steps, facets=facets, slot_names=slots)
         allowed = lexicon_words(config, lexicon) | set(words(shape["skeleton"]).split()) | set(corpus_words)
         check_words(template, allowed)
+        time_facets = [f.name for f in config.facets if f.kind in ("year", "date")]
         for sk in samples[:SAMPLES_PER_SHAPE]:
             filled = fill_slots(template, sk.slots)
-            result = check_plan(filled, list(sk.constraints), lambda text: lexicon.extract(text),
-                                [f.name for f in config.facets if f.kind in ("year", "date")])
+            result = check_plan(filled, list(sk.constraints), lambda text: lexicon.extract(text), time_facets)
             if not result.ok:
                 kind = "invented_value" if result.invented else "dropped_constraint"
                 status.update(check_ok=False, complaint=f"{kind}: {result.complaint()}")

@@ -61,11 +61,6 @@ class VectorStore:
             out[n] = vec
         return out
 
-    def has(self, text: str) -> bool:
-        """Whether the text's vector is in the store (from an earlier run or this one)."""
-        key = text_key(text)
-        return key in self.known or key in self.used
-
     def save(self) -> None:
         """Write the vectors this run used, and those unused for at most `IDLE_RUNS` runs (atomically: a crash
         leaves the old store or the new one)."""
