@@ -13,10 +13,10 @@ from prefect.exceptions import MissingContextError
 from flows.publication import Run
 from flows.stages import index_stage, mine_stage, plan_stage, published_index
 from schemas.config import Config, ConfigError, load_config
-from schemas.publication import read_manifest
+from schemas.publication import NoPublication, current_manifest, read_manifest
 from tasks.corpus import corpus_not_found
 from tasks.gate import GateRejected, QualityGate
-from tasks.logs import log_files
+from tasks.logs import check_window, log_files
 from tasks.publish import publish_lock
 from tasks.scale import task_runner
 
@@ -38,8 +38,19 @@ def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, l
         if not source:
             raise ConfigError("no logs given: pass --logs or set `logs:` in the config")
         log_files(source)  # not found, no log files, mixed formats
+        if not (since and until and since > until):
+            check_window(source, since, until)
     if since and until and since > until:
         raise ValueError(f"--since {since} is after --until {until}: the window holds no day; swap them")
+    if "index" not in stages:  # a stage run alone works on the live publication
+        try:
+            published = current_manifest(out)
+        except NoPublication:
+            published = {}
+        if not published.get("index"):
+            raise NoPublication(f"{out}: no published index; run 'planbake index' or 'planbake nightly' first")
+        if "mine" not in stages and not published.get("mine"):
+            raise NoPublication(f"{out}: no published shapes; run 'planbake mine' or 'planbake nightly' first")
 
 
 def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None = None,
@@ -61,7 +72,11 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
             else:
                 index = published_index(run, cfg)
             if "mine" in stages:
-                logger.info("mine: %s", mine_stage(run, logs or cfg.logs, cfg, index, since, until, quiet, runner))
+                mined = mine_stage(run, logs or cfg.logs, cfg, index, since, until, quiet, runner)
+                logger.info("mine: %s", mined)
+                for file in mined["unreadable_files"]:
+                    logger.warning("%s: no line is a valid log row (all quarantined, see quarantine.parquet); "
+                                   "is it a query log of this format?", file)
             if "plan" in stages:
                 logger.info("plan: %s", plan_stage(run, cfg, index, quiet, writer))
             published = run.finish(cfg.table, gate)

@@ -457,7 +457,7 @@ def eval_(
 
     _quiet_libraries()
     cfg = load_config(config)
-    from flows.run import run_stages
+    from flows.run import check_inputs, run_stages
     from schemas.cache import PlanCache
     from tasks.evaluate import (
         SYSTEMS,
@@ -471,6 +471,7 @@ def eval_(
     from tasks.store import Index
 
     labeled = read_labeled(questions)
+    check_inputs(["index"], cfg, corpus=corpus, out=out or ".")
     cfg.mining.min_count = cfg.mining.min_users = 1
     cfg.gate.enabled = False  # a throwaway publication: nothing to guard
     if budget:

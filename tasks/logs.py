@@ -6,6 +6,7 @@ import functools
 import gzip
 import re
 import zlib
+from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -28,14 +29,15 @@ class Ingested:
     files: int
     rows: int
     quarantined: int
-    numbering: Future[None] | None = None  # filling `quarantine`, when `ingest` deferred it
+    numbering: Future[list[str]] | None = None  # filling `quarantine`, when `ingest` deferred it
     since: date | None = None  # the window the rows are from (None: open on that side)
     until: date | None = None
+    unreadable: list[str] | None = None  # files none of whose lines is a valid row: known once `finish` returns
 
     def finish(self) -> None:
         """Wait until the table `quarantine` is complete."""
         if self.numbering is not None:
-            self.numbering.result()
+            self.unreadable = self.numbering.result()
             self.numbering = None
 
 
@@ -113,6 +115,22 @@ def window_files(files: list[str], days: list[tuple[date, str]] | None, since: d
 
 
 _PARTITION = re.compile(r"date=(\d{4}-\d{2}-\d{2})")
+
+
+def check_window(path: str | Path, since: date | None, until: date | None) -> None:
+    """Refuse a window no `date=` folder of a log folder partitioned by date can hold rows of (a day's margin
+    each side): it would mine nothing. Another layout is checked by the rows' own timestamps as they are read."""
+    if not (since or until):
+        return
+    days = _partition_days(path, log_files(path)[0])
+    margin = timedelta(days=1)
+    logged = sorted(day for day, _ in days or [])
+    if not logged or any((not since or day >= since - margin) and (not until or day <= until + margin)
+                         for day in logged):
+        return
+    window = f"from {since or 'the start'} to {until or 'the end'}"
+    raise LogError(f"{path}: no log day {window}: its date= folders hold {logged[0]} to {logged[-1]}; "
+                   "pass --since/--until within those days")
 
 
 def _source_sql(files: str | list[str], kind: str) -> str:
@@ -256,11 +274,13 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
 
 
 def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...]], rejects: list[tuple[Any, ...]],
-                     scrub: Scrubber) -> None:
+                     scrub: Scrubber) -> list[str]:
     """The table `quarantine`: the quarantined rows (file, line text, reason, raw text) with their line numbers
-    and scrubbed raw text, and the lines DuckDB could not read (`_rejects`); on a cursor of its own."""
+    and scrubbed raw text, and the lines DuckDB could not read (`_rejects`); on a cursor of its own. Returns the
+    files whose every line is quarantined (not a log, or not of this format)."""
     with cursor:
-        numbers = line_numbers([(f, text) for f, text, _, _ in bad if text is not None])
+        lines: dict[str, int] = {}
+        numbers = line_numbers([(f, text) for f, text, _, _ in bad if text is not None], lines)
         _number_emptied(numbers, {f for f, text, _, _ in bad if text == ""}, rejects)
         # Each record takes the next number of its line (a line logged twice has two); a question quarantined
         # for its timestamp often recurs, so each distinct raw text is scrubbed once.
@@ -272,16 +292,34 @@ def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...
         if records:  # one insert from Arrow: a row-by-row executemany took minutes for many quarantined rows
             columns = {name: [rec[i] for rec in records] for i, name in enumerate(_QUARANTINE.names)}
             cursor.from_arrow(pa.table(columns, schema=_QUARANTINE)).insert_into("quarantine")
+        return _unreadable(Counter(str(rec[0]) for rec in records if rec[0] is not None), lines)
+
+
+def _unreadable(bad: Counter[str], lines: dict[str, int]) -> list[str]:
+    """The files with as many quarantined records as lines that are not blank. `lines`: the files' numbers of
+    lines, blank ones included, where `line_numbers` counted them; the few files near the mark are counted
+    exactly."""
+    out = []
+    for file, n in bad.items():
+        if n < lines.get(file, 2 * n) / 2:
+            continue  # most lines of the file are rows
+        data = _file_bytes(file)
+        rows = sum(1 for line in _lines(data) if line.strip(b" \r")) if data is not None else 0
+        if rows and n >= rows:
+            out.append(file)
+    return sorted(out)
 
 
 _QUARANTINE = pa.schema([("file", pa.string()), ("line", pa.int64()), ("reason", pa.string()), ("raw", pa.string())])
 
 
-def line_numbers(lines: list[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
+def line_numbers(lines: list[tuple[str, str]], counted: dict[str, int] | None = None
+                 ) -> dict[tuple[str, str], list[int]]:
     """(file, line text) -> the 1-based numbers of the lines of that file holding exactly that text, in order.
 
     DuckDB reads a JSONL log without line numbers; only the files holding a quarantined line are read again
-    here, so a bad line can be found in its file. A line logged twice gets both numbers, one per record."""
+    here, so a bad line can be found in its file. A line logged twice gets both numbers, one per record.
+    `counted`, when given, gets each file's number of lines."""
     wanted: dict[str, set[str]] = {}
     for file, text in lines:
         wanted.setdefault(file, set()).add(text)
@@ -292,6 +330,8 @@ def line_numbers(lines: list[tuple[str, str]]) -> dict[tuple[str, str], list[int
             for file, data in zip(files[i:i + 2], pool.map(_file_bytes, files[i:i + 2]), strict=True):
                 if data is not None:  # unreadable now: the record keeps no line number
                     out.update(_numbers_in(data, file, wanted[file]))
+                    if counted is not None:
+                        counted[file] = len(_lines(data))
     return out
 
 

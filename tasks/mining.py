@@ -42,6 +42,7 @@ class MineResult:
     followups: dict[str, Any] = field(default_factory=dict)  # learned skeletons and counts (tasks/followups.py)
     since: str | None = None  # the log window mined (ISO dates; None: open on that side)
     until: str | None = None
+    unreadable_files: list[str] = field(default_factory=list)  # no line of theirs is a valid row: not logs?
 
     def to_json(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -433,7 +434,8 @@ def summarize(ing: Ingested, shapes: list[dict[str, Any]]) -> MineResult:
     for s in recurring:
         by_type[s["type"]] += 1
     skeletons = ing.con.sql("SELECT count(*) FROM skeletons").fetchall()[0][0]  # each one is some row's
+    ing.finish()
     return MineResult(ing.rows, ing.quarantined, int(skeletons), len(shapes), len(recurring),
                       sum(s["count"] for s in recurring), dict(sorted(by_type.items())),
                       since=ing.since.isoformat() if ing.since else None,
-                      until=ing.until.isoformat() if ing.until else None)
+                      until=ing.until.isoformat() if ing.until else None, unreadable_files=ing.unreadable or [])

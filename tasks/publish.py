@@ -99,9 +99,26 @@ def switch_pointer(out: str | Path, run_id: str) -> None:
     root = Path(out)
     tmp = root / f".{POINTER}.{os.getpid()}.tmp"
     tmp.write_text(run_id + "\n", encoding="utf-8")
-    with tmp.open("rb") as fh:
-        os.fsync(fh.fileno())
+    _fsync(tmp)
     os.replace(tmp, root / POINTER)
+    _fsync(root)  # the rename itself
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file, or a folder's entries, to disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(folder: Path) -> None:
+    """Flush every file and folder under `folder`, so a pointer switched after it never names a run a crash
+    of the machine left half-written."""
+    for path in sorted(folder.rglob("*"), reverse=True):  # files before the folders holding them
+        _fsync(path)
+    _fsync(folder)
 
 
 def publish(out: str | Path, staging: Path, manifest: dict[str, Any]) -> Path:
@@ -111,8 +128,10 @@ def publish(out: str | Path, staging: Path, manifest: dict[str, Any]) -> Path:
     manifest = {**manifest, "run_id": run_id, "previous": prev.name if prev else None,
                 "published_at": datetime.now(UTC).isoformat(timespec="seconds")}
     write_manifest(staging, manifest)
+    _fsync_tree(staging)
     final = Path(out) / "runs" / run_id
     os.replace(staging, final)
+    _fsync(final.parent)
     switch_pointer(out, run_id)
     return final
 

@@ -451,6 +451,23 @@ def test_a_folder_reads_exactly_the_files_of_its_log_format(tmp_path: Path) -> N
     assert [r[2] for r in _ingest_rows(only)[0]] == ["per diem in Berlin x"]
 
 
+def test_a_file_with_no_valid_row_is_named(tmp_path: Path) -> None:
+    """A file none of whose lines is a log row (another program's output, a binary) is named, so a wrong file in
+    the log folder is not only a count of quarantined rows; a file with some bad lines is not."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    line = '{{"ts": "2026-11-24T09:00:{:02d}Z", "user": "u{}", "query": "per diem in Berlin"}}\n'
+    (logs / "a.jsonl").write_text("".join(line.format(i, i) for i in range(6)) + "not json\n{}\n", encoding="utf-8")
+    (logs / "server.jsonl").write_text("\n".join(f"12:00:{i:02d} INFO served in {i} ms" for i in range(5)) + "\n\n")
+    (logs / "blob.jsonl").write_bytes(b"\xff\xfe\x00garbage\n\x80\x81\n")
+    ing = ingest(logs, now=datetime(2026, 12, 1))
+    try:
+        assert ing.rows == 6 and ing.quarantined == 2 + 5 + 2
+        assert ing.unreadable == [str(logs / "blob.jsonl"), str(logs / "server.jsonl")]
+    finally:
+        ing.con.close()
+
+
 def test_ingest_window_on_the_demo_logs() -> None:
     """--since/--until on the hive-partitioned demo: exactly the valid rows of those days."""
     days = ["2026-11-28", "2026-11-29"]

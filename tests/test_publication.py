@@ -21,7 +21,7 @@ from schemas.config import load_config
 from schemas.publication import current_manifest, current_run
 from tasks.evaluate import questions_as_log, read_labeled
 from tasks.logs import LogError
-from tasks.publish import PublishBusy, publish_lock
+from tasks.publish import PublishBusy, publish, publish_lock, stage_dir
 from tests.conftest import DEMO_CONFIG, SEED
 
 QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."
@@ -274,6 +274,15 @@ def test_inputs_that_cannot_work_fail_before_any_work(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "no corpus given" in res.output
     res = runner.invoke(app, ["mine", "--config", str(no_inputs), "--out", str(out)])
     assert res.exit_code == 2 and "no logs given" in res.output
+    for command in (["mine"], ["plan"]):  # a stage alone needs a publication to work on
+        res = runner.invoke(app, [*command, "--out", str(out)])
+        assert res.exit_code == 4 and "no published index" in res.output, res.output
+    res = runner.invoke(app, ["mine", "--since", "2025-01-01", "--until", "2025-01-07", "--out", str(out)])
+    assert res.exit_code == 2 and "no log day from 2025-01-01 to 2025-01-07: its date= folders hold 2026-11-23 to " \
+        "2026-11-29" in res.output, res.output
+    res = runner.invoke(app, ["eval", "--corpus", str(tmp_path / "nope.jsonl"), "--questions",
+                              str(SEED / "questions.jsonl"), "--out", str(out)])
+    assert res.exit_code == 2 and "nope.jsonl: corpus not found" in res.output
     assert not out.exists()  # nothing was started
     a_file = tmp_path / "a-file"
     a_file.write_text("x")
@@ -299,7 +308,7 @@ def test_a_log_window_without_rows_publishes_nothing(seed_run: dict, tmp_path: P
 
 
 def test_retention_prunes_the_oldest_but_never_the_live_one_or_its_previous(tmp_path: Path) -> None:
-    from tasks.publish import keep_rejected, prune, publish, rollback, stage_dir
+    from tasks.publish import keep_rejected, prune, rollback
 
     out = tmp_path / "out"
     ids = [f"20261120T0{n}0000Z-0000" for n in range(5)]
@@ -321,6 +330,27 @@ def test_retention_prunes_the_oldest_but_never_the_live_one_or_its_previous(tmp_
     assert current_run(out).name == ids[-2]
     prune(out, keep_runs=2, keep_rejected=1)  # live is now the older one: the newer one is kept as well
     assert current_run(out).name == ids[-2] and (out / "runs" / ids[-1]).is_dir()
+
+
+def test_a_run_is_on_disk_before_the_pointer_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file and folder of a run is flushed before the pointer switch, and the switch itself after it: a
+    machine that crashes never comes back to a pointer naming a half-written run."""
+    import tasks.publish as publishing
+
+    out = tmp_path / "out"
+    staging = stage_dir(out, "20261203T000000Z-0001")
+    (staging / "report").mkdir()
+    for name in ("shapes.parquet", "report/report.md"):
+        (staging / name).write_text("x", encoding="utf-8")
+    flushed: list[tuple[str, bool]] = []  # (path, pointer already switched)
+    fsync = os.fsync
+    monkeypatch.setattr(publishing.os, "fsync", lambda fd: (
+        flushed.append((os.readlink(f"/proc/self/fd/{fd}"), (out / "CURRENT").exists())), fsync(fd))[1])
+    final = publish(out, staging, {})
+    before = {path for path, switched in flushed if not switched}
+    run = [staging / n for n in ("shapes.parquet", "report/report.md", "report", "manifest.json")]
+    assert {str(p) for p in [*run, staging, out / "runs"]} <= before
+    assert current_run(out) == final and flushed[-1] == (str(out), True)  # the switch, flushed last
 
 
 def test_crash_mid_write_of_the_cache(seed_run: dict, monkeypatch: pytest.MonkeyPatch) -> None:
