@@ -38,6 +38,11 @@ class Facet(_Strict):
     values: list[str] = Field(default_factory=list)
     aliases: dict[str, str] = Field(default_factory=dict)
     from_index: bool = True  # add the values the index holds to the lexicon
+    key: str | None = None  # the corpus's metadata key holding the value, when it is not `name` ("Source")
+
+    @property
+    def metadata_key(self) -> str:
+        return self.key or self.name
 
     @field_validator("name")
     @classmethod
@@ -46,7 +51,8 @@ class Facet(_Strict):
         underscores, and not "qualifier", which names the qualifier terms' constraints."""
         if not re.fullmatch(r"[a-z][a-z_]*", name) or name.endswith("_"):
             raise ValueError(f"facet name {name!r} must be lowercase letters and underscores (e.g. "
-                             f"{re.sub('[^a-z]+', '_', name.lower()).strip('_') or 'office'!r}): it names slots")
+                             f"{re.sub('[^a-z]+', '_', name.lower()).strip('_') or 'office'!r}): it names slots; a "
+                             f"corpus metadata key spelled otherwise is read with `key: {name}`")
         if name == QUALIFIER:
             raise ValueError(f"facet name {name!r} is reserved for qualifier terms; rename the facet")
         return name

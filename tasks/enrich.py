@@ -56,16 +56,16 @@ def check_facet_types(docs: Sequence[Document], config: Config) -> None:
     """A facet value of the wrong type fails with the file, the line and the fix."""
     for d in docs:
         for f in config.facets:
-            v = d.metadata.get(f.name)
+            v = d.metadata.get(f.metadata_key)
             if v is None:
                 continue
             if f.kind == "year" and not (isinstance(v, int) and not isinstance(v, bool)
                                          or isinstance(v, str) and v.strip().isdigit()):
-                raise CorpusError(f"{d.source}: metadata '{f.name}' of document {d.id!r} must be a year such "
-                                  f"as 2026, got {v!r}")
+                raise CorpusError(f"{d.source}: metadata '{f.metadata_key}' of document {d.id!r} must be a year "
+                                  f"such as 2026, got {v!r}")
             if f.kind in ("category", "date") and not isinstance(v, str):
-                raise CorpusError(f"{d.source}: metadata '{f.name}' of document {d.id!r} must be a string, "
-                                  f"got {type(v).__name__} {v!r}")
+                raise CorpusError(f"{d.source}: metadata '{f.metadata_key}' of document {d.id!r} must be a "
+                                  f"string, got {type(v).__name__} {v!r}")
         eff = d.metadata.get("effective_from")
         if eff is not None:
             try:
@@ -79,8 +79,8 @@ def _facet_values(chunk: Chunk, doc_text: str, lexicon: Lexicon, config: Config,
                   effective: date | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in config.facets:
-        if f.name in chunk.metadata:
-            v = chunk.metadata[f.name]
+        if f.metadata_key in chunk.metadata:
+            v = chunk.metadata[f.metadata_key]
             out[f.name] = None if v is None else (int(v) if f.kind == "year" else str(v))
         elif f.kind == "category":
             named = {c.value for c in lexicon.extract(doc_text) if c.facet == f.name}

@@ -40,7 +40,7 @@ def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: d
     `embedder` embeds new or changed chunks (default: in this process; flows pass a TaskEmbedder)."""
     docs = read_corpus(corpus)
     check_facet_types(docs, config)
-    lexicon = Lexicon(config, {f.name: [str(d.metadata[f.name]) for d in docs if d.metadata.get(f.name)]
+    lexicon = Lexicon(config, {f.name: [str(v) for d in docs if (v := d.metadata.get(f.metadata_key))]
                                for f in config.facets if f.kind == "category"})
     chunks = [c for d in docs for c in chunk_document(d, config.chunking)]
     enriched = enrich(chunks, docs, config, lexicon, run_date)

@@ -89,7 +89,8 @@ def test_config_error_names_each_field_its_line_and_the_likely_name(tmp_path: Pa
     ]
 
 
-@pytest.mark.parametrize(("name", "fix"), [("Source", "'source'"), ("region2", "'region'"),
+@pytest.mark.parametrize(("name", "fix"), [("Source", "'source'): it names slots; a corpus metadata key spelled "
+                                                    "otherwise is read with `key: Source`"), ("region2", "'region'"),
                                          ("published-date", "'published_date'"), ("qualifier", "reserved")])
 def test_a_facet_name_that_cannot_be_a_slot_is_refused(tmp_path: Path, name: str, fix: str) -> None:
     """A facet's name is its placeholder and its slots' stem ({source_1}): one that cannot be would leave its

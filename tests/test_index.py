@@ -136,6 +136,25 @@ def _write(path: Path, records: list[dict]) -> Path:
     return path
 
 
+def test_a_facet_reads_the_metadata_key_its_config_names(tmp_path: Path, seed_corpus: Path) -> None:
+    """A corpus whose metadata keys cannot name slots ("Office") maps them in the config (`key: Office`): the
+    values are the facet's, and its filters search them, as under the facet's own name."""
+    records = [json.loads(line) for line in seed_corpus.read_text(encoding="utf-8").splitlines()]
+    for r in records:
+        r["metadata"]["Office"] = r["metadata"].pop("office")
+    corpus = _write(tmp_path / "corpus.jsonl", records)
+    config = load_config(DEMO_CONFIG)
+    config.facet("office").key = "Office"
+    outcome = build_index(corpus, config, tmp_path, RUN_DATE, quiet=True)
+    index = Index(outcome.uri, config, outcome.result.version)
+    hits = index.search("parental leave for the second parent, Amsterdam office", k=3, filters={"office": "Amsterdam"})
+    assert hits[0].id == "leave-amsterdam" and {h.facets["office"] for h in hits} == {"Amsterdam"}
+    assert "Lisbon" in index.facet_values()["office"]
+    records[0]["metadata"]["Office"] = 7
+    with pytest.raises(CorpusError, match="metadata 'Office' of document 'leave-policy' must be a string"):
+        build_index(_write(tmp_path / "bad.jsonl", records), config, tmp_path / "bad", RUN_DATE, quiet=True)
+
+
 def test_incremental_merge(tmp_path: Path, seed_corpus: Path) -> None:
     config = load_config(DEMO_CONFIG)
     records = [json.loads(line) for line in seed_corpus.read_text().splitlines()]
