@@ -139,7 +139,8 @@ def scan_sql(logs: Path, days: list[str] | None = None) -> str:
     """The scan of every file of the log, or of the files of `days` (the window a round mines)."""
     from tasks.logs import sql_files
 
-    files = [str(logs / f"date={d}" / "part-000.jsonl.gz") for d in days] if days else str(logs / "**" / "*.jsonl.gz")
+    files = ([str(logs / f"date={d}" / "part-000.jsonl.gz") for d in days] if days
+             else sorted(str(f) for f in logs.rglob("*.jsonl.gz")))
     return (f"""SELECT count(*), count(ts), count("user"), count(query) FROM read_json({sql_files(files)}, """
             """format='newline_delimited', columns={ts: 'VARCHAR', "user": 'VARCHAR', query: 'VARCHAR'}, """
             """ignore_errors=true)""")

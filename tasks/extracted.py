@@ -24,6 +24,7 @@ import duckdb
 
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
+from tasks.logs import sql_files
 
 # The modules whose code extracts a question (`tasks.mining` holds the SQL passes)
 _EXTRACTION_MODULES = ("schemas.constraint", "schemas.extract", "schemas.extract_sql", "schemas.pii", "schemas.text",
@@ -59,11 +60,10 @@ class ExtractionMemo:
                     "slots VARCHAR, constraints VARCHAR)")
         if self.path is None or not self.path.exists():
             return 0
-        path = str(self.path).replace("'", "''")
         try:
             con.execute(f"""INSERT INTO {into}
                 SELECT d.query, d.y, m.skeleton, m.signature, m.slots, m.constraints
-                FROM {questions} d JOIN read_parquet('{path}') m
+                FROM {questions} d JOIN read_parquet({sql_files([str(self.path)])}) m
                      ON m.key = {_KEY_SQL.format('d.query')} AND m.y = d.y""")
         except duckdb.Error:
             con.execute(f"DELETE FROM {into}")

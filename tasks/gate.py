@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 
 from schemas.config import Config, Gate
 from tasks.evaluate import Labeled, read_labeled
+from tasks.logs import sql_files
 
 GATE_FILE = "gate.json"  # this run's figures, read back as the baseline by the next run
 PLAN_FILES = ("templates.parquet", "cache.parquet", "config.json", "lexicon.json")
@@ -179,7 +180,7 @@ def cache_coverage(run_dir: Path) -> float | None:
         return None
     with duckdb.connect() as con:
         hit, n = con.execute(f"""
-            WITH q AS (SELECT shape_id, CAST(ts AS DATE) AS day FROM read_parquet('{_sql(path)}'))
+            WITH q AS (SELECT shape_id, CAST(ts AS DATE) AS day FROM read_parquet({sql_files([str(path)])}))
             SELECT count(shape_id), count(*) FROM q WHERE day = (SELECT max(day) FROM q)""").fetchall()[0]
     return _share(hit, n) if n else None
 
@@ -256,10 +257,6 @@ def _routes(run_dir: Path) -> dict[str, str]:
 
 def _share(part: int, whole: int) -> float:
     return round(part / whole, 4)
-
-
-def _sql(path: Path) -> str:
-    return str(path).replace("'", "''")
 
 
 def _fmt(value: float | None) -> str:

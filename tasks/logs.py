@@ -78,11 +78,18 @@ _NO_NULL = "\x1d\x1c\x1d\x1c"  # likewise for the NULL string: an empty line is 
 IS_OBJECT = r"(starts_with(line, '{') OR regexp_matches(line, '^[ \t\n\r]*[{]'))"
 
 
-def sql_files(files: str | list[str]) -> str:
-    """A glob or a list of files as the SQL literal DuckDB's readers take."""
-    if isinstance(files, str):
-        return "'" + files.replace("'", "''") + "'"
-    return "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "]"
+def sql_files(files: list[str]) -> str:
+    """A list of files as the SQL literal DuckDB's readers take. The readers take each name as a glob, so the
+    glob's characters are escaped: "a[1].jsonl" is that file, never "a1.jsonl"."""
+    return sql_strings([_GLOB.sub(r"[\g<0>]", f) for f in files])
+
+
+def sql_strings(values: list[str]) -> str:
+    """A list of strings as a SQL list literal."""
+    return "[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]"
+
+
+_GLOB = re.compile(r"[*?\[]")
 
 
 def _partition_days(path: str | Path, files: list[str]) -> list[tuple[date, str]] | None:
@@ -133,7 +140,7 @@ def check_window(path: str | Path, since: date | None, until: date | None) -> No
                    "pass --since/--until within those days")
 
 
-def _source_sql(files: str | list[str], kind: str) -> str:
+def _source_sql(files: list[str], kind: str) -> str:
     """A relation of (filename, ts VARCHAR, user VARCHAR, query VARCHAR, bad VARCHAR)."""
     g = sql_files(files)
     if kind == "jsonl":
@@ -161,7 +168,7 @@ def _source_sql(files: str | list[str], kind: str) -> str:
                CAST(query AS VARCHAR) AS query FROM {_reader(files, kind)}"""
 
 
-def _reader(files: str | list[str], kind: str) -> str:
+def _reader(files: list[str], kind: str) -> str:
     """DuckDB's reader of a Parquet or CSV log, every column as it is."""
     g = sql_files(files)
     if kind == "parquet":
@@ -180,7 +187,7 @@ def utc_sql(col: str) -> str:
 LOG_COLUMNS = ("ts", "user", "query")
 
 
-def _check_columns(con: duckdb.DuckDBPyConnection, path: str | Path, files: str | list[str], kind: str) -> None:
+def _check_columns(con: duckdb.DuckDBPyConnection, path: str | Path, files: list[str], kind: str) -> None:
     """A Parquet or CSV log must have the columns ts, user and query (a JSONL line missing one is quarantined)."""
     found = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {_reader(files, kind)}").fetchall()]
     missing = [c for c in LOG_COLUMNS if c not in found]
@@ -251,7 +258,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     # layout). One dated in the future is always reported.
     own = [f for day, f in days if (not since or day >= since) and (not until or day <= until)] if (
         days is not None and (since or until)) else None
-    undated = "true" if own is None else f"list_contains({sql_files(own)}, filename)" if own else "false"
+    undated = "true" if own is None else f"list_contains({sql_strings(own)}, filename)" if own else "false"
     bad = con.execute(f"""SELECT filename, line, reason, coalesce(query, line, '') FROM staged
                           WHERE reason IS NOT NULL AND (reason = 'timestamp in the future'
                                 OR (t IS NOT NULL AND {" AND ".join(window) or "true"}) OR (t IS NULL AND {undated}))

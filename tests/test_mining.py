@@ -449,6 +449,12 @@ def test_a_folder_reads_exactly_the_files_of_its_log_format(tmp_path: Path) -> N
     only.mkdir()
     (only / "x.ndjson").write_text(line.format(5, 5, "x"), encoding="utf-8")
     assert [r[2] for r in _ingest_rows(only)[0]] == ["per diem in Berlin x"]
+    globs = tmp_path / "globs"  # DuckDB takes a file name as a glob: "e[1]" must not read "e1" instead
+    globs.mkdir()
+    for i, name in enumerate(["e[1]", "e1", "f*", "fx", "g?"]):
+        (globs / f"{name}.jsonl").write_text(line.format(i, i, name), encoding="utf-8")
+    assert sorted(r[2] for r in _ingest_rows(globs)[0]) == [f"per diem in Berlin {n}" for n in
+                                                            ["e1", "e[1]", "f*", "fx", "g?"]]
 
 
 def test_a_file_with_no_valid_row_is_named(tmp_path: Path) -> None:
