@@ -303,9 +303,8 @@ def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...
 
 
 def _unreadable(bad: Counter[str], lines: dict[str, int]) -> list[str]:
-    """The files with as many quarantined records as lines that are not blank. `lines`: the files' numbers of
-    lines, blank ones included, where `line_numbers` counted them; the few files near the mark are counted
-    exactly."""
+    """The files with as many quarantined records as lines that are not blank. `lines`: the files' "\n" line
+    breaks, where `line_numbers` counted them; the few files near the mark are counted exactly."""
     out = []
     for file, n in bad.items():
         if n < lines.get(file, 2 * n) / 2:
@@ -326,7 +325,7 @@ def line_numbers(lines: list[tuple[str, str]], counted: dict[str, int] | None = 
 
     DuckDB reads a JSONL log without line numbers; only the files holding a quarantined line are read again
     here, so a bad line can be found in its file. A line logged twice gets both numbers, one per record.
-    `counted`, when given, gets each file's number of lines."""
+    `counted`, when given, gets each file's number of "\n" line breaks."""
     wanted: dict[str, set[str]] = {}
     for file, text in lines:
         wanted.setdefault(file, set()).add(text)
@@ -338,7 +337,7 @@ def line_numbers(lines: list[tuple[str, str]], counted: dict[str, int] | None = 
                 if data is not None:  # unreadable now: the record keeps no line number
                     out.update(_numbers_in(data, file, wanted[file]))
                     if counted is not None:
-                        counted[file] = len(_lines(data))
+                        counted[file] = data.count(b"\n")
     return out
 
 
