@@ -272,7 +272,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     # Numbering the quarantined lines reads their files again, in Python: with `defer_quarantine`, a thread does
     # it while the caller goes on (`Ingested.finish` waits for it).
     pool = ThreadPoolExecutor(1)
-    numbering = pool.submit(_fill_quarantine, con.cursor(), bad, rejects, scrub or Scrubber())
+    numbering = pool.submit(_fill_quarantine, con.cursor(), bad, rejects, scrub or Scrubber(), kind)
     pool.shutdown(wait=False)
     ing = Ingested(con, int(n_files), int(n_rows), len(bad) + len(rejects), numbering, since=since, until=until)
     if not defer_quarantine:
@@ -281,10 +281,10 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
 
 
 def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...]], rejects: list[tuple[Any, ...]],
-                     scrub: Scrubber) -> list[str]:
+                     scrub: Scrubber, kind: str) -> list[str]:
     """The table `quarantine`: the quarantined rows (file, line text, reason, raw text) with their line numbers
     and scrubbed raw text, and the lines DuckDB could not read (`_rejects`); on a cursor of its own. Returns the
-    files whose every line is quarantined (not a log, or not of this format)."""
+    JSONL files whose every line is quarantined (not a log, or not of this format)."""
     with cursor:
         lines: dict[str, int] = {}
         numbers = line_numbers([(f, text) for f, text, _, _ in bad if text is not None], lines)
@@ -299,6 +299,8 @@ def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...
         if records:  # one insert from Arrow: a row-by-row executemany took minutes for many quarantined rows
             columns = {name: [rec[i] for rec in records] for i, name in enumerate(_QUARANTINE.names)}
             cursor.from_arrow(pa.table(columns, schema=_QUARANTINE)).insert_into("quarantine")
+        if kind != "jsonl":  # a CSV or Parquet log's bad rows have no line text to count lines by
+            return []
         return _unreadable(Counter(str(rec[0]) for rec in records if rec[0] is not None), lines)
 
 
