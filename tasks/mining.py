@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -212,8 +213,8 @@ NEAR_TOP_SQL = "(n * 10 >= top * 9 OR (top - n) * (top - n) <= 4 * (top + n))"  
 
 def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorStore,
                     quiet: bool = False, memory: MergeMemory | None = None) -> dict[str, str]:
-    """Skeleton -> representative skeleton. Near duplicates (same placeholders and qualifiers, similar
-    skeleton text) merge. Similarity compares skeletons only, never questions with their values. Skeletons of
+    """Skeleton -> representative skeleton. Near duplicates (same placeholders and qualifiers, the same
+    `roles`, similar skeleton text) merge. Similarity compares skeletons only, never questions with their values. Skeletons of
     a single user are never embedded (they cannot recur); only a skeleton with at least `min_users` users can
     seed a shape or name it (its text is what gets published): one of fewer users may join a shape.
 
@@ -231,9 +232,10 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
         ORDER BY n DESC, skeleton LIMIT 50000""").fetchall()
     vecs = embedder.encode([r[0] for r in rows], label="embedding skeletons", quiet=quiet)
     keys = [text_key(r[0]) for r in rows] if memory else []
-    groups: dict[str, list[int]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    source_words = frozenset(w.lower() for w in config.mining.source_words)
     for i, row in enumerate(rows):
-        groups[row[1]].append(i)
+        groups[(row[1], roles(row[0], source_words))].append(i)
     rep_of: dict[str, str] = {}
     seeds: dict[bytes, bytes] = {}
     for members in groups.values():
@@ -254,6 +256,28 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
     if memory:
         memory.remember_seeds(seeds)
     return rep_of
+
+
+_TOKEN = re.compile(r"\{[a-z_]+\}|[^\W_]+")
+
+
+def roles(skeleton: str, source_words: frozenset[str]) -> str:
+    """Which of a skeleton's repeated placeholders a source word comes just before (within two words):
+    "office_1" for "from {office} to {office}", "office_2" for "to {office} from {office}", "" when none does.
+    Skeletons merge only within one role pattern: their slots are filled in order, and the reverse trip is
+    another question."""
+    if skeleton.count("{") < 2 or not any(w in skeleton for w in source_words):
+        return ""  # most skeletons: no repeated placeholder or no source word
+    tokens = _TOKEN.findall(skeleton.lower())
+    seen: dict[str, int] = defaultdict(int)
+    marked = []
+    for at, token in enumerate(tokens):
+        if token.startswith("{"):
+            seen[token] += 1
+            if source_words.intersection(tokens[max(0, at - 2):at]):
+                marked.append((token, seen[token]))
+    repeated = {t for t, n in seen.items() if n > 1}
+    return ",".join(f"{t[1:-1]}_{n}" for t, n in marked if t in repeated)
 
 
 def _seed(members: list[int], rows: list[tuple[Any, ...]], vecs: np.ndarray, config: Config,

@@ -28,7 +28,7 @@ from schemas.publication import current_run, read_manifest
 from schemas.text import fold
 from tasks.logs import LogError, ingest
 from tasks.mine_stage import mine
-from tasks.mining import NEAR_TOP_SQL, _seed, near_top
+from tasks.mining import NEAR_TOP_SQL, _seed, near_top, roles
 from tasks.store import Index
 from tests.conftest import DEMO_CONFIG, ROOT
 from tests.test_privacy import NEAR_DUPLICATE, OFFICES, UNIQUE, build_seed_index, find_leaks, write_log
@@ -336,6 +336,36 @@ def test_single_user_shape_is_not_recurring_however_often(tmp_path: Path, small_
     q = pq.read_table(staging / "questions.parquet").to_pylist()
     assert sum(r["shape_id"] is None for r in q) == 1000
     assert not find_leaks(staging, ["chess tournament"])
+
+
+def test_the_reverse_trip_is_a_shape_of_its_own(tmp_path: Path, small_index: tuple[Config, Index]) -> None:
+    """"from Berlin to Lisbon" and "to Berlin from Lisbon" skeletonise alike but for their words' order, which
+    embeds almost the same (cosine 0.99): merged, both would fill office_1 with Berlin and share one plan and one
+    cache key. A source word before a repeated placeholder keeps them apart; without one they merge."""
+    config, index = small_index[0].model_copy(deep=True), small_index[1]
+    pairs = [("Berlin", "Lisbon"), ("Amsterdam", "Berlin"), ("Lisbon", "Amsterdam")]
+    rows = [(f"u{i}", f"relocating from {a} to {b}, who pays the movers") for i, (a, b) in enumerate(pairs * 2)]
+    rows += [(f"v{i}", f"relocating to {a} from {b}, who pays the movers") for i, (a, b) in enumerate(pairs * 2)]
+    log = write_log(tmp_path / "log.jsonl", rows)
+    skeletons = {}
+    for words in (["from"], []):
+        config.mining.source_words = words
+        staging = tmp_path / f"staging-{len(words)}"
+        staging.mkdir()
+        mine(log, config, index, staging, now=datetime(2026, 12, 1), quiet=True)
+        skeletons[len(words)] = sorted(s["skeleton"] for s in pq.read_table(staging / "shapes.parquet").to_pylist())
+    assert skeletons[1] == ["relocating from {office} to {office} who pays the movers",
+                            "relocating to {office} from {office} who pays the movers"]
+    assert len(skeletons[0]) == 1
+
+
+def test_roles_mark_the_repeated_placeholders_a_source_word_precedes() -> None:
+    words = frozenset(["from"])
+    assert roles("moving from the {office} office to {office}", words) == "office_1"
+    assert roles("moving to the {office} office from {office}", words) == "office_2"
+    assert roles("compare {office} and {office}", words) == ""
+    assert roles("trip from {office} in {year} and {year}", words) == ""  # {office} is not repeated
+    assert roles("from {office} to {office} in {year}", frozenset()) == ""
 
 
 def _ingest_rows(path: Path, **kw: Any) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
