@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from tasks.publish import (
     STAGE_FILES,
     carry_over,
     discard,
+    flush_tree,
     keep_rejected,
     new_run_id,
     previous_publication,
@@ -37,6 +39,7 @@ class Run:
     retention: Retention = field(default_factory=Retention)
 
     def __post_init__(self) -> None:
+        self.started = time.time()
         self.staging = stage_dir(self.out, self.run_id)
         self.prev_dir, self.prev_manifest = previous_publication(self.out)
 
@@ -63,6 +66,8 @@ class Run:
         if index and "index" in self.stages:
             tag_version(index["uri"], table, self.run_id, index["version"])
             index["tag"] = self.run_id
+            if "://" not in index["uri"] and Path(index["uri"]).is_dir():  # this run's table files, on disk
+                flush_tree(Path(index["uri"]), since=self.started - 2)  # 2 s: a coarse file system clock
         final = publish(self.out, self.staging, self.manifest)
         prune(self.out, self.retention.runs, self.retention.rejected, self.retention.embed_cache_days)
         return final

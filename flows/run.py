@@ -13,18 +13,20 @@ from prefect.exceptions import MissingContextError
 from flows.publication import Run
 from flows.stages import index_stage, mine_stage, plan_stage, published_index
 from schemas.config import Config, ConfigError, load_config
-from schemas.publication import NoPublication, current_manifest, read_manifest
+from schemas.publication import NoPublication, read_manifest
 from tasks.corpus import corpus_not_found
 from tasks.gate import GateRejected, QualityGate
 from tasks.logs import check_window, log_files
-from tasks.publish import publish_lock
+from tasks.publish import previous_publication, publish_lock
 from tasks.scale import task_runner
 
 
 def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, logs: str | None = None,
-                 out: str | Path = "data/out", since: date | None = None, until: date | None = None) -> None:
+                 out: str | Path = "data/out", since: date | None = None, until: date | None = None,
+                 wait_s: float = 0.0) -> None:
     """Refuse, before any work, inputs no stage can use: a missing corpus or logs, an empty date window, an
-    `--out` that is a file. The stages check the contents as they read them."""
+    `--out` that is a file, a stage alone with nothing published to work on (unless it waits for a publisher).
+    The stages check the contents as they read them."""
     if Path(out).exists() and not Path(out).is_dir():
         raise ValueError(f"--out {out}: is a file; pass the publication folder (created when missing)")
     if "index" in stages:
@@ -42,11 +44,8 @@ def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, l
             check_window(source, since, until)
     if since and until and since > until:
         raise ValueError(f"--since {since} is after --until {until}: the window holds no day; swap them")
-    if "index" not in stages:  # a stage run alone works on the live publication
-        try:
-            published = current_manifest(out)
-        except NoPublication:
-            published = {}
+    if "index" not in stages and not wait_s:  # a stage alone needs a publication (a waiting one: maybe soon)
+        _, published = previous_publication(out)
         if not published.get("index"):
             raise NoPublication(f"{out}: no published index; run 'planbake index' or 'planbake nightly' first")
         if "mine" not in stages and not published.get("mine"):
@@ -60,7 +59,7 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
     """`force`: publish even when the quality gate finds a regression (the manifest and report say so)."""
     logger = _logger()
     cfg = config if isinstance(config, Config) else load_config(config)
-    check_inputs(stages, cfg, corpus=corpus, logs=logs, out=out, since=since, until=until)
+    check_inputs(stages, cfg, corpus=corpus, logs=logs, out=out, since=since, until=until, wait_s=wait_s)
     gate = QualityGate(cfg, force)
     with publish_lock(out, wait_s), task_runner(cfg.runner) as runner:
         run = Run(Path(out), "" if isinstance(config, Config) else str(config or ""), bill=cfg.bill,

@@ -46,8 +46,10 @@ def mine_stage(run: Run, logs: str, config: Config, index: Index, since: date | 
     if result.rows == 0:  # publishing it would empty the shapes the live plans were made for
         first, last = result.since, result.until  # --since/--until, or the last mining.window_days days
         window = f" from {first or 'the start'} to {last or 'the end'}" if first or last else ""
-        raise LogError(f"{logs}: no valid log rows{window} ({result.quarantined} quarantined); nothing was "
-                       "published. Check the files" + (" and --since/--until" if window else ""))
+        files = result.unreadable_files
+        unreadable = f"; no line of {', '.join(files)} is a log row" if files else ""
+        raise LogError(f"{logs}: no valid log rows{window} ({result.quarantined} quarantined{unreadable}); nothing "
+                       "was published. Check the files" + (" and --since/--until" if window else ""))
     section = {**result.to_json(), "logs": str(logs)}  # the window mined: --since/--until, or the last days
     run.record("mine", section)
     run.manifest["lexicon_hash"] = lexicon.digest()

@@ -184,7 +184,7 @@ def search(
     if not question.strip():
         raise ValueError("the search text is empty; pass the words to search for")
     _quiet_libraries()
-    from schemas.config import Config
+    from schemas.config import published_config
     from schemas.publication import current_run, read_manifest
     from tasks.store import Index
 
@@ -192,7 +192,7 @@ def search(
     run = current_run(out)
     saved = run / "config.json"  # the config the publication was made with, once it has plans
     if saved.exists():
-        cfg = Config.model_validate_json(saved.read_text(encoding="utf-8"))
+        cfg = published_config(saved.read_text(encoding="utf-8"))
     filters = _parse_filters(filter_ or [])
     unknown = set(filters) - set(cfg.facet_names)
     if unknown:
@@ -310,7 +310,7 @@ def mine(
     """
     _quiet_libraries()
     first, last = _date(since, "--since"), _date(until, "--until")
-    _precheck(["mine"], config, out, logs=logs, since=first, until=last)
+    _precheck(["mine"], config, out, logs=logs, since=first, until=last, wait_s=wait)
     from flows.nightly import mine_flow
 
     res = mine_flow(logs=logs, config=config, out=str(out), since=first, until=last, wait_s=wait, quiet=as_json,
@@ -335,7 +335,7 @@ def plan(
     _quiet_libraries()
     if writer not in (None, "rules", "vllm", "openai"):
         raise ValueError(f"--writer {writer}: choose rules, vllm or openai")
-    _precheck(["plan"], config, out)
+    _precheck(["plan"], config, out, wait_s=wait)
     from flows.nightly import plan_flow
 
     res = plan_flow(config=config, out=str(out), writer=writer, wait_s=wait, quiet=as_json, force=force)

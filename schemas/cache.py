@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from schemas.config import Config
+from schemas.config import published_config
 from schemas.extract import Lexicon, Skeleton, cache_key
 from schemas.followup import NO_PREVIOUS, Conversation, Followups
 from schemas.pii import Scrubber
@@ -57,7 +57,7 @@ class PlanCache:
                                 "'planbake nightly' (or 'planbake mine' then 'planbake plan')")
         self.run_dir = run_dir
         self.manifest = read_manifest(run_dir)
-        config = Config.model_validate_json((run_dir / "config.json").read_text(encoding="utf-8"))
+        config = published_config((run_dir / "config.json").read_text(encoding="utf-8"))
         values = json.loads((run_dir / "lexicon.json").read_text(encoding="utf-8"))
         self.lexicon = Lexicon(config, values)
         self.scrub = Scrubber(config.pii_names, keep=self.lexicon.name_words())

@@ -7,7 +7,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -244,6 +244,28 @@ class Config(_Strict):
 
     def fingerprint(self) -> str:
         return hashlib.sha256(json.dumps(self.model_dump(), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def published_config(text: str) -> Config:
+    """A publication's config.json, read by the fields this version knows: a field a newer nightly added is
+    dropped, so a service not yet upgraded still reads the plans that nightly published."""
+    return Config.model_validate(_known_fields(Config, json.loads(text)))
+
+
+def _known_fields(model: type[BaseModel], data: Any) -> Any:
+    if not isinstance(data, dict):
+        return data
+    out = {}
+    for name, value in data.items():
+        field = model.model_fields.get(name)
+        if field is None:
+            continue
+        inner = next((t for t in (field.annotation, *get_args(field.annotation))
+                      if isinstance(t, type) and issubclass(t, BaseModel)), None)
+        if inner is not None:
+            value = [_known_fields(inner, v) for v in value] if isinstance(value, list) else _known_fields(inner, value)
+        out[name] = value
+    return out
 
 
 def load_config(path: str | Path | None = None) -> Config:

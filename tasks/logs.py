@@ -57,7 +57,11 @@ def log_files(path: str | Path) -> tuple[list[str], str]:
     if len(kinds) > 1:
         raise LogError(f"{p}: mixed log formats {sorted(k for k in kinds if k)}; keep one format per folder")
     kind = kinds.pop() or ""
-    return [str(f) for f in files if _kind(f) == kind], kind
+    found = [str(f) for f in files if _kind(f) == kind]
+    for f in found:
+        if "\\" in f and _GLOB.search(f):  # DuckDB finds no file by such a path, escaped or not
+            raise LogError(f"{f}: a log path holding both a backslash and one of * ? [ cannot be read; rename it")
+    return found, kind
 
 
 def _kind(f: Path) -> str | None:
@@ -136,8 +140,8 @@ def check_window(path: str | Path, since: date | None, until: date | None) -> No
                          for day in logged):
         return
     window = f"from {since or 'the start'} to {until or 'the end'}"
-    raise LogError(f"{path}: no log day {window}: its date= folders hold {logged[0]} to {logged[-1]}; "
-                   "pass --since/--until within those days")
+    raise LogError(f"{path}: no date= folder within a day of the window {window} (the folders hold days from "
+                   f"{logged[0]} to {logged[-1]}); pass --since/--until that cover logged days")
 
 
 def _source_sql(files: list[str], kind: str) -> str:

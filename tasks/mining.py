@@ -214,9 +214,10 @@ NEAR_TOP_SQL = "(n * 10 >= top * 9 OR (top - n) * (top - n) <= 4 * (top + n))"  
 def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorStore,
                     quiet: bool = False, memory: MergeMemory | None = None) -> dict[str, str]:
     """Skeleton -> representative skeleton. Near duplicates (same placeholders and qualifiers, the same
-    `roles`, similar skeleton text) merge. Similarity compares skeletons only, never questions with their values. Skeletons of
-    a single user are never embedded (they cannot recur); only a skeleton with at least `min_users` users can
-    seed a shape or name it (its text is what gets published): one of fewer users may join a shape.
+    `roles`, similar skeleton text) merge. Similarity compares skeletons only, never questions with their
+    values. Skeletons of a single user are never embedded (they cannot recur); only a skeleton with at least
+    `min_users` users can seed a shape or name it (its text is what gets published): one of fewer users may
+    join a shape.
 
     A shape is named by its most frequent member of enough users. With a `memory` of last night's merge, the
     shapes stay put as the log window moves on: last night's seeds seed again, a

@@ -113,11 +113,12 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def _fsync_tree(folder: Path) -> None:
-    """Flush every file and folder under `folder`, so a pointer switched after it never names a run a crash
-    of the machine left half-written."""
+def flush_tree(folder: Path, since: float | None = None) -> None:
+    """Flush every file and folder under `folder` (with `since`: the files changed since that time), so a
+    pointer switched after it never names a run, or an index version, a crash of the machine left half-written."""
     for path in sorted(folder.rglob("*"), reverse=True):  # files before the folders holding them
-        _fsync(path)
+        if since is None or path.is_dir() or path.stat().st_mtime >= since:
+            _fsync(path)
     _fsync(folder)
 
 
@@ -128,7 +129,7 @@ def publish(out: str | Path, staging: Path, manifest: dict[str, Any]) -> Path:
     manifest = {**manifest, "run_id": run_id, "previous": prev.name if prev else None,
                 "published_at": datetime.now(UTC).isoformat(timespec="seconds")}
     write_manifest(staging, manifest)
-    _fsync_tree(staging)
+    flush_tree(staging)
     final = Path(out) / "runs" / run_id
     os.replace(staging, final)
     _fsync(final.parent)

@@ -287,3 +287,17 @@ def test_report_plots_open_as_images(demo_publication: Path) -> None:
         assert f"]({name})" in text, name
     section = text.split("### Coverage per split shape", 1)[1].split("![coverage per shape]", 1)[0]
     assert section.count("| `") >= 2  # the plotted shapes are in the table above the plot
+
+
+def test_a_publication_config_with_fields_this_version_lacks_still_loads() -> None:
+    """An online service upgraded after the nightly reads its config.json: the fields a newer version added are
+    dropped, where the strict model would refuse the whole cache; the fields this version knows keep their values."""
+    from schemas.config import load_config, published_config
+
+    config = load_config(ROOT / "data" / "configs" / "demo.yaml")
+    config.mining.min_users = 7
+    saved = json.loads(config.model_dump_json())
+    saved["newer_top"] = 1
+    saved["mining"]["newer_knob"] = [1, 2]
+    saved["facets"][0]["newer_facet_field"] = "x"
+    assert published_config(json.dumps(saved)) == config

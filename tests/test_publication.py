@@ -278,8 +278,8 @@ def test_inputs_that_cannot_work_fail_before_any_work(tmp_path: Path) -> None:
         res = runner.invoke(app, [*command, "--out", str(out)])
         assert res.exit_code == 4 and "no published index" in res.output, res.output
     res = runner.invoke(app, ["mine", "--since", "2025-01-01", "--until", "2025-01-07", "--out", str(out)])
-    assert res.exit_code == 2 and "no log day from 2025-01-01 to 2025-01-07: its date= folders hold 2026-11-23 to " \
-        "2026-11-29" in res.output, res.output
+    assert res.exit_code == 2 and "no date= folder within a day of the window from 2025-01-01 to 2025-01-07 (the " \
+        "folders hold days from 2026-11-23 to 2026-11-29)" in res.output, res.output
     res = runner.invoke(app, ["eval", "--corpus", str(tmp_path / "nope.jsonl"), "--questions",
                               str(SEED / "questions.jsonl"), "--out", str(out)])
     assert res.exit_code == 2 and "nope.jsonl: corpus not found" in res.output
@@ -304,6 +304,10 @@ def test_a_log_window_without_rows_publishes_nothing(seed_run: dict, tmp_path: P
         run_stages(["mine"], **{**seed_run["kwargs"], "logs": str(empty)})
     with pytest.raises(LogError, match="no valid log rows from 2030-01-01"):
         run_stages(["mine"], **{**seed_run["kwargs"], "since": date(2030, 1, 1)})
+    garbage = tmp_path / "server.jsonl"  # the wrong file passed as the logs: named, not only counted
+    garbage.write_text("".join(f"12:00:{i:02d} INFO served in {i} ms\n" for i in range(4)), encoding="utf-8")
+    with pytest.raises(LogError, match=f"4 quarantined; no line of {garbage} is a log row"):
+        run_stages(["mine"], **{**seed_run["kwargs"], "logs": str(garbage)})
     assert current_run(out) == live
 
 
@@ -351,6 +355,22 @@ def test_a_run_is_on_disk_before_the_pointer_names_it(tmp_path: Path, monkeypatc
     run = [staging / n for n in ("shapes.parquet", "report/report.md", "report", "manifest.json")]
     assert {str(p) for p in [*run, staging, out / "runs"]} <= before
     assert current_run(out) == final and flushed[-1] == (str(out), True)  # the switch, flushed last
+
+
+def test_the_index_version_is_on_disk_before_the_pointer_names_it(seed_run: dict,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that indexed flushes the table files it wrote (the version, its tag) before the switch."""
+    import tasks.publish as publishing
+
+    out = seed_run["out"]
+    flushed: list[tuple[str, bool]] = []
+    fsync, live = os.fsync, (out / "CURRENT").read_text()
+    monkeypatch.setattr(publishing.os, "fsync", lambda fd: (flushed.append(
+        (os.readlink(f"/proc/self/fd/{fd}"), (out / "CURRENT").read_text() != live)), fsync(fd))[1])
+    run_id = Path(run_stages(["index"], **seed_run["kwargs"])["publication"]).name
+    before = [path for path, switched in flushed if not switched and path.startswith(str(out / "lancedb"))]
+    assert any(path.endswith(f"_refs/tags/{run_id}.json") for path in before), before  # the run's tag
+    assert any("_versions" in path for path in before)
 
 
 def test_crash_mid_write_of_the_cache(seed_run: dict, monkeypatch: pytest.MonkeyPatch) -> None:
