@@ -17,13 +17,14 @@ from schemas.publication import NoPublication, read_manifest
 from tasks.corpus import corpus_not_found
 from tasks.gate import GateRejected, QualityGate
 from tasks.logs import check_window, log_files
+from tasks.model_writer import check_server
 from tasks.publish import previous_publication, publish_lock
 from tasks.scale import task_runner
 
 
 def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, logs: str | None = None,
                  out: str | Path = "data/out", since: date | None = None, until: date | None = None,
-                 wait_s: float = 0.0) -> None:
+                 wait_s: float = 0.0, writer: str | None = None) -> None:
     """Refuse, before any work, inputs no stage can use: a missing corpus or logs, an empty date window, an
     `--out` that is a file, a stage alone with nothing published to work on (unless it waits for a publisher).
     The stages check the contents as they read them."""
@@ -44,6 +45,8 @@ def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, l
             check_window(source, since, until)
     if since and until and since > until:
         raise ValueError(f"--since {since} is after --until {until}: the window holds no day; swap them")
+    if "plan" in stages and (writer or cfg.planning.writer) == "openai":
+        check_server(cfg.planning.openai_base_url)
     if "index" not in stages and not wait_s:  # a stage alone needs a publication (a waiting one: maybe soon)
         _, published = previous_publication(out)
         if not published.get("index"):
@@ -59,7 +62,8 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
     """`force`: publish even when the quality gate finds a regression (the manifest and report say so)."""
     logger = _logger()
     cfg = config if isinstance(config, Config) else load_config(config)
-    check_inputs(stages, cfg, corpus=corpus, logs=logs, out=out, since=since, until=until, wait_s=wait_s)
+    check_inputs(stages, cfg, corpus=corpus, logs=logs, out=out, since=since, until=until, wait_s=wait_s,
+                 writer=writer)
     gate = QualityGate(cfg, force)
     with publish_lock(out, wait_s), task_runner(cfg.runner) as runner:
         run = Run(Path(out), "" if isinstance(config, Config) else str(config or ""), bill=cfg.bill,

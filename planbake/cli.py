@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from datetime import date
 from functools import wraps
@@ -22,13 +24,21 @@ from schemas.publication import NoPublication
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Precompute query-decomposition plans for RAG, offline, in batch.",
                   epilog="Exit codes: 0 success, 1 unexpected failure, 2 bad input, 3 another run holds the "
-                         "publish lock, 4 nothing published yet, 5 the quality gate rejected the run (the last "
-                         "publication stays live; the report path is printed).")
+                         "publish lock, 4 nothing published yet (or nothing to roll back to), 5 the quality gate "
+                         "rejected the run (the last publication stays live; the report path is printed), 130 "
+                         "interrupted.")
 console = Console(stderr=True, soft_wrap=True)
 out_console = Console(width=max(Console().width, 140))
 
 # Exit codes: what failed.
 EXIT_INPUT, EXIT_BUSY, EXIT_NOT_PUBLISHED, EXIT_GATE, EXIT_INTERNAL = 2, 3, 4, 5, 1
+EXIT_INTERRUPTED = 130  # as a shell reports a command Ctrl-C stopped
+_interrupted: list[bool] = []  # set by Ctrl-C: what fails after it (the flow engine's API calls) is its doing
+
+
+def _on_interrupt(signum: int, frame: Any) -> None:
+    _interrupted.append(True)
+    raise KeyboardInterrupt
 
 ConfigOpt = Annotated[str | None, typer.Option("--config", help="Config YAML (default: data/configs/demo.yaml).")]
 OutOpt = Annotated[Path, typer.Option("--out", help="Publication root.")]
@@ -51,19 +61,29 @@ def _emit(as_json: bool, doc: Any, human: Callable[[], None]) -> None:
         human()
 
 
+def _stopped() -> None:
+    console.print("interrupted: a run stopped before its end publishes nothing (`planbake report` shows what is "
+                  "live); run the command again to redo it", markup=False)
+    raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
 def _errors(fn: F) -> F:
     """Turn known failures into one clear line and an exit code; never a traceback for bad input."""
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        import httpx  # the model writer's client; imported here, so `lookup` does not load it at start-up
+        import httpx  # the flow engine's client; imported here, so `lookup` does not load it at start-up
 
         from tasks.corpus import CorpusError
         from tasks.gate import GateRejected
         from tasks.publish import PublishBusy
 
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, _on_interrupt)
         try:
             return fn(*args, **kwargs)
+        except KeyboardInterrupt:
+            _stopped()
         except (ConfigError, CorpusError, ValueError) as exc:
             console.print(f"error: {exc}", markup=False)
             raise typer.Exit(EXIT_INPUT) from None
@@ -76,13 +96,19 @@ def _errors(fn: F) -> F:
         except (NoPublication, FileNotFoundError) as exc:
             console.print(f"error: {exc}", markup=False)
             raise typer.Exit(EXIT_NOT_PUBLISHED) from None
-        except httpx.HTTPError as exc:
-            console.print(f"error: the model server did not answer ({exc.__class__.__name__}: {exc}); start it, check "
-                          "planning.openai_base_url, or use --writer rules", markup=False)
-            raise typer.Exit(EXIT_INPUT) from None
+        except httpx.HTTPError as exc:  # the flow engine's client: the model writer's failures fall back to rules
+            if _interrupted:  # Ctrl-C stopped the local Prefect server too
+                _stopped()
+            console.print(f"error: the Prefect API did not answer ({exc.__class__.__name__}: {exc}); check "
+                          "PREFECT_API_URL and the server, then run the command again", markup=False)
+            raise typer.Exit(EXIT_INTERNAL) from None
         except (PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError) as exc:
             console.print(f"error: {exc.filename}: {exc.strerror}; check --out and the paths given", markup=False)
             raise typer.Exit(EXIT_INPUT) from None
+        except Exception:
+            if _interrupted:
+                _stopped()
+            raise
 
     return wrapper  # type: ignore[return-value]
 
@@ -113,6 +139,8 @@ def _quiet_libraries() -> None:
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    if "PREFECT_API_URL" not in os.environ:  # the flow's own local server: when it is gone (Ctrl-C stops it too),
+        os.environ.setdefault("PREFECT_CLIENT_MAX_RETRIES", "1")  # retrying for a minute helps nobody
     for name in ("sentence_transformers", "transformers", "httpx"):
         logging.getLogger(name).setLevel(logging.WARNING)
     try:
@@ -335,7 +363,7 @@ def plan(
     _quiet_libraries()
     if writer not in (None, "rules", "vllm", "openai"):
         raise ValueError(f"--writer {writer}: choose rules, vllm or openai")
-    _precheck(["plan"], config, out, wait_s=wait)
+    _precheck(["plan"], config, out, wait_s=wait, writer=writer)
     from flows.nightly import plan_flow
 
     res = plan_flow(config=config, out=str(out), writer=writer, wait_s=wait, quiet=as_json, force=force)

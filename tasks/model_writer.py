@@ -190,6 +190,16 @@ def chat_completion(base_url: str, body: dict[str, Any], api_key_env: str) -> st
     return str(r.json()["choices"][0]["message"]["content"])
 
 
+def check_server(base_url: str, timeout: float = 5.0) -> None:
+    """Refuse, before any work, a model server that does not answer: else every shape would wait out its
+    retries and fall back to the rule writer. Any HTTP answer (even 404 for /models) means it is up."""
+    try:
+        httpx.get(f"{base_url.rstrip('/')}/models", timeout=timeout)
+    except httpx.TransportError as exc:
+        raise ValueError(f"{base_url}: the model server did not answer ({exc.__class__.__name__}: {exc}); start "
+                         "it, check planning.openai_base_url, or use --writer rules") from None
+
+
 def openai_generator(config: Config) -> Generate:
     """Any OpenAI-compatible chat endpoint (vLLM's server included), with a JSON-schema response format."""
     p = config.planning

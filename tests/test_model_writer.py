@@ -8,6 +8,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+import yaml
 
 from schemas.config import load_config
 from schemas.extract import Lexicon
@@ -367,3 +368,28 @@ def test_model_is_shown_each_values_partition(bad_model_run: dict, seed_corpus: 
 
     asked = {q.casefold() for _, q in normal_rows()}
     assert not any(q in p.casefold() for q in asked for p in bad_model_run["prompts"])  # no log row's text
+
+
+def test_a_model_server_that_does_not_answer_is_refused_before_any_work(tmp_path: Path) -> None:
+    """`plan --writer openai` checks the server first: a dead one is bad input at once (exit 2, naming the URL
+    and the fix), where each shape would have waited out its retries and fallen back to the rules. A server
+    that answers anything (here a 501 for GET /models) passes."""
+    import socket
+
+    from typer.testing import CliRunner
+
+    from planbake.cli import app
+    from tasks.model_writer import check_server
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    settings = yaml.safe_load(DEMO_CONFIG.read_text(encoding="utf-8"))
+    settings["planning"]["openai_base_url"] = dead
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    res = CliRunner().invoke(app, ["plan", "--writer", "openai", "--config", str(config), "--out", str(tmp_path)])
+    assert res.exit_code == 2 and f"{dead}: the model server did not answer" in res.output, res.output
+    assert "--writer rules" in res.output and not (tmp_path / "runs").exists()
+    with ChatServer([]) as srv:
+        check_server(srv.config.planning.openai_base_url)

@@ -403,20 +403,29 @@ def test_crash_mid_write_of_the_cache(seed_run: dict, monkeypatch: pytest.Monkey
     assert (Path(again["publication"]) / "cache.parquet").read_bytes() == before["cache.parquet"]
 
 
-def test_unreachable_model_server_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_interrupted_run_and_a_lost_api_are_clear(capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C exits 130 at once with what it means; so does the flow engine's lost API after it (Ctrl-C stops
+    the local Prefect server too). A lost API alone is not bad input: exit 1, naming it."""
     import httpx
     import typer
 
-    from planbake.cli import EXIT_INPUT, _errors
+    from planbake import cli
 
-    @_errors
-    def plan_with_a_dead_server() -> None:
-        raise httpx.ConnectError("[Errno 111] Connection refused")
+    @cli._errors
+    def fails(exc: BaseException) -> None:
+        raise exc
 
+    monkeypatch.setattr(cli, "_interrupted", [])
+    for exc, code, said in [(KeyboardInterrupt(), cli.EXIT_INTERRUPTED, "interrupted: a run stopped"),
+                            (httpx.ConnectError("refused"), cli.EXIT_INTERNAL, "the Prefect API did not answer")]:
+        with pytest.raises(typer.Exit) as done:
+            fails(exc)
+        assert done.value.exit_code == code and said in capsys.readouterr().err
+    cli._interrupted.append(True)
     with pytest.raises(typer.Exit) as done:
-        plan_with_a_dead_server()
-    assert done.value.exit_code == EXIT_INPUT
-    assert "model server did not answer" in capsys.readouterr().err
+        fails(httpx.ConnectError("refused"))
+    assert done.value.exit_code == cli.EXIT_INTERRUPTED
 
 
 def test_a_stage_run_alone_says_which_figures_it_carried_over() -> None:
