@@ -12,7 +12,7 @@ from prefect.exceptions import MissingContextError
 
 from flows.publication import Run
 from flows.stages import index_stage, mine_stage, plan_stage, published_index
-from schemas.config import Config, ConfigError, load_config
+from schemas.config import DEFAULT_CONFIG, Config, ConfigError, load_config
 from schemas.publication import NoPublication, read_manifest
 from tasks.corpus import corpus_not_found
 from tasks.gate import GateRejected, QualityGate
@@ -66,8 +66,8 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
                  writer=writer)
     gate = QualityGate(cfg, force)
     with publish_lock(out, wait_s), task_runner(cfg.runner) as runner:
-        run = Run(Path(out), "" if isinstance(config, Config) else str(config or ""), bill=cfg.bill,
-                  retention=cfg.retention)
+        run = Run(Path(out), "" if isinstance(config, Config) else str(Path(config or DEFAULT_CONFIG).resolve()),
+                  bill=cfg.bill, retention=cfg.retention)
         try:
             if "index" in stages:
                 index = index_stage(run, corpus or cfg.corpus, cfg, run_date or date.today(), quiet, runner)

@@ -489,6 +489,7 @@ def eval_(
     from schemas.cache import PlanCache
     from tasks.evaluate import (
         SYSTEMS,
+        check_parts,
         evaluate,
         markdown_rows,
         markdown_vocabulary,
@@ -519,6 +520,7 @@ def eval_(
                                                         config=cfg, out=str(root), quiet=True)
         cache = PlanCache.open(root)
         idx = cache.manifest["index"]
+        check_parts(labeled, Index(idx["uri"], cfg, idx["version"]), questions)
         result = evaluate(labeled, cache, Index(idx["uri"], cfg, idx["version"]), cfg.planning.budget,
                           cfg.planning.per_step_k, cfg.planning.merge, rerank=cfg.planning.rerank)
     result["budget"] = cfg.planning.budget

@@ -89,9 +89,13 @@ class Followups:
             if not at:
                 return Turn(True, None, f"the previous question has no {facet} slot for {', '.join(values)}")
             if len(at) != len(values):
-                named = ", ".join(constraints[i].value for i in at)
+                named, given = ", ".join(constraints[i].value for i in at), ", ".join(values)
+                if len(values) > len(at):
+                    return Turn(True, None, f"ambiguous: the follow-up names {len(values)} {facet} values ({given}) "
+                                            f"for the previous question's {len(at)} ({named}); which goes where "
+                                            "would be a guess")
                 return Turn(True, None, f"ambiguous: the previous question names {len(at)} {facet} values "
-                                        f"({named}); which one {', '.join(values)} replaces would be a guess")
+                                        f"({named}); which one {given} replaces would be a guess")
             for i, value in zip(at, values, strict=True):
                 if facet == QUALIFIER:
                     text, n = re.subn(r"(?<!\S)" + re.escape(words(constraints[i].value)) + r"(?!\S)",

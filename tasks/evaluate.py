@@ -51,7 +51,10 @@ def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]
                 rec = json.loads(line)
                 if not isinstance(rec, dict):
                     raise TypeError(f"a JSON {type(rec).__name__}, not an object")
-                parts = [set(map(str, part)) for part in rec.get("parts", [])]
+                given = rec.get("parts", [])
+                if not isinstance(given, list) or not all(isinstance(part, list) for part in given):
+                    raise TypeError(f"'parts' is {json.dumps(given)[:60]}")
+                parts = [set(map(str, part)) for part in given]
                 answer = rec.get("answer")
                 out.append(Labeled(str(rec.get("id", n)), str(rec["question"]), parts, rec.get("should_split"),
                                    rec.get("shape"), str(answer) if answer is not None else None))
@@ -59,6 +62,16 @@ def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]
                 raise LabelError(f"{p}:{n}: expected JSON with 'question' and 'parts' (a list of lists of chunk "
                                  f"ids); {exc.__class__.__name__}: {exc}") from None
     return out
+
+
+def check_parts(labeled: list[Labeled], index: Index, source: str) -> None:
+    """Every document a label's parts name is in the index: a typo would only score its question as missed."""
+    held = doc_facets(index).keys()
+    unknown = [(q.id, sorted(part - held)) for q in labeled for part in q.parts if part - held]
+    if unknown:
+        shown = "; ".join(f"question {qid}: {', '.join(ids)}" for qid, ids in unknown[:5])
+        raise LabelError(f"{source}: {len(unknown)} part(s) name documents the corpus does not hold ({shown}); fix "
+                         "the ids or pass the corpus the labels were made for")
 
 
 def questions_as_log(labeled: list[Labeled], path: Path, ts: str) -> Path:

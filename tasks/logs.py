@@ -55,7 +55,12 @@ def log_files(path: str | Path) -> tuple[list[str], str]:
     if not kinds:
         raise LogError(f"{p}: no .jsonl, .ndjson, .json, .parquet or .csv files (optionally .gz) here")
     if len(kinds) > 1:
-        raise LogError(f"{p}: mixed log formats {sorted(k for k in kinds if k)}; keep one format per folder")
+        counts = Counter(k for f in files if (k := _kind(f)))
+        top = counts.most_common(1)[0][0]
+        odd = [str(f) for f in files if _kind(f) not in (None, top)]
+        shown = ", ".join(odd[:3]) + (f" and {len(odd) - 3} more" if len(odd) > 3 else "")
+        raise LogError(f"{p}: mixed log formats {sorted(counts)} (the fewer: {shown}); keep one format under "
+                       "the logs folder")
     kind = kinds.pop() or ""
     found = [str(f) for f in files if _kind(f) == kind]
     for f in found:

@@ -301,3 +301,24 @@ def test_a_publication_config_with_fields_this_version_lacks_still_loads() -> No
     saved["mining"]["newer_knob"] = [1, 2]
     saved["facets"][0]["newer_facet_field"] = "x"
     assert published_config(json.dumps(saved)) == config
+
+
+def test_labels_that_cannot_be_scored_are_refused(tmp_path: Path) -> None:
+    """'parts' that is not a list of lists, or names a document the corpus does not hold, is bad input naming
+    the file (and the line or the question): scored, either would only count as a missed question."""
+    from types import SimpleNamespace
+
+    import pyarrow as pa
+
+    from tasks.evaluate import LabelError, check_parts, read_labeled
+
+    bad = tmp_path / "q.jsonl"
+    bad.write_text('{"question": "a?", "parts": [["d1"]]}\n{"question": "b?", "parts": "oops"}\n', encoding="utf-8")
+    with pytest.raises(LabelError, match=f"{bad}:2: expected JSON .* 'parts' is \"oops\""):
+        read_labeled(bad)
+    bad.write_text('{"id": "q1", "question": "a?", "parts": [["d1"], ["d2", "d3"]]}\n', encoding="utf-8")
+    index = SimpleNamespace(config=SimpleNamespace(facet_names=["office"]),
+                            to_arrow=lambda: pa.table({"doc_id": ["d1", "d2"], "office": ["Berlin", None]}))
+    with pytest.raises(LabelError, match=f"{bad}: 1 part\\(s\\) name documents the corpus does not hold "
+                                         "\\(question q1: d3\\)"):
+        check_parts(read_labeled(bad), index, str(bad))  # type: ignore[arg-type]

@@ -71,6 +71,10 @@ def test_two_offices_before_one_after_is_refused() -> None:
     _, fu = turns("compare vacation days in Berlin and Amsterdam", "what about Lisbon?")
     assert fu.followup and fu.standalone is None and fu.question is None
     assert "ambiguous" in fu.reason and "Berlin, Amsterdam" in fu.reason
+    _, fu = turns("how many vacation days do we get in Warsaw", "how about Lisbon and Berlin?")
+    assert fu.standalone is None and fu.reason == (
+        "ambiguous: the follow-up names 2 office values (Lisbon, Berlin) for the previous question's 1 (Warsaw); "
+        "which goes where would be a guess")
 
 
 def test_no_previous_question_and_no_slot_are_refused() -> None:

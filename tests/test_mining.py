@@ -479,6 +479,13 @@ def test_a_folder_reads_exactly_the_files_of_its_log_format(tmp_path: Path) -> N
     only.mkdir()
     (only / "x.ndjson").write_text(line.format(5, 5, "x"), encoding="utf-8")
     assert [r[2] for r in _ingest_rows(only)[0]] == ["per diem in Berlin x"]
+    mixed = tmp_path / "mixed"  # one odd file among many days: named, so it can be found
+    for day in range(3):
+        (mixed / f"date=2026-11-2{day}").mkdir(parents=True)
+        (mixed / f"date=2026-11-2{day}" / "part.jsonl").write_text(line.format(day, day, "x"), encoding="utf-8")
+    (mixed / "date=2026-11-21" / "extra.csv").write_text("ts,user,query\n", encoding="utf-8")
+    with pytest.raises(LogError, match=r"formats \['csv', 'jsonl'\] \(the fewer: .*date=2026-11-21/extra.csv\)"):
+        _ingest_rows(mixed)
     globs = tmp_path / "globs"  # DuckDB takes a file name as a glob: "e[1]" must not read "e1" instead
     globs.mkdir()
     for i, name in enumerate(["e[1]", "e1", "f*", "fx", "g?"]):
