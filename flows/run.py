@@ -16,7 +16,7 @@ from schemas.config import DEFAULT_CONFIG, Config, ConfigError, load_config
 from schemas.publication import NoPublication, read_manifest
 from tasks.corpus import corpus_not_found
 from tasks.gate import GateRejected, QualityGate
-from tasks.logs import check_window, log_files
+from tasks.logs import LogError, check_window, log_files
 from tasks.model_writer import check_server
 from tasks.publish import previous_publication, publish_lock
 from tasks.scale import task_runner
@@ -35,12 +35,15 @@ def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, l
         if not source:
             raise ConfigError("no corpus given: pass --corpus or set `corpus:` in the config")
         if "://" not in source and not Path(source).exists():
-            raise corpus_not_found(source)
+            raise corpus_not_found(source, "" if corpus else cfg.where("corpus"))
     if "mine" in stages:
         source = logs or cfg.logs
         if not source:
             raise ConfigError("no logs given: pass --logs or set `logs:` in the config")
-        log_files(source)  # not found, no log files, mixed formats
+        if not Path(source).exists():
+            raise LogError(f"{source}: logs not found{'' if logs else cfg.where('logs')}; pass --logs with a file "
+                           "or a folder of JSONL, Parquet or CSV files, or fix the config's path")
+        log_files(source)  # no log files, mixed formats
         if not (since and until and since > until):
             check_window(source, since, until)
     if since and until and since > until:

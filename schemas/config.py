@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from schemas.constraint import QUALIFIER
 
@@ -202,6 +202,13 @@ class Runner(_Strict):
 
 
 class Config(_Strict):
+    # Where a path setting was read ("demo.yaml:24: `corpus:`"), for the error when it names nothing.
+    _where: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def where(self, key: str) -> str:
+        """The setting's origin as " (from demo.yaml:24: `corpus:`)"; "" for a config not read from a file."""
+        return f" (from {self._where[key]})" if key in self._where else ""
+
     facets: list[Facet]
     qualifiers: dict[str, list[str]] = Field(default_factory=dict)
     synonyms: dict[str, list[str]] = Field(default_factory=dict)
@@ -294,6 +301,9 @@ def load_config(path: str | Path | None = None) -> Config:
         if value and not Path(value).is_absolute() and "://" not in value:
             setattr(cfg, attr, str((p.parent / value).resolve()))
     cfg.labeled = [str((p.parent / x).resolve()) if not Path(x).is_absolute() else x for x in cfg.labeled]
+    text = p.read_text(encoding="utf-8").splitlines()
+    cfg._where = {key: f"{p}:{n}: `{key}:`" for key in ("corpus", "logs", "labeled") for n, line in
+                  enumerate(text, 1) if line.startswith(f"{key}:")}
     return cfg
 
 

@@ -110,8 +110,10 @@ def _read_markdown(path: Path) -> Document:
     return _check_record(rec, f"{path}:1")
 
 
-def corpus_not_found(path: str | Path) -> CorpusError:
-    return CorpusError(f"{path}: corpus not found; pass --corpus with a JSONL file or a Markdown folder")
+def corpus_not_found(path: str | Path, where: str = "") -> CorpusError:
+    """`where`: the config setting that named the path, if any (" (from demo.yaml:24: `corpus:`)")."""
+    fix = ", or fix the config's path" if where else ""
+    return CorpusError(f"{path}: corpus not found{where}; pass --corpus with a JSONL file or a Markdown folder{fix}")
 
 
 def read_corpus(path: str | Path) -> list[Document]:

@@ -283,6 +283,13 @@ def test_inputs_that_cannot_work_fail_before_any_work(tmp_path: Path) -> None:
     res = runner.invoke(app, ["eval", "--corpus", str(tmp_path / "nope.jsonl"), "--questions",
                               str(SEED / "questions.jsonl"), "--out", str(out)])
     assert res.exit_code == 2 and "nope.jsonl: corpus not found" in res.output
+    moved = tmp_path / "moved.yaml"  # the config's paths name nothing: the error points at their lines
+    moved.write_text(DEMO_CONFIG.read_text().replace("../demo/", "../gone/"), encoding="utf-8")
+    corpus_line = DEMO_CONFIG.read_text().splitlines().index("corpus: ../demo/corpus.jsonl") + 1
+    res = runner.invoke(app, ["nightly", "--config", str(moved), "--out", str(out)])
+    assert res.exit_code == 2 and f"corpus not found (from {moved}:{corpus_line}: `corpus:`)" in res.output
+    res = runner.invoke(app, ["mine", "--config", str(moved), "--out", str(out)])
+    assert res.exit_code == 2 and f"logs not found (from {moved}:{corpus_line + 1}: `logs:`)" in res.output
     assert not out.exists()  # nothing was started
     a_file = tmp_path / "a-file"
     a_file.write_text("x")
