@@ -196,7 +196,8 @@ def _parse_filters(items: list[str]) -> dict[str, str]:
 def search(
     question: Annotated[str, typer.Argument(help="The search text.")],
     k: Annotated[int, typer.Option("-k", min=1, help="Number of hits.")] = 5,
-    filter_: Annotated[list[str] | None, typer.Option("--filter", help="FACET=VALUE exact filter.")] = None,
+    filter_: Annotated[list[str] | None, typer.Option("--filter", help="FACET=VALUE exact filter (an alias or "
+                                                                       "another casing names its value).")] = None,
     all_versions: Annotated[bool, typer.Option("--all-versions", help="Include superseded versions.")] = False,
     config: Annotated[str | None, typer.Option("--config", help="Config YAML, for a publication that has no plans "
                                                                 "yet (default: the publication's own, else "
@@ -213,6 +214,7 @@ def search(
         raise ValueError("the search text is empty; pass the words to search for")
     _quiet_libraries()
     from schemas.config import published_config
+    from schemas.extract import Lexicon
     from schemas.publication import current_run, read_manifest
     from tasks.store import Index
 
@@ -232,7 +234,11 @@ def search(
         raise ValueError(f"{out}: the published index has no column for facet(s) {missing}; pass the --config "
                          "the index was built with")
     known = index.facet_values()
-    for facet, value in filters.items():
+    lexicon = Lexicon(cfg, known)
+    for facet, value in list(filters.items()):
+        named = {c.value for c in lexicon.extract(value) if c.facet == facet}
+        if facet in known and value not in known[facet] and len(named) == 1:  # an alias, or another casing
+            filters[facet] = value = named.pop()
         if facet in known and value not in known[facet]:
             raise ValueError(f"--filter {facet}={value}: no chunk has that value; the index holds "
                              f"{', '.join(known[facet][:20])}")

@@ -244,7 +244,10 @@ def test_index_and_search_commands(tmp_path: Path, prefect_harness: None) -> Non
     remote = {h["id"]: h for h in json.loads(res.stdout)["hits"]}
     assert remote["remote-2025"]["superseded_by"] == "remote-2026" and not remote["remote-2025"]["is_current"]
     # bad search input: exit 2 and what to pass instead
-    for args, says in [(["--filter", "office=amsterdam"], "the index holds Amsterdam"),
+    for value, office in [("amsterdam", "Amsterdam"), ("Lisboa", "Lisbon")]:  # a casing or an alias: its value
+        res = runner.invoke(app, ["search", "leave", "--filter", f"office={value}", "--out", out, "--json"])
+        assert {h["facets"]["office"] for h in json.loads(res.stdout)["hits"]} == {office}, res.output
+    for args, says in [(["--filter", "office=Paris"], "the index holds Amsterdam"),
                        (["--filter", "office=Berlin", "--filter", "office=Lisbon"], "given twice"),
                        (["--filter", "year=abc"], "a year filter takes a year"), (["-k", "0"], "-k")]:
         res = runner.invoke(app, ["search", "leave", *args, "--out", out])
