@@ -77,9 +77,9 @@ class Mining(_Strict):
     window_days: int = Field(7, ge=1)
     null_floor: float = Field(0.35, ge=-1, le=1)
     followup_seconds: int = Field(300, ge=1)
-    # Words that mark a value as where something starts ("from {office} to {office}"): two skeletons merge only
-    # when such words sit before the same ones of their repeated placeholders, so the reverse trip is a shape
-    # of its own, not the same slots with their roles swapped.
+    # Words that mark a value as where something starts ("from {office} to {office}"): a skeleton where one sits
+    # before a later placeholder of its kind ("to {office} from {office}") merges only with skeletons of that
+    # order, so the reverse trip is a shape of its own, not the same slots with their roles swapped.
     source_words: list[str] = Field(default_factory=lambda: ["from"])
     # Processes that extract constraints when a log has many distinct questions (1: in the flow's process).
     # More than one starts workers with "spawn": a script that calls the stage needs `if __name__ == "__main__"`.

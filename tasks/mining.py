@@ -263,10 +263,10 @@ _TOKEN = re.compile(r"\{[a-z_]+\}|[^\W_]+")
 
 
 def roles(skeleton: str, source_words: frozenset[str]) -> str:
-    """Which of a skeleton's repeated placeholders a source word comes just before (within two words):
-    "office_1" for "from {office} to {office}", "office_2" for "to {office} from {office}", "" when none does.
-    Skeletons merge only within one role pattern: their slots are filled in order, and the reverse trip is
-    another question."""
+    """Which of a skeleton's repeated placeholders a source word comes just before (within two words), when that
+    is not the first of its kind: "office_2" for "to {office} from {office}"; "" for "from {office} to {office}",
+    which reads in the order "between {office} and {office}" does. Skeletons merge only within one pattern: their
+    slots are filled in order, and the reverse trip is another question."""
     if skeleton.count("{") < 2 or not any(w in skeleton for w in source_words):
         return ""  # most skeletons: no repeated placeholder or no source word
     tokens = _TOKEN.findall(skeleton.lower())
@@ -277,8 +277,8 @@ def roles(skeleton: str, source_words: frozenset[str]) -> str:
             seen[token] += 1
             if source_words.intersection(tokens[max(0, at - 2):at]):
                 marked.append((token, seen[token]))
-    repeated = {t for t, n in seen.items() if n > 1}
-    return ",".join(f"{t[1:-1]}_{n}" for t, n in marked if t in repeated)
+    repeated = [(t, n) for t, n in marked if seen[t] > 1]
+    return ",".join(f"{t[1:-1]}_{n}" for t, n in repeated) if any(n > 1 for _, n in repeated) else ""
 
 
 def _seed(members: list[int], rows: list[tuple[Any, ...]], vecs: np.ndarray, config: Config,

@@ -341,7 +341,7 @@ def test_single_user_shape_is_not_recurring_however_often(tmp_path: Path, small_
 def test_the_reverse_trip_is_a_shape_of_its_own(tmp_path: Path, small_index: tuple[Config, Index]) -> None:
     """"from Berlin to Lisbon" and "to Berlin from Lisbon" skeletonise alike but for their words' order, which
     embeds almost the same (cosine 0.99): merged, both would fill office_1 with Berlin and share one plan and one
-    cache key. A source word before a repeated placeholder keeps them apart; without one they merge."""
+    cache key. A source word before a later placeholder of its kind keeps them apart; without one they merge."""
     config, index = small_index[0].model_copy(deep=True), small_index[1]
     pairs = [("Berlin", "Lisbon"), ("Amsterdam", "Berlin"), ("Lisbon", "Amsterdam")]
     rows = [(f"u{i}", f"relocating from {a} to {b}, who pays the movers") for i, (a, b) in enumerate(pairs * 2)]
@@ -361,8 +361,9 @@ def test_the_reverse_trip_is_a_shape_of_its_own(tmp_path: Path, small_index: tup
 
 def test_roles_mark_the_repeated_placeholders_a_source_word_precedes() -> None:
     words = frozenset(["from"])
-    assert roles("moving from the {office} office to {office}", words) == "office_1"
+    assert roles("moving from the {office} office to {office}", words) == ""  # in order, as "between .. and .."
     assert roles("moving to the {office} office from {office}", words) == "office_2"
+    assert roles("from {office} to {office}, or back to {office} from {office}", words) == "office_1,office_4"
     assert roles("compare {office} and {office}", words) == ""
     assert roles("trip from {office} in {year} and {year}", words) == ""  # {office} is not repeated
     assert roles("from {office} to {office} in {year}", frozenset()) == ""
