@@ -1,6 +1,6 @@
 """Benchmark the mining stage against a plain DuckDB scan of the same log files, in one interleaved run.
 
-    .venv/bin/python -m benchmarks.bench_mining [--rows N] [--repeat R] [--scan-repeat S] [--json] [--profile]
+    .venv/bin/python -m benchmarks.bench_mining [--rows N] [--repeat R] [--scan-repeat S] [--plain] [--json] [--profile]
 
 The log is generated in a temporary directory (or the ``--keep`` directory, which keeps it for the next run of
 the same ``--rows`` and ``--repeat``) by ``data/demo/generate_logs.py`` itself (imported, with
@@ -8,7 +8,8 @@ its row, PII, user, poisoning and day counts scaled so that a window of its days
 days at the same rate; in a child process, so its memory does not count toward the peak RSS reported here): the
 demo's 33 shapes, phrasings, Zipf frequencies, noise, follow-ups, PII and malformed lines, hive-partitioned
 JSONL.gz like ``data/demo/logs``. Distinct queries therefore grow with N the way they would in a bigger log (PII
-rows stay unique, typo variants recur), instead of repeating the demo's.
+rows stay unique, typo variants recur), instead of repeating the demo's. With ``--plain`` the scan and the
+mining read an uncompressed copy of it (``logs-plain``, plain ``.jsonl`` as the issue's reference scan reads).
 
 Each round is a night: round r mines the window of days r .. r + window - 1 (``--since``/``--until``), the
 morning after its last day. The first night has no stored skeleton vectors and embeds every skeleton; each next
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gzip
 import hashlib
 import importlib.util
 import io
@@ -139,11 +141,34 @@ def scan_sql(logs: Path, days: list[str] | None = None) -> str:
     """The scan of every file of the log, or of the files of `days` (the window a round mines)."""
     from tasks.logs import sql_files
 
-    files = ([str(logs / f"date={d}" / "part-000.jsonl.gz") for d in days] if days
-             else sorted(str(f) for f in logs.rglob("*.jsonl.gz")))
+    suffix = _suffix(logs)
+    files = ([str(logs / f"date={d}" / f"part-000{suffix}") for d in days] if days
+             else sorted(str(f) for f in logs.rglob(f"*{suffix}")))
     return (f"""SELECT count(*), count(ts), count("user"), count(query) FROM read_json({sql_files(files)}, """
             """format='newline_delimited', columns={ts: 'VARCHAR', "user": 'VARCHAR', query: 'VARCHAR'}, """
             """ignore_errors=true)""")
+
+
+def _suffix(logs: Path) -> str:
+    """The log files' suffix: ".jsonl.gz" as generated, ".jsonl" for the uncompressed copy (`--plain`)."""
+    return ".jsonl.gz" if next(logs.rglob("*.jsonl.gz"), None) else ".jsonl"
+
+
+def plain_copy(logs: Path) -> Path:
+    """The generated log uncompressed, beside it (`logs-plain`, made once per generated log): the plain JSONL
+    log the issue's reference scan reads."""
+    dest = logs.parent / "logs-plain"
+    stamp = (logs.parent / "logs.json").read_bytes() if (logs.parent / "logs.json").exists() else b""
+    if (dest / ".stamp").exists() and (dest / ".stamp").read_bytes() == stamp:
+        return dest
+    shutil.rmtree(dest, ignore_errors=True)
+    for f in sorted(logs.rglob("*.jsonl.gz")):
+        target = dest / f.relative_to(logs).with_suffix("")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(f, "rb") as src, target.open("wb") as out:
+            shutil.copyfileobj(src, out)
+    (dest / ".stamp").write_bytes(stamp)
+    return dest
 
 
 def plain_scan(logs: Path, days: list[str] | None = None) -> tuple[float, list[int]]:
@@ -270,7 +295,7 @@ def current_rss_mb() -> float:
 
 
 def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, workers: int = 2,
-        dtype: str = "float32") -> dict[str, Any]:
+        dtype: str = "float32", plain: bool = False) -> dict[str, Any]:
     from schemas.config import load_config
     from tasks.embed import load_model
     from tasks.indexing import build_index
@@ -286,7 +311,7 @@ def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, 
         outcome = build_index(CORPUS, config, workdir / "index", date(2026, 11, 23), quiet=True)
         index_seconds = time.perf_counter() - t0
         gen = pending.result()
-    logs = workdir / "logs"
+    logs = plain_copy(workdir / "logs") if plain else workdir / "logs"
     # Round r mines the window of days r .. r + window - 1, the morning after its last day: each night's window
     # moves on by a day, as a nightly schedule's does, so each next night has a new day's skeletons to embed.
     all_days = sorted(gen["rows_per_day"])
@@ -360,7 +385,7 @@ def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, 
     nights = sorted(range(1, len(mines)), key=lambda i: mines[i])
     report: dict[str, Any] = {
         "rows": lines, "log": gen, "distinct": distinct, "repeat": repeat, "scan_repeat": scan_repeat,
-        "cpus": _cpus(), "workers": workers, "dtype": dtype, "python": platform.python_version(),
+        "cpus": _cpus(), "workers": workers, "dtype": dtype, "plain": plain, "python": platform.python_version(),
         "duckdb": duckdb.__version__,
         "load_average": os.getloadavg(), "index_build_seconds": index_seconds,
         "index_chunks": outcome.result.chunks,
@@ -394,7 +419,7 @@ def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, 
 def _distinct_stats(logs: Path) -> dict[str, int]:
     """How many distinct queries and (query, year) pairs the log has: what extract_distinct loops over."""
     con = duckdb.connect()
-    glob = str(logs / "**" / "*.jsonl.gz").replace("'", "''")
+    glob = str(logs / "**" / f"*{_suffix(logs)}").replace("'", "''")
     row = con.sql(f"""
         SELECT count(DISTINCT query), count(DISTINCT "user")
         FROM read_json('{glob}', format='newline_delimited', ignore_errors=true,
@@ -416,7 +441,8 @@ def render(report: dict[str, Any]) -> str:
         f"log: {log['lines']:,} lines ({log['valid_rows']:,} valid, {log['pii_rows']:,} with PII, "
         f"{log['malformed']} malformed) in {log['files']} files, {log['bytes'] / 1e6:.1f} MB gzip, "
         f"{log['days']} days, {log['users']:,} users, {report['distinct']['distinct_queries']:,} distinct queries; "
-        f"each night mines {log['window_days']} days ({report['rows']:,.0f} lines, median), a day later each night",
+        f"each night mines {log['window_days']} days ({report['rows']:,.0f} lines, median), a day later each night"
+        + ("; mined and scanned uncompressed (--plain)" if report.get("plain") else ""),
         f"mining: median of {report['repeat']} round(s); scan: median of {len(report['scan']['all_seconds'])}, "
         f"{report['scan_repeat']} before the first and after each mining round; "
         f"{report['cpus']} CPUs, {report['workers']} extraction processes, "
@@ -470,6 +496,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="DuckDB scans before the first and after each mining round (default 3)")
     ap.add_argument("--workers", type=int, default=2, help="extraction processes (config mining.workers; default 2)")
     ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32", help="config embed_dtype")
+    ap.add_argument("--plain", action="store_true",
+                    help="mine (and scan) the generated log uncompressed, as plain .jsonl files")
     ap.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     ap.add_argument("--profile", action="store_true", help="also cProfile one extra mining run")
     ap.add_argument("--keep", type=Path, default=None,
@@ -480,11 +508,12 @@ def main(argv: list[str] | None = None) -> int:
     os.chdir(ROOT)
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
-        report = run(args.rows, args.repeat, args.scan_repeat, args.keep, args.profile, args.workers, args.dtype)
+        report = run(args.rows, args.repeat, args.scan_repeat, args.keep, args.profile, args.workers, args.dtype,
+                     args.plain)
     else:
         with tempfile.TemporaryDirectory(prefix="bench_mining_") as tmp:
             report = run(args.rows, args.repeat, args.scan_repeat, Path(tmp), args.profile, args.workers,
-                         args.dtype)
+                         args.dtype, args.plain)
     print(json.dumps(report, indent=2, default=str) if args.json else render(report))
     return 0
 

@@ -18,3 +18,20 @@ def test_a_kept_log_is_reused_only_for_the_same_parameters(tmp_path: Path) -> No
     folders = sorted(p.name for p in (tmp_path / "logs").iterdir())
     assert folders == [f"date={d}" for d in sorted(shorter["rows_per_day"])]
     assert shorter["lines"] < first["lines"]
+
+
+def test_the_plain_copy_holds_the_same_rows_and_follows_the_log(tmp_path: Path) -> None:
+    """`--plain` scans and mines an uncompressed copy: the same rows in the same day folders, made again when the
+    log is generated anew."""
+    import duckdb
+
+    from benchmarks.bench_mining import plain_copy, scan_sql
+
+    generate_logs(3_000, tmp_path)
+    logs = tmp_path / "logs"
+    plain = plain_copy(logs)
+    assert sorted(p.relative_to(plain).as_posix() for p in plain.rglob("*.jsonl")) == sorted(
+        p.relative_to(logs).as_posix().removesuffix(".gz") for p in logs.rglob("*.jsonl.gz"))
+    assert duckdb.sql(scan_sql(plain)).fetchall() == duckdb.sql(scan_sql(logs)).fetchall()
+    generate_logs(2_000, tmp_path)
+    assert duckdb.sql(scan_sql(plain_copy(logs))).fetchall() == duckdb.sql(scan_sql(logs)).fetchall()
