@@ -39,6 +39,12 @@ def load_model(path: str = "") -> Any:
     return model
 
 
+def _torch_threads() -> int:
+    import torch
+
+    return int(torch.get_num_threads())
+
+
 class Embedder:
     """Unit-length float32 vectors, so a dot product is the cosine similarity."""
 
@@ -47,6 +53,7 @@ class Embedder:
         self.batch_size = batch_size
         self.dtype = dtype  # what the model computes in (config `embed_dtype`); vectors are float32
         self._memo: dict[str, np.ndarray] = {}
+        self._threads = _torch_threads()  # what a batch computes on
         self.dim = int(self.model.get_embedding_dimension()
                        if hasattr(self.model, "get_embedding_dimension")
                        else self.model.get_sentence_embedding_dimension())
@@ -71,13 +78,29 @@ class Embedder:
         cached = self._memo.get(text)
         if cached is not None:
             return cached
-        with self._precision():
+        with self._precision(), self._one_thread():
             vec = self.model.encode([text], normalize_embeddings=True, convert_to_numpy=True,
                                     show_progress_bar=False)
         out = self._unit(np.asarray(vec, dtype=np.float32))[0]
         if len(self._memo) < 100_000:
             self._memo[text] = out
         return out
+
+    @contextmanager
+    def _one_thread(self) -> Iterator[None]:
+        """One text on one thread. A second thread gains a single short text nothing, and when another process
+        keeps the other core busy, the second thread's wait for it made a search's embedding 4 to 18 times slower
+        (`benchmarks/bench_embed_one.py`)."""
+        if self._threads <= 1:
+            yield
+            return
+        import torch
+
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(self._threads)
 
     @contextmanager
     def _precision(self) -> Iterator[None]:

@@ -289,6 +289,32 @@ def test_failed_index_run_leaves_publication(
     assert not list((tmp_path / "out" / "runs" / ".staging").iterdir())
 
 
+def test_one_text_is_embedded_on_one_thread_as_in_a_batch(seed_corpus: Path) -> None:
+    """`encode_one` computes on one thread (`Embedder._one_thread`), gives the batch's vector, and leaves the
+    batch its threads."""
+    import torch
+
+    texts = [json.loads(line)["text"] for line in seed_corpus.read_text().splitlines()][:4]
+    embedder = Embedder()
+    before = torch.get_num_threads()
+    seen: list[int] = []
+    model_encode = embedder.model.encode
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(torch.get_num_threads())
+        return model_encode(*args, **kwargs)
+
+    embedder.model.encode = spy
+    try:
+        one = [embedder.encode_one(t) for t in texts]
+        batch = embedder.encode(texts, quiet=True)
+    finally:
+        del embedder.model.encode
+    assert seen == [1] * len(texts) + [before]
+    assert torch.get_num_threads() == before
+    assert min(float(a @ b) for a, b in zip(one, batch, strict=True)) >= 0.9999
+
+
 def test_bfloat16_embedding_keeps_the_reference_ranking(tmp_path: Path, seed_corpus: Path) -> None:
     """`embed_dtype: bfloat16` computes under bfloat16 autocast: float32 unit vectors within 0.001 cosine of
     float32's, the same for one text as in a batch, under a model identity of their own (so caches and stored
