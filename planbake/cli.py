@@ -114,8 +114,12 @@ def _errors(fn: F) -> F:
 
 
 class _OneLineFor(logging.Filter):
-    """Expected failures (bad input, busy, gate) reach the user as one line from the CLI: the flow engine's log
-    record of them keeps its message and loses the traceback."""
+    """Expected failures (bad input, busy, gate) reach the user as one line from the CLI: the flow engine's own
+    records of them (the task's failure, its failed state, the flow's failure) are dropped."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()  # the messages of expected failures already recorded
 
     def filter(self, record: logging.LogRecord) -> bool:
         import httpx
@@ -127,8 +131,11 @@ class _OneLineFor(logging.Filter):
         expected = (ConfigError, CorpusError, ValueError, PublishBusy, GateRejected, NoPublication, FileNotFoundError,
                     httpx.HTTPError)
         if record.exc_info and isinstance(record.exc_info[1], expected):
-            record.exc_info, record.exc_text = None, None
-        return True
+            if str(record.exc_info[1]):
+                self.seen.add(str(record.exc_info[1]))
+            return False
+        # a failed state names the exception in its message only
+        return not (record.levelno >= logging.ERROR and any(text in record.getMessage() for text in self.seen))
 
 
 def _quiet_libraries() -> None:
@@ -431,6 +438,8 @@ def retrieve(
     Example: planbake retrieve "What per diem do I get at the 2026 engineering offsite?"
     """
     _quiet_libraries()
+    if not question.strip():
+        raise ValueError("the question is empty; pass the user's question")
     from schemas.cache import PlanCache
     from schemas.plan import Plan
     from tasks.executor import retrieve as run_retrieve

@@ -205,9 +205,22 @@ class Config(_Strict):
     # Where a path setting was read ("demo.yaml:24: `corpus:`"), for the error when it names nothing.
     _where: dict[str, str] = PrivateAttr(default_factory=dict)
 
+    _path: Path | None = PrivateAttr(default=None)  # the file it was read from
+
     def where(self, key: str) -> str:
         """The setting's origin as " (from demo.yaml:24: `corpus:`)"; "" for a config not read from a file."""
         return f" (from {self._where[key]})" if key in self._where else ""
+
+    def place(self, loc: list[int | str]) -> str:
+        """"demo.yaml:6" for the setting at `loc` (["facets", 0, "aliases", "Lisboa"]); "the config" when it was
+        not read from a file."""
+        if self._path is None:
+            return "the config"
+        try:
+            line = _line(yaml.compose(self._path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader), loc)
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            line = None
+        return f"{self._path}:{line}" if line else str(self._path)
 
     facets: list[Facet]
     qualifiers: dict[str, list[str]] = Field(default_factory=dict)
@@ -275,11 +288,37 @@ def _known_fields(model: type[BaseModel], data: Any) -> Any:
     return out
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str, line: int, first: int) -> None:
+        super().__init__(key)
+        self.key, self.line, self.first = key, line, first
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses a key given twice in one mapping (PyYAML keeps the last one, silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *defaults`: its keys may be overridden
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            line = key_node.start_mark.line + 1
+            if isinstance(key, str | int | float | bool) and key in seen:
+                raise _DuplicateKey(str(key), line, seen[key])
+            if isinstance(key, str | int | float | bool):
+                seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_config(path: str | Path | None = None) -> Config:
     """Read and validate a config file; relative paths in it resolve against the file's folder."""
     p = Path(path) if path else DEFAULT_CONFIG
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        raw = yaml.load(p.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
+    except _DuplicateKey as dup:
+        raise ConfigError(f"{p}:{dup.line}: key '{dup.key}' is given twice (first at line {dup.first}) and only "
+                          "the last would count; keep one") from None
     except FileNotFoundError:
         raise ConfigError(f"{p}: config file not found; pass --config with an existing YAML file") from None
     except IsADirectoryError:
@@ -304,6 +343,7 @@ def load_config(path: str | Path | None = None) -> Config:
     text = p.read_text(encoding="utf-8").splitlines()
     cfg._where = {key: f"{p}:{n}: `{key}:`" for key in ("corpus", "logs", "labeled") for n, line in
                   enumerate(text, 1) if line.startswith(f"{key}:")}
+    cfg._path = p
     return cfg
 
 

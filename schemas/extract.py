@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from schemas.config import Config
+from schemas.config import Config, ConfigError
 from schemas.constraint import QUALIFIER, Constraint
 from schemas.text import fold, folded_words, words
 
@@ -91,6 +91,19 @@ class Lexicon:
         self._literal_slot = re.compile(r"\{(" + "|".join(re.escape(fold(f.name)) for f in config.facets) + r")\}")
         self.year_facet = next((f.name for f in config.facets if f.kind == "year"), None)
         self.date_facet = next((f.name for f in config.facets if f.kind == "date"), None)
+
+    def check_aliases(self) -> None:
+        """Refuse an alias whose value the facet does not have (not in its `values:`, nor, with `from_index`, in
+        the corpus or index the lexicon was built from): its filter would match nothing."""
+        for at, f in enumerate(self.config.facets):
+            known = self.values.get(f.name)
+            for alias, value in f.aliases.items() if known is not None else ():
+                if value not in known:
+                    shown = ", ".join(sorted(known)[:8]) + (", ..." if len(known) > 8 else "")
+                    raise ConfigError(
+                        f"{self.config.place(['facets', at, 'aliases', alias])}: alias {alias!r} of facet "
+                        f"{f.name!r} names {value!r}, which is not one of its values ({shown or 'none'}); name "
+                        f"one of them, or add {value!r} to the facet's `values:`")
 
     def known_values(self) -> dict[str, set[str]]:
         """Facet -> the values a filter may name (categories only; years and dates are open)."""

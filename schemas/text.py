@@ -5,12 +5,15 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028-\u202e\ufeff]")
+# Invisible inside a word: a soft hyphen ("Ber\u00adlin"), zero-width (non-)joiners, the word joiner.
+_JOINERS = re.compile(r"[\u00ad\u200c\u200d\u2060]")
 _NON_WORD = re.compile(r"[^\w{}]+")
 
 
 def fold(text: str) -> str:
-    """NFKC, accents stripped, case folded, control characters removed, whitespace collapsed.
+    """NFKC, accents stripped, case folded, control characters made spaces and invisible joiners removed,
+    whitespace collapsed.
 
     Character offsets in the result are what constraint spans refer to.
     """
@@ -18,7 +21,7 @@ def fold(text: str) -> str:
         text = unicodedata.normalize("NFKC", text)
         text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
     if not text.isprintable():  # every control character is unprintable; most questions skip the pass
-        text = _CONTROL.sub(" ", text)
+        text = _CONTROL.sub(" ", _JOINERS.sub("", text))
     # str.split() and the regex \s agree on what whitespace is (both use str.isspace)
     return " ".join(text.casefold().split())
 

@@ -71,7 +71,7 @@ def _read_jsonl(path: Path) -> Iterator[Document]:
         for n, raw in enumerate(fh, start=1):
             where = f"{path}:{n}"
             try:
-                line = raw.decode("utf-8").strip()
+                line = raw.decode("utf-8").strip().removeprefix("\ufeff")  # a byte order mark opens line 1
             except UnicodeDecodeError:
                 raise CorpusError(f"{where}: not UTF-8 text; re-encode the file as UTF-8") from None
             if not line:
@@ -86,7 +86,7 @@ def _read_jsonl(path: Path) -> Iterator[Document]:
 
 def _read_markdown(path: Path) -> Document:
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = path.read_text(encoding="utf-8-sig")  # without a byte order mark, if the file has one
     except UnicodeDecodeError:
         raise CorpusError(f"{path}:1: not UTF-8 text; re-encode the file as UTF-8") from None
     meta: dict[str, Any] = {}
@@ -165,3 +165,21 @@ def chunk_document(doc: Document, chunking: Chunking) -> list[Chunk]:
         space = text.find(" ", nxt)
         start = space + 1 if 0 <= space < end else nxt
     return [Chunk(f"{doc.id}#{i}", doc.id, i, p, doc.metadata) for i, p in enumerate(pieces) if p]
+
+
+def chunk_corpus(docs: list[Document], chunking: Chunking) -> list[Chunk]:
+    """Every document's chunks; a document whose id is another's chunk id ("guide#0" beside a long "guide") is
+    refused: one chunk would silently replace the other."""
+    chunks: list[Chunk] = []
+    owner: dict[str, str] = {}
+    source = {d.id: d.source for d in docs}
+    for doc in docs:
+        for chunk in chunk_document(doc, chunking):
+            first = owner.setdefault(chunk.id, chunk.doc_id)
+            if first != chunk.doc_id:
+                odd, long = (chunk.doc_id, first) if chunk.id == chunk.doc_id else (first, chunk.doc_id)
+                raise CorpusError(f"{source[odd]}: document id {odd!r} is also the id of a chunk of document "
+                                  f"{long!r} ({source[long]}), whose pieces are numbered '{long}#0', '{long}#1', "
+                                  f"...; rename the document {odd!r}")
+            chunks.append(chunk)
+    return chunks

@@ -13,7 +13,7 @@ from prefect.cache_policies import NO_CACHE
 
 from schemas.config import Config
 from schemas.extract import Lexicon
-from tasks.corpus import chunk_document, read_corpus
+from tasks.corpus import chunk_corpus, read_corpus
 from tasks.embed import Embedder
 from tasks.enrich import check_facet_types, enrich
 from tasks.store import IndexResult, open_table, write_index
@@ -42,7 +42,8 @@ def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: d
     check_facet_types(docs, config)
     lexicon = Lexicon(config, {f.name: [str(v) for d in docs if (v := d.metadata.get(f.metadata_key))]
                                for f in config.facets if f.kind == "category"})
-    chunks = [c for d in docs for c in chunk_document(d, config.chunking)]
+    lexicon.check_aliases()
+    chunks = chunk_corpus(docs, config.chunking)
     enriched = enrich(chunks, docs, config, lexicon, run_date)
     uri = index_uri(config, out)
     embedder = embedder or Embedder(config.model_path, config.embed_batch_size, config.embed_dtype)

@@ -42,6 +42,7 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     memory, merge.npz): the window from `since` to `until`, or, with neither, the last `mining.window_days`
     logged days. `last_run`: the live publication's folder, whose merge the shapes keep (None: fresh shapes)."""
     lexicon = Lexicon(config, index.facet_values())
+    lexicon.check_aliases()
     scrub = Scrubber(config.pii_names, keep=lexicon.name_words())
     # Last night's skeleton vectors load beside the ingest (DuckDB there releases the GIL).
     loader = ThreadPoolExecutor(1)

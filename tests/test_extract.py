@@ -201,6 +201,14 @@ def test_aliases(surface: str, office: str) -> None:
     assert cache_key("sh", sk) == cache_key("sh", LEX.skeleton(f"per diem in {office}", NOW))
 
 
+@pytest.mark.parametrize("hidden", ["\u00ad", "\u200c", "\u200d", "\u2060"])
+def test_an_invisible_joiner_inside_a_name_is_not_a_word_break(hidden: str) -> None:
+    """A soft hyphen or zero-width joiner pasted from a web page leaves the name whole, as a reader sees it."""
+    sk = LEX.skeleton(f"compare parental leave in Ber{hidden}lin and Am{hidden}sterdam", NOW)
+    assert sk.slots == {"office_1": "Berlin", "office_2": "Amsterdam"}
+    assert cache_key("sh", sk) == cache_key("sh", LEX.skeleton("compare parental leave in Berlin and Amsterdam", NOW))
+
+
 @pytest.mark.parametrize("text", ["Berliner Weisse", "the Berlinale", "a Londoner", "Amsterdammers", "Torontonian",
                                   "xberlin", "berlin2", "berlin_office", "lisbonite", "amsterdam2026", "DAMS",
                                   "12026 and 20260", "year2026", "2026-11-24"])

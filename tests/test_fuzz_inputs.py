@@ -89,6 +89,20 @@ def test_config_error_names_each_field_its_line_and_the_likely_name(tmp_path: Pa
     ]
 
 
+def test_a_key_given_twice_is_refused(tmp_path: Path) -> None:
+    """YAML keeps the last of two equal keys: a second `mining:` block would drop the first one's settings."""
+    path = tmp_path / "config.yaml"
+    path.write_text("mining:\n  merge_similarity: 0.9\nplanning: {budget: 4}\nmining: {min_count: 3}\n",
+                    encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == (f"{path}:4: key 'mining' is given twice (first at line 1) and only the last would "
+                              "count; keep one")
+    path.write_text("base: &b {budget: 4}\nplanning:\n  <<: *b\n  budget: 6\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="field 'base'"):  # a merge key may be overridden; `base` is unknown
+        load_config(path)
+
+
 @pytest.mark.parametrize(("name", "fix"), [("Source", "'source'): it names slots; a corpus metadata key spelled "
                                                     "otherwise is read with `key: Source`"), ("region2", "'region'"),
                                          ("published-date", "'published_date'"), ("qualifier", "reserved")])

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from schemas.config import load_config
-from tasks.corpus import CorpusError
+from schemas.config import ConfigError, load_config
+from tasks.corpus import CorpusError, read_corpus
 from tasks.embed import Embedder
 from tasks.indexing import build_index, index_uri
 from tasks.scale import model_ref
@@ -237,6 +237,52 @@ def test_malformed_corpus_names_file_and_line(tmp_path: Path, line: str, problem
         build_index(corpus, config, tmp_path, RUN_DATE, quiet=True)
     assert f"{corpus}:2" in str(err.value) and problem in str(err.value)
     assert not (tmp_path / "lancedb").exists()  # nothing written
+
+
+def test_a_document_named_like_another_documents_chunk_is_refused(tmp_path: Path) -> None:
+    """A long document's pieces are `<id>#<n>`: a document whose own id is one of them would replace it."""
+    config = load_config(DEMO_CONFIG)
+    long_text = " ".join(f"Sentence {i} about per diem receipts." for i in range(200))
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"id": "guide", "text": long_text}) + "\n"
+                      + json.dumps({"id": "guide#1", "text": "A short note."}) + "\n", encoding="utf-8")
+    with pytest.raises(CorpusError) as err:
+        build_index(corpus, config, tmp_path, RUN_DATE, quiet=True)
+    assert f"{corpus}:2: document id 'guide#1' is also the id of a chunk of document 'guide' ({corpus}:1)" in str(
+        err.value) and "rename the document 'guide#1'" in str(err.value)
+    assert not (tmp_path / "lancedb").exists()
+
+
+def test_an_alias_to_a_value_the_facet_lacks_is_refused(tmp_path: Path, seed_corpus: Path) -> None:
+    """An alias naming no value of its facet would put a filter that matches nothing into the cache: refused
+    at the config line that gives it, before anything is written; an alias to a corpus value is fine."""
+    text = DEMO_CONFIG.read_text(encoding="utf-8").replace("Lisboa: Lisbon", "Lisboa: Lissabon")
+    assert "Lissabon" in text
+    path = tmp_path / "config.yaml"
+    path.write_text(text, encoding="utf-8")
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if "Lissabon" in row)
+    with pytest.raises(ConfigError) as err:
+        build_index(seed_corpus, load_config(path), tmp_path, RUN_DATE, quiet=True)
+    assert str(err.value).startswith(f"{path}:{line}: alias 'Lisboa' of facet 'office' names 'Lissabon', which is "
+                                     "not one of its values (") and "add 'Lissabon' to the facet's" in str(err.value)
+    assert not (tmp_path / "lancedb").exists()
+    config = load_config(DEMO_CONFIG)
+    office = config.facet("office")
+    office.values, office.aliases = [], {"Hauptstadt": "Berlin"}  # Berlin: a value of the corpus only
+    build_index(seed_corpus, config, tmp_path, RUN_DATE, quiet=True)
+
+
+def test_a_byte_order_mark_opens_a_corpus_file_unseen(tmp_path: Path) -> None:
+    """Editors on some systems write UTF-8 with a byte order mark: the first record and the front matter read
+    as without it."""
+    jsonl = tmp_path / "corpus.jsonl"
+    jsonl.write_bytes(b"\xef\xbb\xbf" + json.dumps({"id": "a", "text": "Per diem, Berlin."}).encode() + b"\n")
+    folder = tmp_path / "md"
+    folder.mkdir()
+    (folder / "a.md").write_bytes(b"\xef\xbb\xbf---\nid: bom-doc\noffice: Berlin\n---\nPer diem Berlin note.\n")
+    assert [d.id for d in read_corpus(jsonl)] == ["a"]
+    [doc] = read_corpus(folder)
+    assert (doc.id, doc.metadata, doc.text) == ("bom-doc", {"office": "Berlin"}, "Per diem Berlin note.\n")
 
 
 def test_markdown_folder_with_front_matter(tmp_path: Path) -> None:

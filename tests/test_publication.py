@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import threading
 import time
 from datetime import date
@@ -254,6 +255,8 @@ def test_index_and_search_commands(tmp_path: Path, prefect_harness: None) -> Non
         assert res.exit_code == 2 and says in res.output, (args, res.output)
     res = runner.invoke(app, ["search", "  ", "--out", out])
     assert res.exit_code == 2 and "the search text is empty" in res.output
+    res = runner.invoke(app, ["retrieve", " \t ", "--out", out])
+    assert res.exit_code == 2 and "the question is empty" in res.output
     for command in (["lookup", "parental leave"], ["report"], ["search", "leave"]):  # --out names a file
         res = runner.invoke(app, [*command, "--out", str(tmp_path / "out" / "CURRENT")])
         assert res.exit_code == 2 and "is a file" in res.output, (command, res.output)
@@ -303,6 +306,23 @@ def test_inputs_that_cannot_work_fail_before_any_work(tmp_path: Path) -> None:
         res = runner.invoke(app, ["index", "--corpus", str(SEED / "corpus.jsonl"), "--out", str(place)])
         assert res.exit_code == 2 and "cannot create the publication folder" in res.output, res.output
         assert "Traceback" not in res.output
+
+
+def test_bad_input_inside_a_flow_is_one_line(tmp_path: Path, prefect_harness: None) -> None:
+    """A corpus error raised inside the flow reaches the user once, as the CLI's line: not again as the flow
+    engine's records of the failed task, its state and the failed flow."""
+    from prefect.settings import PREFECT_API_URL
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(SEED.joinpath("corpus.jsonl").read_text().splitlines()[0] + '\n{"id": "x", "text": "ok\n')
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([str(root / ".venv" / "bin" / "planbake"), "index", "--corpus", str(corpus), "--out",
+                           str(tmp_path / "out")], cwd=root, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PREFECT_API_URL": str(PREFECT_API_URL.value())})
+    assert proc.returncode == 2
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+    assert lines == [f"error: {corpus}:2: not valid JSON (Unterminated string starting at column 21); each line "
+                     "must be one JSON object"], lines
 
 
 def test_a_log_window_without_rows_publishes_nothing(seed_run: dict, tmp_path: Path) -> None:
