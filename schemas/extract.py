@@ -96,8 +96,8 @@ class Lexicon:
         """Refuse an alias whose value the facet does not have (not in its `values:`, nor, with `from_index`, in
         the corpus or index the lexicon was built from): its filter would match nothing."""
         for at, f in enumerate(self.config.facets):
-            known = self.values.get(f.name)
-            for alias, value in f.aliases.items() if known is not None else ():
+            known = self.values.get(f.name, set())
+            for alias, value in f.aliases.items() if f.name in self.values else ():
                 if value not in known:
                     shown = ", ".join(sorted(known)[:8]) + (", ..." if len(known) > 8 else "")
                     raise ConfigError(
