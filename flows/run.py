@@ -12,7 +12,7 @@ from prefect.exceptions import MissingContextError
 
 from flows.publication import Run
 from flows.stages import index_stage, mine_stage, plan_stage, published_index
-from schemas.config import DEFAULT_CONFIG, Config, ConfigError, load_config
+from schemas.config import DEFAULT_CONFIG, Config, ConfigError, load_config, published_config
 from schemas.publication import NoPublication, read_manifest
 from tasks.corpus import corpus_not_found
 from tasks.gate import GateRejected, QualityGate
@@ -85,6 +85,9 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
                                    "is it a query log of this format?", file)
             if "plan" in stages:
                 logger.info("plan: %s", plan_stage(run, cfg, index, quiet, writer))
+            elif differs := plans_config_differs(run.prev_dir, cfg):
+                logger.warning("this config's %s differ from the live plans' config: lookups keep the plans' "
+                               "config until 'planbake plan' or 'planbake nightly' runs with this one", differs)
             published = run.finish(cfg.table, gate)
         except GateRejected as exc:
             run.abort()
@@ -100,6 +103,21 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
     if manifest.get("gate", {}).get("decision") == "forced":
         logger.warning("quality gate failed, published with --force: %s", ", ".join(manifest["gate"]["regressions"]))
     return {**manifest, "publication": str(published)}
+
+
+def plans_config_differs(prev: Path | None, cfg: Config) -> str:
+    """What a run that does not plan changes in vain: the lookup settings (facets and their aliases, qualifiers,
+    synonyms, fillers, personal-data names) of `cfg` that differ from those the live plans were made with
+    ("facets, qualifiers"); "" when they agree or nothing is published."""
+    path = prev / "config.json" if prev is not None else None
+    if path is None or not path.is_file():
+        return ""
+    try:
+        old = published_config(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    keys = ("facets", "qualifiers", "synonyms", "fillers", "pii_names")
+    return ", ".join(k for k in keys if old.model_dump(include={k}) != cfg.model_dump(include={k}))
 
 
 def _logger() -> Any:

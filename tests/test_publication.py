@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import threading
@@ -456,6 +457,23 @@ def test_an_interrupted_run_and_a_lost_api_are_clear(capsys: pytest.CaptureFixtu
     with pytest.raises(typer.Exit) as done:
         fails(httpx.ConnectError("refused"))
     assert done.value.exit_code == cli.EXIT_INTERRUPTED
+
+
+def test_a_run_that_does_not_plan_says_its_lookup_settings_wait_for_the_plans(
+        seed_run: dict, caplog: pytest.LogCaptureFixture) -> None:
+    """Lookups read the config the plans were made with: a changed alias mined alone does not reach them, and
+    the run says so."""
+    changed = seed_run["kwargs"]["config"].model_copy(deep=True)
+    changed.facet("office").aliases["Hauptstadt"] = "Berlin"
+    with caplog.at_level(logging.WARNING, logger="planbake"):
+        run_stages(["mine"], **{**seed_run["kwargs"], "config": changed})
+    assert [r.getMessage() for r in caplog.records if "lookups keep" in r.getMessage()] == [
+        "this config's facets differ from the live plans' config: lookups keep the plans' config until 'planbake "
+        "plan' or 'planbake nightly' runs with this one"]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="planbake"):
+        run_stages(["mine"], **seed_run["kwargs"])  # the plans' own settings
+    assert not [r for r in caplog.records if "lookups keep" in r.getMessage()]
 
 
 def test_a_stage_run_alone_says_which_figures_it_carried_over() -> None:
