@@ -93,17 +93,18 @@ class Lexicon:
         self.date_facet = next((f.name for f in config.facets if f.kind == "date"), None)
 
     def check_aliases(self) -> None:
-        """Refuse an alias whose value the facet does not have (not in its `values:`, nor, with `from_index`, in
-        the corpus or index the lexicon was built from): its filter would match nothing."""
+        """Refuse an alias whose value is not one of its facet's, when the config lists the facet's `values:` (a
+        closed list: the alias is a typo, and its filter would match nothing). A facet whose values come from the
+        index alone may name a value this corpus lacks: a config serves more than one corpus."""
         for at, f in enumerate(self.config.facets):
             known = self.values.get(f.name, set())
-            for alias, value in f.aliases.items() if f.name in self.values else ():
+            for alias, value in f.aliases.items() if f.values and f.name in self.values else ():
                 if value not in known:
                     shown = ", ".join(sorted(known)[:8]) + (", ..." if len(known) > 8 else "")
                     raise ConfigError(
                         f"{self.config.place(['facets', at, 'aliases', alias])}: alias {alias!r} of facet "
-                        f"{f.name!r} names {value!r}, which is not one of its values ({shown or 'none'}); name "
-                        f"one of them, or add {value!r} to the facet's `values:`")
+                        f"{f.name!r} names {value!r}, which is not one of its values ({shown}); name one of them, "
+                        f"or add {value!r} to the facet's `values:`")
 
     def known_values(self) -> dict[str, set[str]]:
         """Facet -> the values a filter may name (categories only; years and dates are open)."""

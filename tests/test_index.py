@@ -254,8 +254,8 @@ def test_a_document_named_like_another_documents_chunk_is_refused(tmp_path: Path
 
 
 def test_an_alias_to_a_value_the_facet_lacks_is_refused(tmp_path: Path, seed_corpus: Path) -> None:
-    """An alias naming no value of its facet would put a filter that matches nothing into the cache: refused
-    at the config line that gives it, before anything is written; an alias to a corpus value is fine."""
+    """An alias naming no value of a facet whose `values:` the config lists is a typo, whose filter would match
+    nothing: refused at the config line that gives it, before anything is written."""
     text = DEMO_CONFIG.read_text(encoding="utf-8").replace("Lisboa: Lisbon", "Lisboa: Lissabon")
     assert "Lissabon" in text
     path = tmp_path / "config.yaml"
@@ -268,8 +268,8 @@ def test_an_alias_to_a_value_the_facet_lacks_is_refused(tmp_path: Path, seed_cor
     assert not (tmp_path / "lancedb").exists()
     config = load_config(DEMO_CONFIG)
     office = config.facet("office")
-    office.values, office.aliases = [], {"Hauptstadt": "Berlin"}  # Berlin: a value of the corpus only
-    build_index(seed_corpus, config, tmp_path, RUN_DATE, quiet=True)
+    office.values, office.aliases = [], {"Hauptstadt": "Berlin", "Bruxelles": "Brussels"}  # values from the
+    build_index(seed_corpus, config, tmp_path, RUN_DATE, quiet=True)  # corpus alone: it may lack Brussels
 
 
 def test_a_byte_order_mark_opens_a_corpus_file_unseen(tmp_path: Path) -> None:
