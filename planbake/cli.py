@@ -150,6 +150,8 @@ def _quiet_libraries() -> None:
         os.environ.setdefault("PREFECT_CLIENT_MAX_RETRIES", "1")  # retrying for a minute helps nobody
     for name in ("sentence_transformers", "transformers", "httpx"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    for name in ("EventsWorker", "APILogWorker"):  # "Still processing items" as the process exits: not the user's
+        logging.getLogger(name).setLevel(logging.ERROR)
     try:
         from transformers.utils import logging as hf_logging
 
