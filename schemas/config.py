@@ -303,10 +303,10 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *defaults`: its keys may be overridden
                 continue
             key = self.construct_object(key_node, deep=deep)
-            line = key_node.start_mark.line + 1
-            if isinstance(key, str | int | float | bool) and key in seen:
-                raise _DuplicateKey(str(key), line, seen[key])
-            if isinstance(key, str | int | float | bool):
+            if isinstance(key, str | int | float | bool):  # a hashable scalar
+                line = key_node.start_mark.line + 1
+                if key in seen:
+                    raise _DuplicateKey(str(key), line, seen[key])
                 seen[key] = line
         return super().construct_mapping(node, deep=deep)
 

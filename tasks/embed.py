@@ -88,8 +88,8 @@ class Embedder:
 
     @contextmanager
     def _one_thread(self) -> Iterator[None]:
-        """One text on one thread. A second thread gains a single short text nothing, and when another process
-        keeps the other core busy, the second thread's wait for it made a search's embedding 4 to 18 times slower
+        """One text on one thread. On an idle machine a second thread saves a quarter of one text's time for 1.4x
+        its CPU; beside any other busy process it waits for its core, and the call took 1.5 to 8 times as long
         (`benchmarks/bench_embed_one.py`)."""
         if self._threads <= 1:
             yield
