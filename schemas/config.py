@@ -202,25 +202,29 @@ class Runner(_Strict):
 
 
 class Config(_Strict):
-    # Where a path setting was read ("demo.yaml:24: `corpus:`"), for the error when it names nothing.
-    _where: dict[str, str] = PrivateAttr(default_factory=dict)
-
     _path: Path | None = PrivateAttr(default=None)  # the file it was read from
 
     def where(self, key: str) -> str:
-        """The setting's origin as " (from demo.yaml:24: `corpus:`)"; "" for a config not read from a file."""
-        return f" (from {self._where[key]})" if key in self._where else ""
+        """A top-level setting's origin as " (from demo.yaml:24: `corpus:`)", for the error when it names nothing;
+        "" when the file does not give it or the config was not read from a file."""
+        line = self._line_of([key], exact=True)
+        return f" (from {self._path}:{line}: `{key}:`)" if line else ""
 
     def place(self, loc: list[int | str]) -> str:
         """"demo.yaml:6" for the setting at `loc` (["facets", 0, "aliases", "Lisboa"]); "the config" when it was
         not read from a file."""
         if self._path is None:
             return "the config"
-        try:
-            line = _line(yaml.compose(self._path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader), loc)
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            line = None
+        line = self._line_of(loc)
         return f"{self._path}:{line}" if line else str(self._path)
+
+    def _line_of(self, loc: list[int | str], exact: bool = False) -> int | None:
+        if self._path is None:
+            return None
+        try:
+            return _line(yaml.compose(self._path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader), loc, exact)
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            return None
 
     facets: list[Facet]
     qualifiers: dict[str, list[str]] = Field(default_factory=dict)
@@ -340,9 +344,6 @@ def load_config(path: str | Path | None = None) -> Config:
         if value and not Path(value).is_absolute() and "://" not in value:
             setattr(cfg, attr, str((p.parent / value).resolve()))
     cfg.labeled = [str((p.parent / x).resolve()) if not Path(x).is_absolute() else x for x in cfg.labeled]
-    text = p.read_text(encoding="utf-8").splitlines()
-    cfg._where = {key: f"{p}:{n}: `{key}:`" for key in ("corpus", "logs", "labeled") for n, line in
-                  enumerate(text, 1) if line.startswith(f"{key}:")}
     cfg._path = p
     return cfg
 
@@ -370,20 +371,21 @@ def _explain(path: Path, exc: ValidationError) -> str:
     return "\n".join(lines + ([f"... and {more} more"] if more > 0 else []))
 
 
-def _line(node: Any, loc: list[int | str]) -> int | None:
-    """The 1-based line of the deepest YAML node on the path `loc` (a key names its own line)."""
+def _line(node: Any, loc: list[int | str], exact: bool = False) -> int | None:
+    """The 1-based line of the deepest YAML node on the path `loc` (a key names its own line); with `exact`,
+    None unless the whole path is there."""
     line = node.start_mark.line + 1 if node is not None else None
     for step in loc:
         if isinstance(node, yaml.MappingNode):
             pair = next(((k, v) for k, v in node.value if k.value == str(step)), None)
             if pair is None:
-                break
+                return None if exact else line
             line, node = pair[0].start_mark.line + 1, pair[1]
         elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
             node = node.value[step]
             line = node.start_mark.line + 1
         else:
-            break
+            return None if exact else line
     return line
 
 
