@@ -5,7 +5,8 @@
 `--dir` is a directory kept by ``benchmarks.bench_mining --keep DIR`` (its generated ``logs`` and demo ``index``,
 with stored skeleton vectors: a next night). Each commit is checked out in a temporary git worktree; every round
 runs ``mine()`` once per commit, each in a new Python process (this repository's virtual environment, the
-commit's code), before-after, then after-before, and so on. Each process also takes three plain DuckDB scans of
+commit's code, its own copy of the index with the stored vectors and extraction memo), before-after, then
+after-before, and so on. Each process also takes three plain DuckDB scans of
 the log, so a round's ratio to the scan can be read beside it, and the CPU seconds of its `mine()` (all threads),
 which another user of the machine changes less than the wall time. The figure to keep is the ratio of the medians.
 Last, the files each commit published (shapes, questions, quarantine) are compared row for row: a speed-up that
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -30,7 +32,7 @@ _CHILD = """
 import json, resource, shutil, sys, time
 from datetime import date, datetime, timedelta
 from pathlib import Path
-root, work, staging = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+root, work, staging, logs = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4])
 sys.path.insert(0, str(root))
 from benchmarks.bench_mining import plain_scan
 from schemas.config import load_config
@@ -42,7 +44,6 @@ index = Index(str(work / "index" / "lancedb"), config)
 index.embedder.encode(["warm up"])
 shutil.rmtree(staging, ignore_errors=True)
 staging.mkdir(parents=True)
-logs = work / "logs"
 scan = min(plain_scan(logs)[0] for _ in range(3))
 days = sorted(p.name.split("=")[1] for p in logs.iterdir() if p.name.startswith("date="))
 now = datetime.fromisoformat(days[-1]) + timedelta(days=1)  # as bench_mining: the morning after the last day
@@ -62,8 +63,16 @@ def _worktree(rev: str, into: Path) -> Path:
     return path
 
 
-def _mine(root: Path, work: Path, staging: Path) -> dict[str, float]:
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(root), str(work), str(staging)],
+def _own_index(kept: Path, work: Path) -> Path:
+    """A working folder for one commit: a copy of the kept index (with its stored skeleton vectors and extraction
+    memo, which each commit then keeps for itself: a memo is valid for one commit's extraction code, and keeping
+    it deletes the others)."""
+    shutil.copytree(kept / "index", work / "index")
+    return work
+
+
+def _mine(root: Path, work: Path, staging: Path, logs: Path) -> dict[str, float]:
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(root), str(work), str(staging), str(logs)],
                          capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(f"mining with the code of {root} failed:\n{out.stderr[-3000:]}")
@@ -84,13 +93,16 @@ def main(argv: list[str] | None = None) -> int:
     times: dict[str, list[dict[str, float]]] = {args.before: [], args.after: []}
     with tempfile.TemporaryDirectory(prefix="compare_mining_") as tmp:
         trees: dict[str, Path] = {}
+        works: dict[str, Path] = {}  # each commit's copy of the index
         try:
             for rev in times:
                 trees[rev] = _worktree(rev, Path(tmp))
+                works[rev] = _own_index(args.dir, Path(tmp) / "work" / rev.replace("/", "_"))
             for n in range(args.rounds):
                 order = [args.before, args.after] if n % 2 == 0 else [args.after, args.before]
                 for rev in order:
-                    run = _mine(trees[rev], args.dir, Path(tmp) / "staging" / rev.replace("/", "_"))
+                    staging = Path(tmp) / "staging" / rev.replace("/", "_")
+                    run = _mine(trees[rev], works[rev], staging, args.dir / "logs")
                     times[rev].append(run)
                     print(f"round {n + 1}: {rev:>12} mine {run['mine']:6.2f} s (CPU {run['cpu']:.2f} s), scan "
                           f"{run['scan']:.2f} s ({run['mine'] / run['scan']:.1f}x)", file=sys.stderr, flush=True)
