@@ -15,7 +15,7 @@ from schemas.config import published_config
 from schemas.extract import Lexicon, Skeleton, cache_key
 from schemas.followup import NO_PREVIOUS, Conversation, Followups
 from schemas.pii import Scrubber
-from schemas.plan import CONSTRAINT_SLOT, Plan
+from schemas.plan import CONSTRAINT_SLOT, Plan, drop_repeated_steps
 from schemas.publication import POINTER, NoPublication, current_run, read_manifest
 from schemas.vocabulary import Vocabulary
 
@@ -172,7 +172,7 @@ class PlanCache:
                                 reason=f"template does not fit: no value for {missing}")
         for name in needed:  # same result as schemas.plan.fill_slots, without a model round trip
             text = text.replace("{" + name + "}", json.dumps(slots[name])[1:-1])
-        base.plan, base.source = json.loads(text), "template"
+        base.plan, base.source = drop_repeated_steps(json.loads(text)), "template"
         if self.uses_vocabulary(shape_id):
             base.plan = self.vocabulary.apply(base.plan)
         base.plan["keep_original"] = tpl["route"] == "split_original"

@@ -8,6 +8,7 @@ whose constraint slots are filled.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -401,7 +402,49 @@ def fill_slots(template: Plan, values: Mapping[str, str]) -> Plan:
         )
         for s in template.steps
     ]
-    return template.model_copy(update={"steps": steps})
+    filled = template.model_copy(update={"steps": steps})
+    once = drop_repeated_steps(filled.model_dump())
+    return filled if len(once["steps"]) == len(steps) else Plan.model_validate(once)
+
+
+def drop_repeated_steps(plan: dict[str, Any]) -> dict[str, Any]:
+    """A filled plan (its JSON form) without the steps that repeat an earlier one: the same query, filters,
+    dependencies and extraction, as when a question names one value twice ("compare Lisbon and Lisboa": two
+    spellings of one office fill both slots). Each search runs once; a step that waited for a repeat waits for
+    the step it repeats, and its `{sN}` slots name that step. The plan itself when nothing repeats."""
+    steps: list[dict[str, Any]] = plan["steps"]
+    first: dict[str, str] = {}  # a step's signature -> the id of the first step with it
+    kept_as: dict[str, str] = {}  # a dropped step's id -> the id of the step it repeats
+    kept = []
+    for step in steps:
+        step = _renamed(step, kept_as)
+        sig = json.dumps([step["query"], step.get("filters") or {}, sorted(step.get("depends_on") or []),
+                          step.get("extract")], sort_keys=True)
+        if sig in first:
+            kept_as[step["id"]] = first[sig]
+        else:
+            first[sig] = step["id"]
+            kept.append(step)
+    if not kept_as:
+        return plan
+    # A step listed before a repeat it waits for (any order is a valid DAG) is renamed once all are known
+    return {**plan, "steps": [_renamed(step, kept_as) for step in kept]}
+
+
+def _renamed(step: dict[str, Any], kept_as: Mapping[str, str]) -> dict[str, Any]:
+    """`step` with its dependencies and `{sN}` slots on dropped steps moved to the steps they repeat."""
+    if not kept_as or not step.get("depends_on"):
+        return step
+    out = dict(step)
+    out["depends_on"] = list(dict.fromkeys(kept_as.get(d, d) for d in step["depends_on"]))
+
+    def rename(text: str) -> str:
+        return STEP_SLOT.sub(lambda m: "{" + kept_as.get(m.group(1), m.group(1)) + "}", text)
+
+    out["query"] = rename(step["query"])
+    if step.get("filters"):
+        out["filters"] = {f: rename(v) for f, v in step["filters"].items()}
+    return out
 
 
 def fill_step_slot(text: str, answers: Mapping[str, str]) -> str:

@@ -185,6 +185,15 @@ def test_keys_differ_by_constraints(seed_eval: dict) -> None:
     assert a.plan == noisy.plan
 
 
+def test_one_office_named_twice_gets_one_search(seed_eval: dict) -> None:
+    """Two spellings of one office fill both slots of a comparison: the plan searches it once, whether it comes
+    from the cache or from the template."""
+    cache, _ = _seed_cache(seed_eval)
+    res = cache.lookup("Compare parental leave for the second parent in Lisbon and Lisboa.")
+    assert res.hit and res.key and res.key.endswith("office_1=Lisbon|office_2=Lisbon") and res.plan is not None
+    assert [s["filters"] for s in res.plan["steps"]] == [{"office": "Lisbon"}]
+
+
 @pytest.mark.parametrize("question", ["", "   ", "x" * 100_000, "\x00\x01\x1b[31m", "what is the wifi \u202e password"])
 def test_lookup_never_crashes(seed_eval: dict, question: str) -> None:
     cache, _ = _seed_cache(seed_eval)

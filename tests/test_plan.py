@@ -23,6 +23,7 @@ from schemas.plan import (
     PlanError,
     Step,
     check_plan,
+    drop_repeated_steps,
     fill_slots,
     fill_step_slot,
     plan_json_schema,
@@ -563,6 +564,54 @@ def test_fill_slots_round_trip(office: str, year: str, qualifier: str) -> None:
     validate(filled)
     question = f"leave for the {qualifier} at the {year} offsite office vs {office}"
     assert check(question, filled).ok
+
+
+COMPARE = Plan(steps=[
+    step("s1", "parental leave in {office_1}", extract_facet="office", office="{office_1}"),
+    step("s2", "parental leave in {office_2}", extract_facet="office", office="{office_2}"),
+    step("s3", "which office is the {s2} partner", ("s2",), extract_facet="office"),
+    step("s4", "travel per diem in {s3}", ("s1", "s3"), office="{s3}"),
+])
+
+
+def test_one_office_named_twice_is_searched_once() -> None:
+    """"compare Lisbon and Lisboa": both slots hold Lisbon; the second search and every reference to it go."""
+    filled = fill_slots(COMPARE, {"office_1": "Lisbon", "office_2": "Lisbon"})
+    assert [s.id for s in filled.steps] == ["s1", "s3", "s4"]
+    assert filled.steps[1].query == "which office is the {s1} partner" and filled.steps[1].depends_on == ["s1"]
+    assert filled.steps[2].depends_on == ["s1", "s3"]
+    validate(filled)
+    assert check("compare parental leave in Lisbon and Lisbon", filled).ok
+    two = fill_slots(COMPARE, {"office_1": "Lisbon", "office_2": "Berlin"})
+    assert [s.id for s in two.steps] == ["s1", "s2", "s3", "s4"] and two.steps[2].depends_on == ["s2"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["leave in Berlin", "leave in Lisbon", "per diem in {dep}"]),
+                          st.sampled_from(["", "Berlin", "Lisbon"]), st.booleans()), min_size=1, max_size=MAX_STEPS))
+def test_repeated_steps_dropped_keep_every_search_and_a_valid_graph(spec: list[tuple[str, str, bool]]) -> None:
+    """Whatever repeats, the plan left holds each distinct search once (steps compared with their dependencies
+    named by the steps they repeat), still validates, and dropping again changes nothing."""
+    steps = []
+    for n, (query, office, waits) in enumerate(spec, start=1):
+        dep = f"s{n - 1}" if waits and n > 1 else None
+        text = query.replace("{dep}", "{" + dep + "}" if dep else "Berlin")
+        steps.append(step(f"s{n}", text, (dep,) if dep else (), "office", **({"office": office} if office else {})))
+    plan = Plan(steps=steps).model_dump()
+    once = drop_repeated_steps(plan)
+    validate(Plan.model_validate(once))
+    assert drop_repeated_steps(once) == once
+    kept = {s["id"] for s in once["steps"]}
+    assert len(once["steps"]) <= len(plan["steps"]) and once["steps"][0] == plan["steps"][0]
+    for s in once["steps"]:
+        assert set(s["depends_on"]) <= kept and STEP_SLOT.findall(s["query"]) == [
+            d for d in s["depends_on"] if "{" + d + "}" in s["query"]]
+    # a search the plan held (query and filters, once its dependency's answer is the one it repeats) is kept
+    def searches(p: dict[str, Any]) -> set[str]:
+        return {json.dumps([STEP_SLOT.sub("{}", s["query"]), s["filters"]], sort_keys=True) for s in p["steps"]}
+    assert searches(once) == searches(plan)
+    if len(searches(plan)) == len(plan["steps"]) and not any(s["depends_on"] for s in plan["steps"]):
+        assert once == plan
 
 
 def test_fill_slots_missing_value() -> None:
