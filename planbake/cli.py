@@ -315,7 +315,11 @@ def _summary(res: dict[str, Any]) -> None:
     ran = res.get("stages_run")
 
     def carried(stage: str) -> str:  # a stage this run did not redo: its figures are the live publication's
-        return "" if ran is None or stage in ran else " (carried over from the last publication, not run now)"
+        if ran is None or stage in ran:
+            return ""
+        made_by = (res.get("made_by") or {}).get(stage)
+        return f" (carried over from run {made_by}, not run now)" if made_by else (
+            " (carried over from the last publication, not run now)")
 
     if idx:
         out_console.print(f"index: {idx['chunks']} chunks, {idx['embedded']} embedded, {idx['deleted']} deleted, "

@@ -476,15 +476,31 @@ def test_a_run_that_does_not_plan_says_its_lookup_settings_wait_for_the_plans(
     assert not [r for r in caplog.records if "lookups keep" in r.getMessage()]
 
 
+def test_the_manifest_names_the_run_that_made_each_stage(seed_run: dict) -> None:
+    """A run that does not plan keeps the plans, their config.json and their cache: the manifest says which run
+    made them and with which config, however many runs have carried them since."""
+    live = current_manifest(seed_run["out"])
+    plans_by = (live.get("made_by") or {}).get("plan") or live["run_id"]
+    plans_config = live["plans_config"] if "plans_config" in live else live["config"]
+    mined = run_stages(["mine"], **seed_run["kwargs"])
+    assert mined["made_by"] == {"index": mined["made_by"]["index"], "mine": mined["run_id"], "plan": plans_by}
+    assert mined["plans_config"] == plans_config and mined["made_by"]["index"] != mined["run_id"]
+    again = run_stages(["mine"], **seed_run["kwargs"])
+    assert again["made_by"]["plan"] == plans_by and again["plans_config"] == plans_config
+    planned = run_stages(["plan"], **seed_run["kwargs"])
+    assert planned["made_by"] == {**again["made_by"], "plan": planned["run_id"]}
+    assert planned["plans_config"] == planned["config"]
+
+
 def test_a_stage_run_alone_says_which_figures_it_carried_over() -> None:
     from planbake.cli import _summary, out_console
 
-    res = {"stages_run": ["mine"], "publication": "out/runs/r2",
+    res = {"stages_run": ["mine"], "publication": "out/runs/r2", "made_by": {"index": "r1", "mine": "r2"},
            "index": {"chunks": 17, "embedded": 0, "deleted": 0, "version": 3},
            "mine": {"rows": 10, "quarantined": 0, "recurring": 2, "shapes": 4, "by_type": {"single": 2}},
            "plan": {"templates": 5, "rejected": 0, "routes": {"split": 5}, "cache_entries": 9}}
     with out_console.capture() as cap:
         _summary(res)
     lines = {line.split(":")[0]: line for line in cap.get().splitlines()}
-    assert "carried over" in lines["index"] and "carried over" in lines["plan"]
+    assert "carried over from run r1" in lines["index"] and "carried over" in lines["plan"]
     assert "carried over" not in lines["mine"]
