@@ -50,13 +50,13 @@ class Run:
     def finish(self, table: str, gate: QualityGate | None = None) -> Path:
         carried = [s for s in STAGE_FILES if s not in self.stages]
         carry_over(self.prev_dir, self.staging, carried)
-        made_by = {stage: self.run_id for stage in self.stages}  # the run whose outputs each stage's are
-        for stage in carried:
-            if stage in self.prev_manifest:
-                self.manifest[stage] = self.prev_manifest[stage]
-                made_by[stage] = self.prev_manifest.get("made_by", {}).get(stage) or self.prev_manifest.get("run_id")
-        # a run that does not plan keeps the plans and their config.json: the config they were made with
         prev = self.prev_manifest
+        made_by: dict[str, str] = {stage: self.run_id for stage in self.stages}  # whose outputs each stage's are
+        for stage in carried:
+            if stage in prev:
+                self.manifest[stage] = prev[stage]
+                made_by[stage] = str(prev.get("made_by", {}).get(stage) or prev.get("run_id"))
+        # a run that does not plan keeps the plans and their config.json: the config they were made with
         self.manifest["plans_config"] = self.config_path if "plan" in self.stages else (
             prev["plans_config"] if "plans_config" in prev else prev.get("config", ""))
         self.manifest["made_by"] = dict(sorted(made_by.items()))
