@@ -80,6 +80,7 @@ def _errors(fn: F) -> F:
 
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, _on_interrupt)
+        live = _live_run(kwargs.get("out"))
         try:
             return fn(*args, **kwargs)
         except KeyboardInterrupt:
@@ -99,6 +100,9 @@ def _errors(fn: F) -> F:
         except httpx.HTTPError as exc:  # the flow engine's client: the model writer's failures fall back to rules
             if _interrupted:  # Ctrl-C stopped the local Prefect server too
                 _stopped()
+            if (now := _live_run(kwargs.get("out"))) is not None and now != live:  # lost after the publication
+                _published_anyway(now, exc, bool(kwargs.get("as_json")))
+                return None
             console.print(f"error: the Prefect API did not answer ({exc.__class__.__name__}: {exc}); check "
                           "PREFECT_API_URL and the server, then run the command again", markup=False)
             raise typer.Exit(EXIT_INTERNAL) from None
@@ -111,6 +115,28 @@ def _errors(fn: F) -> F:
             raise
 
     return wrapper  # type: ignore[return-value]
+
+
+def _live_run(out: Any) -> Path | None:
+    """The live run folder under the publication root `out` (None: no root given, or nothing published)."""
+    from schemas.publication import current_run
+
+    if not isinstance(out, (str, Path)):
+        return None
+    try:
+        return current_run(out)
+    except (NoPublication, ValueError, OSError):
+        return None
+
+
+def _published_anyway(run: Path, exc: Exception, as_json: bool) -> None:
+    """A run whose publication went live before the flow engine's API stopped answering: its files are whole
+    and live (the pointer moves last), only the record of the run in Prefect is incomplete. Exit 0, saying so."""
+    warning = (f"the Prefect API stopped answering after the publication ({exc.__class__.__name__}: {exc}); "
+               "the run's record in Prefect may be incomplete")
+    console.print(f"warning: {warning}", markup=False)
+    _emit(as_json, {"run_id": run.name, "publication": str(run), "warning": warning},
+          lambda: out_console.print(f"published {run}"))
 
 
 class _OneLineFor(logging.Filter):

@@ -459,6 +459,37 @@ def test_an_interrupted_run_and_a_lost_api_are_clear(capsys: pytest.CaptureFixtu
     assert done.value.exit_code == cli.EXIT_INTERRUPTED
 
 
+def test_an_api_lost_after_the_publication_is_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The publication is whole once the pointer names it: a flow engine that stops answering after that (its
+    last state reports) makes the run exit 0 with a warning; before it, the run failed (exit 1)."""
+    import httpx
+    import typer
+
+    from planbake import cli
+    from tasks.publish import switch_pointer
+
+    monkeypatch.setattr(cli, "_interrupted", [])
+    out = tmp_path / "out"
+    (out / "runs" / "r1").mkdir(parents=True)
+    switch_pointer(out, "r1")
+
+    @cli._errors
+    def run(out: Path, publishes: bool, as_json: bool = False) -> None:
+        if publishes:
+            (out / "runs" / "r2").mkdir()
+            switch_pointer(out, "r2")
+        raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+
+    with pytest.raises(typer.Exit) as done:
+        run(out=out, publishes=False)
+    assert done.value.exit_code == cli.EXIT_INTERNAL and "the Prefect API did not answer" in capsys.readouterr().err
+    assert run(out=out, publishes=True, as_json=True) is None
+    said = capsys.readouterr()
+    assert said.err.startswith("warning: the Prefect API stopped answering after the publication")
+    assert json.loads(said.out)["run_id"] == "r2" and current_run(out).name == "r2"
+
+
 def test_a_run_that_does_not_plan_says_its_lookup_settings_wait_for_the_plans(
         seed_run: dict, caplog: pytest.LogCaptureFixture) -> None:
     """Lookups read the config the plans were made with: a changed alias mined alone does not reach them, and
