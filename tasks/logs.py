@@ -274,7 +274,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
                        """).fetchall()
     # the valid rows are read where they are, not copied
     con.execute(f'CREATE VIEW rows AS SELECT t AS ts, "user", query FROM staged WHERE {where}')
-    rejects = _rejects(con)
+    rejects = [r for r in _rejects(con) if own is None or r[0] in own]  # no time: its folder's day's
     con.from_arrow(_QUARANTINE.empty_table()).create("quarantine")
     n_rows = con.sql("SELECT count(*) FROM rows").fetchall()[0][0]
     n_files = len(files)

@@ -540,11 +540,17 @@ def test_a_window_reads_only_its_days_partitions(tmp_path: Path) -> None:
         if day == 5:  # logged in the next day's folder, a minute before midnight
             lines.append(json.dumps({"ts": "2026-01-04T23:59:00Z", "user": "u2", "query": "late per diem"}))
         (part / "part-0.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        if day in (2, 4, 5):  # a line DuckDB cannot read at all (not UTF-8): it has no time either
+            with (part / "part-0.jsonl").open("ab") as fh:
+                fh.write(b'{"ts": "?", "query": "caf\xe9"}\n')
     ing = ingest(logs, since=date(2026, 1, 3), until=date(2026, 1, 4), now=datetime(2026, 2, 1))
     try:
         got = [r[0] for r in ing.con.sql("SELECT query FROM rows ORDER BY ts").fetchall()]
         assert got == ["per diem 3", "per diem 4", "late per diem"]
-        assert (ing.files, ing.quarantined) == (4, 2)  # days 2 to 5 read; the bad lines of days 3 and 4
+        ing.finish()
+        assert (ing.files, ing.quarantined) == (4, 3)  # days 2 to 5 read; the bad lines of days 3 and 4
+        assert ing.con.sql("SELECT file, reason FROM quarantine WHERE reason = 'not UTF-8 text'").fetchall() == [
+            (str(logs / "date=2026-01-04" / "part-0.jsonl"), "not UTF-8 text")]
     finally:
         ing.con.close()
     ing = ingest(logs, since=date(2025, 1, 1), until=date(2025, 1, 7), now=datetime(2026, 2, 1))
@@ -555,7 +561,7 @@ def test_a_window_reads_only_its_days_partitions(tmp_path: Path) -> None:
     (logs / "date=2026-01-07" / "part-0.jsonl").rename(logs / "loose.jsonl")  # not every file under a date
     ing = ingest(logs, since=date(2026, 1, 3), until=date(2026, 1, 4), now=datetime(2026, 2, 1))
     try:
-        assert (ing.files, ing.quarantined, ing.rows) == (10, 10, 3)
+        assert (ing.files, ing.quarantined, ing.rows) == (10, 13, 3)
     finally:
         ing.con.close()
 
