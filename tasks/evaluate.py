@@ -66,12 +66,20 @@ def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]
 
 def check_parts(labeled: list[Labeled], index: Index, source: str) -> None:
     """Every document a label's parts name is in the index: a typo would only score its question as missed."""
-    held = doc_facets(index).keys()
-    unknown = [(q.id, sorted(part - held)) for q in labeled for part in q.parts if part - held]
+    unknown = unheld_parts(labeled, index)
     if unknown:
-        shown = "; ".join(f"question {qid}: {', '.join(ids)}" for qid, ids in unknown[:5])
-        raise LabelError(f"{source}: {len(unknown)} part(s) name documents the corpus does not hold ({shown}); fix "
-                         "the ids or pass the corpus the labels were made for")
+        raise LabelError(f"{source}: {unheld_text(unknown)}; fix the ids or pass the corpus the labels were made for")
+
+
+def unheld_parts(labeled: list[Labeled], index: Index) -> list[tuple[str, list[str]]]:
+    """(question id, the documents it names that the index does not hold), for each part naming one."""
+    held = doc_facets(index).keys()
+    return [(q.id, sorted(part - held)) for q in labeled for part in q.parts if part - held]
+
+
+def unheld_text(unknown: list[tuple[str, list[str]]]) -> str:
+    shown = "; ".join(f"question {qid}: {', '.join(ids)}" for qid, ids in unknown[:5])
+    return f"{len(unknown)} part(s) name documents the corpus does not hold ({shown})"
 
 
 def questions_as_log(labeled: list[Labeled], path: Path, ts: str) -> Path:

@@ -89,7 +89,7 @@ class Verdict:
         live = f"{self.baseline} stays live" if self.baseline else "nothing is published"
         failed = "; ".join(f"{c.name} {_fmt(c.value)} (last {_fmt(c.last)}; limit {c.limit})"
                            + (f": {c.detail}" if c.detail else "") for c in self.regressions)
-        return (f"quality gate: run {run_id} not published, {live}. Regressed: {failed}. "
+        return (f"quality gate: run {run_id} not published, {live}. Failed checks: {failed}. "
                 f"Report: {kept / 'report' / 'report.md'}. Pass --force to publish anyway.")
 
 
@@ -151,17 +151,21 @@ class QualityGate:
     def score(self, run_dir: Path, index: dict[str, Any] | None, labeled: LabeledSet) -> dict[str, Any] | None:
         """The routed system on one labeled set, against this run's cache and index (None without a cache)."""
         from schemas.cache import PlanCache
-        from tasks.evaluate import evaluate
+        from tasks.evaluate import evaluate, unheld_parts, unheld_text
         from tasks.store import Index
 
         if not index or not labeled.questions or not all((run_dir / f).exists() for f in PLAN_FILES):
             return None
         p = self.config.planning
-        res = evaluate(labeled.questions, PlanCache(run_dir), Index(index["uri"], self.config, index["version"]),
+        searched = Index(index["uri"], self.config, index["version"])
+        res = evaluate(labeled.questions, PlanCache(run_dir), searched,
                        p.budget, p.per_step_k, p.merge, systems=("routed",), rerank=p.rerank)
         total = next(r for r in res["rows"] if r["shape"] == "ALL")
+        # parts no search can cover: a document removed from the corpus, or a label's typo
+        unheld = unheld_parts(labeled.questions, searched)
         return {"name": labeled.name, "part_coverage": total["part_coverage"], "all_parts": total["all_parts"],
-                "questions": {q["id"]: q["routed"]["coverage"] for q in res["questions"]}}
+                "questions": {q["id"]: q["routed"]["coverage"] for q in res["questions"]},
+                **({"unheld": unheld_text(unheld)} if unheld else {})}
 
 
 def template_figures(run_dir: Path) -> dict[str, float | None]:
@@ -210,9 +214,12 @@ def compare(new: dict[str, Any], last: dict[str, Any] | None, g: Gate) -> list[C
             continue
         was = old_sets.get(key) or {}
         name = fig["name"]
+        coverage = _check(f"{name}: part coverage", fig["part_coverage"], was.get("part_coverage"),
+                          floor=g.min_part_coverage, drop=g.max_part_coverage_drop)
+        if not coverage.ok and fig.get("unheld"):
+            coverage.detail = f"{fig['unheld']}: fix the ids, or restore the documents"
         checks += [
-            _check(f"{name}: part coverage", fig["part_coverage"], was.get("part_coverage"),
-                   floor=g.min_part_coverage, drop=g.max_part_coverage_drop),
+            coverage,
             _check(f"{name}: all parts", fig["all_parts"], was.get("all_parts"), floor=g.min_all_parts,
                    drop=g.max_all_parts_drop),
         ]
