@@ -508,6 +508,21 @@ def retrieve(
     _emit(as_json, doc, human)
 
 
+EVAL_MARK = ".planbake-eval"  # in an --out folder that eval builds: its publication is eval's own
+
+
+def _own_eval_folder(out: Path) -> None:
+    """eval publishes its own index and plans into `out`: never into a folder whose live publication another
+    command made (it would replace it, and the index table's chunks with the labeled corpus's)."""
+    live = _live_run(out)
+    if live is not None and not (out / EVAL_MARK).exists():
+        raise ValueError(f"--out {out}: holds a live publication ({live.name}) that eval did not build; eval "
+                         "builds its own index and plans there and would replace it: pass a new folder, or no "
+                         "--out (a temporary one)")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / EVAL_MARK).write_text("built by planbake eval\n", encoding="utf-8")
+
+
 @app.command(name="eval")
 @_errors
 def eval_(
@@ -534,6 +549,7 @@ def eval_(
     cfg = load_config(config)
     from flows.run import check_inputs, run_stages
     from schemas.cache import PlanCache
+    from tasks.corpus import read_corpus
     from tasks.evaluate import (
         SYSTEMS,
         check_parts,
@@ -548,6 +564,9 @@ def eval_(
 
     labeled = read_labeled(questions)
     check_inputs(["index"], cfg, corpus=corpus, out=out or ".")
+    check_parts(labeled, {doc.id for doc in read_corpus(corpus)}, questions)  # before the build, not after it
+    if out is not None:
+        _own_eval_folder(out)
     cfg.mining.min_count = cfg.mining.min_users = 1
     cfg.gate.enabled = False  # a throwaway publication: nothing to guard
     if budget:
@@ -567,7 +586,6 @@ def eval_(
                                                         config=cfg, out=str(root), quiet=True)
         cache = PlanCache.open(root)
         idx = cache.manifest["index"]
-        check_parts(labeled, Index(idx["uri"], cfg, idx["version"]), questions)
         result = evaluate(labeled, cache, Index(idx["uri"], cfg, idx["version"]), cfg.planning.budget,
                           cfg.planning.per_step_k, cfg.planning.merge, rerank=cfg.planning.rerank)
     result["budget"] = cfg.planning.budget

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,17 +65,17 @@ def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]
     return out
 
 
-def check_parts(labeled: list[Labeled], index: Index, source: str) -> None:
-    """Every document a label's parts name is in the index: a typo would only score its question as missed."""
-    unknown = unheld_parts(labeled, index)
+def check_parts(labeled: list[Labeled], held: Collection[str], source: str) -> None:
+    """Every document a label's parts name is `held` (the corpus's document ids): a typo would only score its
+    question as missed."""
+    unknown = unheld_parts(labeled, held)
     if unknown:
         raise LabelError(f"{source}: {unheld_text(unknown)}; fix the ids or pass the corpus the labels were made for")
 
 
-def unheld_parts(labeled: list[Labeled], index: Index) -> list[tuple[str, list[str]]]:
-    """(question id, the documents it names that the index does not hold), for each part naming one."""
-    held = doc_facets(index).keys()
-    return [(q.id, sorted(part - held)) for q in labeled for part in q.parts if part - held]
+def unheld_parts(labeled: list[Labeled], held: Collection[str]) -> list[tuple[str, list[str]]]:
+    """(question id, the documents it names that are not `held`), for each part naming one."""
+    return [(q.id, sorted(part - set(held))) for q in labeled for part in q.parts if part - set(held)]
 
 
 def unheld_text(unknown: list[tuple[str, list[str]]]) -> str:

@@ -151,7 +151,7 @@ class QualityGate:
     def score(self, run_dir: Path, index: dict[str, Any] | None, labeled: LabeledSet) -> dict[str, Any] | None:
         """The routed system on one labeled set, against this run's cache and index (None without a cache)."""
         from schemas.cache import PlanCache
-        from tasks.evaluate import evaluate, unheld_parts, unheld_text
+        from tasks.evaluate import doc_facets, evaluate, unheld_parts, unheld_text
         from tasks.store import Index
 
         if not index or not labeled.questions or not all((run_dir / f).exists() for f in PLAN_FILES):
@@ -162,7 +162,7 @@ class QualityGate:
                        p.budget, p.per_step_k, p.merge, systems=("routed",), rerank=p.rerank)
         total = next(r for r in res["rows"] if r["shape"] == "ALL")
         # parts no search can cover: a document removed from the corpus, or a label's typo
-        unheld = unheld_parts(labeled.questions, searched)
+        unheld = unheld_parts(labeled.questions, doc_facets(searched).keys())
         return {"name": labeled.name, "part_coverage": total["part_coverage"], "all_parts": total["all_parts"],
                 "questions": {q["id"]: q["routed"]["coverage"] for q in res["questions"]},
                 **({"unheld": unheld_text(unheld)} if unheld else {})}

@@ -319,7 +319,7 @@ def test_labels_that_cannot_be_scored_are_refused(tmp_path: Path) -> None:
 
     import pyarrow as pa
 
-    from tasks.evaluate import LabelError, check_parts, read_labeled
+    from tasks.evaluate import LabelError, check_parts, doc_facets, read_labeled
 
     bad = tmp_path / "q.jsonl"
     bad.write_text('{"question": "a?", "parts": [["d1"]]}\n{"question": "b?", "parts": "oops"}\n', encoding="utf-8")
@@ -330,4 +330,27 @@ def test_labels_that_cannot_be_scored_are_refused(tmp_path: Path) -> None:
                             to_arrow=lambda: pa.table({"doc_id": ["d1", "d2"], "office": ["Berlin", None]}))
     with pytest.raises(LabelError, match=f"{bad}: 1 part\\(s\\) name documents the corpus does not hold "
                                          "\\(question q1: d3\\)"):
-        check_parts(read_labeled(bad), index, str(bad))  # type: ignore[arg-type]
+        check_parts(read_labeled(bad), doc_facets(index).keys(), str(bad))  # type: ignore[arg-type]
+
+
+def test_eval_refuses_before_any_work(tmp_path: Path) -> None:
+    """eval checks its labels against the corpus before it builds anything, and never publishes into a folder
+    whose live publication another command made (it would replace it, index table and all)."""
+    from typer.testing import CliRunner
+
+    from planbake.cli import EVAL_MARK, EXIT_INPUT, app
+    from tasks.publish import switch_pointer
+    from tests.conftest import SEED
+
+    corpus, questions = SEED / "corpus.jsonl", SEED / "questions.jsonl"
+    bad = tmp_path / "q.jsonl"
+    bad.write_text('{"id": "q1", "question": "leave in Berlin?", "parts": [["leave-berlinn"]]}\n', encoding="utf-8")
+    res = CliRunner().invoke(app, ["eval", "--corpus", str(corpus), "--questions", str(bad)])
+    assert res.exit_code == EXIT_INPUT
+    assert "name documents the corpus does not hold (question q1: leave-berlinn)" in " ".join(res.output.split())
+    out = tmp_path / "out"
+    (out / "runs" / "r1").mkdir(parents=True)
+    switch_pointer(out, "r1")  # a live publication of `nightly`, say
+    res = CliRunner().invoke(app, ["eval", "--corpus", str(corpus), "--questions", str(questions), "--out", str(out)])
+    assert res.exit_code == EXIT_INPUT and "that eval did not build" in " ".join(res.output.split())
+    assert (out / "CURRENT").read_text().strip() == "r1" and not (out / EVAL_MARK).exists()
