@@ -50,7 +50,9 @@ def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, l
         raise ValueError(f"--since {since} is after --until {until}: the window holds no day; swap them")
     if "plan" in stages and (writer or cfg.planning.writer) == "openai":
         check_server(cfg.planning.openai_base_url)
-    if "index" not in stages and not wait_s:  # a stage alone needs a publication (a waiting one: maybe soon)
+    # A stage alone needs a publication; one that waits may get it from the run it waits for, if any run ever
+    # started here (a mistyped folder has no lock file, and is not created)
+    if "index" not in stages and (not wait_s or not (Path(out) / ".publish.lock").exists()):
         _, published = previous_publication(out)
         if not published.get("index"):
             raise NoPublication(f"{out}: no published index; run 'planbake index' or 'planbake nightly' first")

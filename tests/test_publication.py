@@ -281,8 +281,8 @@ def test_inputs_that_cannot_work_fail_before_any_work(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "no corpus given" in res.output
     res = runner.invoke(app, ["mine", "--config", str(no_inputs), "--out", str(out)])
     assert res.exit_code == 2 and "no logs given" in res.output
-    for command in (["mine"], ["plan"]):  # a stage alone needs a publication to work on
-        res = runner.invoke(app, [*command, "--out", str(out)])
+    for command in (["mine"], ["plan"], ["plan", "--wait", "1"]):  # a stage alone needs a publication to work
+        res = runner.invoke(app, [*command, "--out", str(out)])  # on (waiting: only where a run ever started)
         assert res.exit_code == 4 and "no published index" in res.output, res.output
     res = runner.invoke(app, ["mine", "--since", "2025-01-01", "--until", "2025-01-07", "--out", str(out)])
     assert res.exit_code == 2 and "no date= folder within a day of the window from 2025-01-01 to 2025-01-07 (the " \
