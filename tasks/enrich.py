@@ -53,8 +53,14 @@ def parse_effective(text: str) -> date | None:
 
 
 def check_facet_types(docs: Sequence[Document], config: Config) -> None:
-    """A facet value of the wrong type fails with the file, the line and the fix."""
+    """A facet value of the wrong type, or under its key in another case ("Office"), fails with the file, the line
+    and the fix."""
+    keys = {f.metadata_key.casefold(): f.metadata_key for f in config.facets} | {"effective_from": "effective_from"}
     for d in docs:
+        for key in d.metadata:
+            if (want := keys.get(key.casefold())) is not None and key != want:
+                raise CorpusError(f"{d.source}: metadata key '{key}' of document {d.id!r} is read as '{want}' only "
+                                  f"when spelled so (keys are case-sensitive); rename it to '{want}'")
         for f in config.facets:
             v = d.metadata.get(f.metadata_key)
             if v is None:

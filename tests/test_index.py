@@ -227,6 +227,7 @@ def test_a_changed_model_embeds_every_chunk_again(tmp_path: Path, seed_corpus: P
         ('{"id": "x", "metadata": {}}', "missing field 'text'"),
         ('{"id": "x", "text": "ok", "metadata": {"office": 42}}', "must be a string"),
         ('{"id": "x", "text": "ok", "metadata": {"year": "soon"}}', "must be a year"),
+        ('{"id": "x", "text": "ok", "metadata": {"Office": "Berlin"}}', "rename it to 'office'"),
     ],
 )
 def test_malformed_corpus_names_file_and_line(tmp_path: Path, line: str, problem: str) -> None:
