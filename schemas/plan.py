@@ -412,34 +412,41 @@ def drop_repeated_steps(plan: dict[str, Any]) -> dict[str, Any]:
     dependencies and extraction, as when a question names one value twice ("compare Lisbon and Lisboa": two
     spellings of one office fill both slots). Each search runs once; a step that waited for a repeat waits for
     the step it repeats, and its `{sN}` slots name that step. The plan itself when nothing repeats."""
-    steps: list[dict[str, Any]] = plan["steps"]
-    first: dict[str, str] = {}  # a step's signature -> the id of the first step with it
     kept_as: dict[str, str] = {}  # a dropped step's id -> the id of the step it repeats
-    kept = []
-    for step in steps:
-        step = _renamed(step, kept_as)
-        sig = json.dumps([step["query"], step.get("filters") or {}, sorted(step.get("depends_on") or []),
-                          step.get("extract")], sort_keys=True)
-        if sig in first:
-            kept_as[step["id"]] = first[sig]
-        else:
-            first[sig] = step["id"]
-            kept.append(step)
-    if not kept_as:
-        return plan
-    # A step listed before a repeat it waits for (any order is a valid DAG) is renamed once all are known
-    return {**plan, "steps": [_renamed(step, kept_as) for step in kept]}
+
+    def target(sid: str) -> str:
+        while sid in kept_as:
+            sid = kept_as[sid]
+        return sid
+
+    steps: list[dict[str, Any]] = plan["steps"]
+    while True:  # again after a drop: steps that waited for the two can now be repeats (any order is a DAG)
+        first: dict[str, str] = {}  # a step's signature -> the id of the first step with it
+        kept = []
+        for step in steps:
+            step = _renamed(step, target)
+            sig = json.dumps([step["query"], step.get("filters") or {}, sorted(step.get("depends_on") or []),
+                              step.get("extract")], sort_keys=True)
+            if sig in first:
+                kept_as[step["id"]] = first[sig]
+            else:
+                first[sig] = step["id"]
+                kept.append(step)
+        dropped, steps = len(kept) < len(steps), kept
+        if not dropped:
+            break
+    return plan if not kept_as else {**plan, "steps": steps}
 
 
-def _renamed(step: dict[str, Any], kept_as: Mapping[str, str]) -> dict[str, Any]:
+def _renamed(step: dict[str, Any], target: Callable[[str], str]) -> dict[str, Any]:
     """`step` with its dependencies and `{sN}` slots on dropped steps moved to the steps they repeat."""
-    if not kept_as or not step.get("depends_on"):
+    if not step.get("depends_on"):
         return step
     out = dict(step)
-    out["depends_on"] = list(dict.fromkeys(kept_as.get(d, d) for d in step["depends_on"]))
+    out["depends_on"] = list(dict.fromkeys(target(d) for d in step["depends_on"]))
 
     def rename(text: str) -> str:
-        return STEP_SLOT.sub(lambda m: "{" + kept_as.get(m.group(1), m.group(1)) + "}", text)
+        return STEP_SLOT.sub(lambda m: "{" + target(m.group(1)) + "}", text)
 
     out["query"] = rename(step["query"])
     if step.get("filters"):
