@@ -67,8 +67,12 @@ def _stopped() -> None:
     raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
-def _errors(fn: F) -> F:
-    """Turn known failures into one clear line and an exit code; never a traceback for bad input."""
+def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
+    """Turn known failures into one clear line and an exit code; never a traceback for bad input. A command
+    that `publishes` (its job is the publication) exits 0 with a warning when the flow engine's API is lost after
+    the publication went live; one that does not (eval: its job is the scores) fails then."""
+    if fn is None:
+        return lambda f: _errors(f, publishes=publishes)
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -80,7 +84,6 @@ def _errors(fn: F) -> F:
 
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, _on_interrupt)
-        live = _live_run(kwargs.get("out"))
         try:
             return fn(*args, **kwargs)
         except KeyboardInterrupt:
@@ -100,8 +103,8 @@ def _errors(fn: F) -> F:
         except httpx.HTTPError as exc:  # the flow engine's client: the model writer's failures fall back to rules
             if _interrupted:  # Ctrl-C stopped the local Prefect server too
                 _stopped()
-            if (now := _live_run(kwargs.get("out"))) is not None and now != live:  # lost after the publication
-                _published_anyway(now, exc, bool(kwargs.get("as_json")))
+            if publishes and (run := _published_here(kwargs.get("out"))) is not None:  # lost after publishing
+                _published_anyway(run, exc, bool(kwargs.get("as_json")))
                 return None
             console.print(f"error: the Prefect API did not answer ({exc.__class__.__name__}: {exc}); check "
                           "PREFECT_API_URL and the server, then run the command again", markup=False)
@@ -114,7 +117,7 @@ def _errors(fn: F) -> F:
                 _stopped()
             raise
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def _live_run(out: Any) -> Path | None:
@@ -129,13 +132,25 @@ def _live_run(out: Any) -> Path | None:
         return None
 
 
+def _published_here(out: Any) -> Path | None:
+    """The live run under `out` when this process published it (not a run another process published meanwhile,
+    such as the one a `--wait` waited for)."""
+    from tasks.publish import PUBLISHED_HERE
+
+    live = _live_run(out)
+    return live if live is not None and live.name in PUBLISHED_HERE else None
+
+
+def _api_lost(exc: Exception) -> str:
+    return (f"the Prefect API stopped answering after the publication ({exc.__class__.__name__}: {exc}); the "
+            "run's record in Prefect may be incomplete")
+
+
 def _published_anyway(run: Path, exc: Exception, as_json: bool) -> None:
     """A run whose publication went live before the flow engine's API stopped answering: its files are whole
     and live (the pointer moves last), only the record of the run in Prefect is incomplete. Exit 0, saying so."""
-    warning = (f"the Prefect API stopped answering after the publication ({exc.__class__.__name__}: {exc}); "
-               "the run's record in Prefect may be incomplete")
-    console.print(f"warning: {warning}", markup=False)
-    _emit(as_json, {"run_id": run.name, "publication": str(run), "warning": warning},
+    console.print(f"warning: {_api_lost(exc)}", markup=False)
+    _emit(as_json, {"run_id": run.name, "publication": str(run), "warning": _api_lost(exc)},
           lambda: out_console.print(f"published {run}"))
 
 
@@ -508,23 +523,29 @@ def retrieve(
     _emit(as_json, doc, human)
 
 
-EVAL_MARK = ".planbake-eval"  # in an --out folder that eval builds: its publication is eval's own
+EVAL_MARK = ".planbake-eval"  # in an --out folder eval builds: the run id of eval's last publication there
 
 
 def _own_eval_folder(out: Path) -> None:
     """eval publishes its own index and plans into `out`: never into a folder whose live publication another
     command made (it would replace it, and the index table's chunks with the labeled corpus's)."""
     live = _live_run(out)
-    if live is not None and not (out / EVAL_MARK).exists():
+    mark = out / EVAL_MARK
+    if live is not None and (not mark.is_file() or mark.read_text(encoding="utf-8").strip() != live.name):
         raise ValueError(f"--out {out}: holds a live publication ({live.name}) that eval did not build; eval "
                          "builds its own index and plans there and would replace it: pass a new folder, or no "
                          "--out (a temporary one)")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / EVAL_MARK).write_text("built by planbake eval\n", encoding="utf-8")
+
+
+def _mark_eval_folder(out: Path) -> None:
+    """Record that the live publication under `out` is eval's (after eval published it)."""
+    live = _published_here(out)
+    if live is not None:
+        (out / EVAL_MARK).write_text(live.name + "\n", encoding="utf-8")
 
 
 @app.command(name="eval")
-@_errors
+@_errors(publishes=False)
 def eval_(
     corpus: Annotated[str, typer.Option("--corpus", help="Corpus JSONL of the labeled set.")],
     questions: Annotated[str, typer.Option("--questions", help="Labeled questions JSONL.")],
@@ -544,6 +565,8 @@ def eval_(
     Example: planbake eval --corpus corpus.jsonl --questions questions.jsonl --budget 4 --plot eval.png
     """
     import tempfile
+
+    import httpx
 
     _quiet_libraries()
     cfg = load_config(config)
@@ -582,8 +605,15 @@ def eval_(
         log = questions_as_log(labeled, Path(tmp) / "questions-log.jsonl", date.today().isoformat() + "T12:00:00")
         from prefect import flow
 
-        flow(name="eval", log_prints=True)(run_stages)(["index", "mine", "plan"], corpus=corpus, logs=str(log),
-                                                        config=cfg, out=str(root), quiet=True)
+        try:
+            flow(name="eval", log_prints=True)(run_stages)(["index", "mine", "plan"], corpus=corpus, logs=str(log),
+                                                            config=cfg, out=str(root), quiet=True)
+        except httpx.HTTPError as exc:  # the index and plans are whole once published: the scores can follow
+            if _published_here(root) is None:
+                raise
+            console.print(f"warning: {_api_lost(exc)}", markup=False)
+        if out is not None:
+            _mark_eval_folder(out)
         cache = PlanCache.open(root)
         idx = cache.manifest["index"]
         result = evaluate(labeled, cache, Index(idx["uri"], cfg, idx["version"]), cfg.planning.budget,

@@ -122,6 +122,9 @@ def flush_tree(folder: Path, since: float | None = None) -> None:
     _fsync(folder)
 
 
+PUBLISHED_HERE: list[str] = []  # the run ids this process published, in order (what the CLI reports after a failure)
+
+
 def publish(out: str | Path, staging: Path, manifest: dict[str, Any]) -> Path:
     """Write the manifest, move the staged run into place, switch the pointer. Caller holds the lock."""
     run_id = staging.name
@@ -134,6 +137,7 @@ def publish(out: str | Path, staging: Path, manifest: dict[str, Any]) -> Path:
     os.replace(staging, final)
     _fsync(final.parent)
     switch_pointer(out, run_id)
+    PUBLISHED_HERE.append(run_id)
     return final
 
 

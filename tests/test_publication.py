@@ -461,30 +461,36 @@ def test_an_interrupted_run_and_a_lost_api_are_clear(capsys: pytest.CaptureFixtu
 
 def test_an_api_lost_after_the_publication_is_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The publication is whole once the pointer names it: a flow engine that stops answering after that (its
-    last state reports) makes the run exit 0 with a warning; before it, the run failed (exit 1)."""
+    """The publication is whole once the pointer names it: a flow engine that stops answering after this
+    process published (its last state reports) makes the run exit 0 with a warning. Before it, or when the run
+    live is another process's (the one a --wait waited for), or for eval (its job is the scores), exit 1."""
     import httpx
     import typer
 
+    import tasks.publish
     from planbake import cli
     from tasks.publish import switch_pointer
 
     monkeypatch.setattr(cli, "_interrupted", [])
+    monkeypatch.setattr(tasks.publish, "PUBLISHED_HERE", [])
     out = tmp_path / "out"
     (out / "runs" / "r1").mkdir(parents=True)
     switch_pointer(out, "r1")
 
-    @cli._errors
-    def run(out: Path, publishes: bool, as_json: bool = False) -> None:
+    def run(out: Path, publishes: str = "", as_json: bool = False) -> None:
         if publishes:
-            (out / "runs" / "r2").mkdir()
-            switch_pointer(out, "r2")
+            (out / "runs" / publishes).mkdir()
+            switch_pointer(out, publishes)
+            if publishes != "by-another":
+                tasks.publish.PUBLISHED_HERE.append(publishes)
         raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
 
-    with pytest.raises(typer.Exit) as done:
-        run(out=out, publishes=False)
-    assert done.value.exit_code == cli.EXIT_INTERNAL and "the Prefect API did not answer" in capsys.readouterr().err
-    assert run(out=out, publishes=True, as_json=True) is None
+    for command, publishes in [(cli._errors(run), ""), (cli._errors(run), "by-another"),
+                               (cli._errors(publishes=False)(run), "by-eval")]:
+        with pytest.raises(typer.Exit) as done:
+            command(out=out, publishes=publishes)
+        assert done.value.exit_code == cli.EXIT_INTERNAL and "the Prefect API did not answer" in capsys.readouterr().err
+    assert cli._errors(run)(out=out, publishes="r2", as_json=True) is None
     said = capsys.readouterr()
     assert said.err.startswith("warning: the Prefect API stopped answering after the publication")
     assert json.loads(said.out)["run_id"] == "r2" and current_run(out).name == "r2"
