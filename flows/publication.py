@@ -52,13 +52,19 @@ class Run:
         carry_over(self.prev_dir, self.staging, carried)
         prev = self.prev_manifest
         made_by: dict[str, str] = {stage: self.run_id for stage in self.stages}  # whose outputs each stage's are
+        ran_before = prev.get("stages_run", [])
         for stage in carried:
             if stage in prev:
                 self.manifest[stage] = prev[stage]
-                made_by[stage] = str(prev.get("made_by", {}).get(stage) or prev.get("run_id"))
-        # a run that does not plan keeps the plans and their config.json: the config they were made with
+                # a manifest from before `made_by` tells only whether its own run made the stage
+                by = prev.get("made_by", {}).get(stage) or (prev.get("run_id") if stage in ran_before else None)
+                if by:
+                    made_by[stage] = str(by)
+        # a run that does not plan keeps the plans and their config.json: the config they were made with ("":
+        # not known)
         self.manifest["plans_config"] = self.config_path if "plan" in self.stages else (
-            prev["plans_config"] if "plans_config" in prev else prev.get("config", ""))
+            prev["plans_config"] if "plans_config" in prev else prev.get("config", "") if "plan" in ran_before
+            else "")
         self.manifest["made_by"] = dict(sorted(made_by.items()))
         for key in ("lexicon_hash",):
             if key not in self.manifest and key in self.prev_manifest:

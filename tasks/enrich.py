@@ -58,7 +58,7 @@ def check_facet_types(docs: Sequence[Document], config: Config) -> None:
     keys = {f.metadata_key.casefold(): f.metadata_key for f in config.facets} | {"effective_from": "effective_from"}
     for d in docs:
         for key in d.metadata:
-            if (want := keys.get(key.casefold())) is not None and key != want:
+            if (want := keys.get(key.casefold())) is not None and key != want and want not in d.metadata:
                 raise CorpusError(f"{d.source}: metadata key '{key}' of document {d.id!r} is read as '{want}' only "
                                   f"when spelled so (keys are case-sensitive); rename it to '{want}'")
         for f in config.facets:

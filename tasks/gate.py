@@ -214,18 +214,20 @@ def compare(new: dict[str, Any], last: dict[str, Any] | None, g: Gate) -> list[C
             continue
         was = old_sets.get(key) or {}
         name = fig["name"]
-        coverage = _check(f"{name}: part coverage", fig["part_coverage"], was.get("part_coverage"),
-                          floor=g.min_part_coverage, drop=g.max_part_coverage_drop)
-        if not coverage.ok and fig.get("unheld"):
-            coverage.detail = f"{fig['unheld']}: fix the ids, or restore the documents"
+        failed = len(checks)
         checks += [
-            coverage,
+            _check(f"{name}: part coverage", fig["part_coverage"], was.get("part_coverage"),
+                   floor=g.min_part_coverage, drop=g.max_part_coverage_drop),
             _check(f"{name}: all parts", fig["all_parts"], was.get("all_parts"), floor=g.min_all_parts,
                    drop=g.max_all_parts_drop),
         ]
         if was:
             checks.append(_questions(f"{name}: questions losing coverage", fig["questions"], was["questions"],
                                      g.max_question_drop))
+        for check in checks[failed:]:  # why a set's figures fell: documents its labels name are gone
+            if not check.ok and fig.get("unheld"):
+                why = f"{fig['unheld']}: fix the ids, or restore the documents"
+                check.detail = f"{check.detail}; {why}" if check.detail else why
     return checks
 
 

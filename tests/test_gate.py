@@ -138,6 +138,16 @@ def test_each_limit_against_the_last_publication(change: dict, failed: list[str]
     assert [c.name for c in checks if not c.ok] == failed
 
 
+def test_a_set_whose_documents_are_gone_says_so_in_every_failed_check() -> None:
+    """Only one question lost coverage (the set's averages held): that check names the missing documents too."""
+    unheld = "1 part(s) name documents the corpus does not hold (question 1: leave-amsterdam)"
+    new = _figures(labeled={"k": {"name": "set", "part_coverage": 0.8, "all_parts": 0.6, "unheld": unheld,
+                                  "questions": {"1": 0.5, "2": 1.0, "3": 1.0}}})
+    (failed,) = [c for c in compare(new, _figures(), Gate()) if not c.ok]
+    assert failed.name == "set: questions losing coverage"
+    assert failed.detail.startswith("question 1: 1 -> 0.5") and unheld in failed.detail
+
+
 def test_first_run_checks_floors_only() -> None:
     low = _figures(validity=0.6, fallbacks=1.0, cache_coverage=0.0, route_changes=None)
     assert all(c.ok for c in compare(low, None, Gate()))

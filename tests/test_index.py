@@ -379,3 +379,14 @@ def test_bfloat16_embedding_keeps_the_reference_ranking(tmp_path: Path, seed_cor
     hits = Index(outcome.uri, config, outcome.result.version).search(QUESTION, k=5)
     assert [h.id for h in hits] == [r[0] for r in REFERENCE]
     assert [h.score for h in hits] == pytest.approx([r[1] for r in REFERENCE], abs=0.005)
+
+
+def test_a_facet_key_in_another_case_is_refused_only_alone() -> None:
+    """"Office" alone would be read as no office; beside "office" (which is read) it is just more metadata."""
+    from tasks.corpus import CorpusError, Document
+    from tasks.enrich import check_facet_types
+
+    config = load_config(DEMO_CONFIG)
+    check_facet_types([Document("a", "text", {"office": "Berlin", "Office": "HQ"}, "c.jsonl:1")], config)
+    with pytest.raises(CorpusError, match=r"c.jsonl:2: metadata key 'Year' .* rename it to 'year'"):
+        check_facet_types([Document("b", "text", {"Year": 2026}, "c.jsonl:2")], config)

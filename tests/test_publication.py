@@ -527,6 +527,12 @@ def test_the_manifest_names_the_run_that_made_each_stage(seed_run: dict) -> None
     planned = run_stages(["plan"], **seed_run["kwargs"])
     assert planned["made_by"] == {**again["made_by"], "plan": planned["run_id"]}
     assert planned["plans_config"] == planned["config"]
+    # a live manifest of an older version, from a run that mined only: who made its plans is not known
+    path = current_run(seed_run["out"]) / "manifest.json"
+    old = {k: v for k, v in json.loads(path.read_text()).items() if k not in ("made_by", "plans_config")}
+    path.write_text(json.dumps({**old, "stages_run": ["mine"]}))
+    after_old = run_stages(["mine"], **seed_run["kwargs"])
+    assert after_old["made_by"] == {"mine": after_old["run_id"]} and after_old["plans_config"] == ""
 
 
 def test_a_stage_run_alone_says_which_figures_it_carried_over() -> None:
