@@ -293,9 +293,18 @@ def search(
             raise ValueError(f"--filter {facet}={value}: no chunk has that value; the index holds "
                              f"{', '.join(known[facet][:20])}")
     hits = index.search(question, k, filters, all_versions)
-    doc = {"question": question, "filters": filters, "hits": [h.to_json() for h in hits]}
+    doc: dict[str, Any] = {"question": question, "filters": filters, "hits": [h.to_json() for h in hits]}
+    if not hits and filters:  # a value no chunk has, of a facet that takes any value (a year, a date)
+        column = index.to_arrow().select(list(filters))
+        held = {f: sorted({str(v) for v in column.column(f).to_pylist() if v not in (None, "")})
+                for f in filters}
+        doc["note"] = f"no {'' if all_versions else 'current '}chunk matches " + "; ".join(
+            f"{f}={v} (the index holds {', '.join(held[f][:20]) or 'no value'})" for f, v in filters.items())
 
     def human() -> None:
+        if "note" in doc:
+            out_console.print(doc["note"], markup=False)
+            return
         table = Table("rank", "id", "score", *cfg.facet_names, "current", "text")
         table.columns[-1].no_wrap = True
         for n, h in enumerate(hits, 1):

@@ -254,6 +254,8 @@ def test_index_and_search_commands(tmp_path: Path, prefect_harness: None) -> Non
                        (["--filter", "year=abc"], "a year filter takes a year"), (["-k", "0"], "-k")]:
         res = runner.invoke(app, ["search", "leave", *args, "--out", out])
         assert res.exit_code == 2 and says in res.output, (args, res.output)
+    res = runner.invoke(app, ["search", "leave", "--filter", "year=1999", "--out", out])  # any year is a value
+    assert res.exit_code == 0 and "no current chunk matches year=1999 (the index holds 2025, 2026)" in res.output
     res = runner.invoke(app, ["search", "  ", "--out", out])
     assert res.exit_code == 2 and "the search text is empty" in res.output
     res = runner.invoke(app, ["retrieve", " \t ", "--out", out])
