@@ -75,7 +75,8 @@ def check_parts(labeled: list[Labeled], held: Collection[str], source: str) -> N
 
 def unheld_parts(labeled: list[Labeled], held: Collection[str]) -> list[tuple[str, list[str]]]:
     """(question id, the documents it names that are not `held`), for each part naming one."""
-    return [(q.id, sorted(part - set(held))) for q in labeled for part in q.parts if part - set(held)]
+    held = set(held)
+    return [(q.id, sorted(part - held)) for q in labeled for part in q.parts if part - held]
 
 
 def unheld_text(unknown: list[tuple[str, list[str]]]) -> str:

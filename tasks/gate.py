@@ -214,7 +214,7 @@ def compare(new: dict[str, Any], last: dict[str, Any] | None, g: Gate) -> list[C
             continue
         was = old_sets.get(key) or {}
         name = fig["name"]
-        failed = len(checks)
+        first = len(checks)  # this set's checks start here
         checks += [
             _check(f"{name}: part coverage", fig["part_coverage"], was.get("part_coverage"),
                    floor=g.min_part_coverage, drop=g.max_part_coverage_drop),
@@ -224,7 +224,7 @@ def compare(new: dict[str, Any], last: dict[str, Any] | None, g: Gate) -> list[C
         if was:
             checks.append(_questions(f"{name}: questions losing coverage", fig["questions"], was["questions"],
                                      g.max_question_drop))
-        for check in checks[failed:]:  # why a set's figures fell: documents its labels name are gone
+        for check in checks[first:]:  # why a set's figures fell: documents its labels name are gone
             if not check.ok and fig.get("unheld"):
                 why = f"{fig['unheld']}: fix the ids, or restore the documents"
                 check.detail = f"{check.detail}; {why}" if check.detail else why
