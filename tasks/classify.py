@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from schemas.config import Config
@@ -11,9 +12,15 @@ TYPES = ("single", "comparison", "temporal", "bridge", "aggregation", "verificat
 
 def _has(words: list[str], text: str) -> str | None:
     for w in words:
-        if re.search(r"(?<!\w)" + re.escape(w.casefold()) + r"(?!\w)", text):
+        if _word(w).search(text):
             return w
     return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _word(w: str) -> re.Pattern[str]:
+    """An indicator as a whole word, case-folded (compiled once: every shape is tested against every word)."""
+    return re.compile(r"(?<!\w)" + re.escape(w.casefold()) + r"(?!\w)")
 
 
 def classify(skeleton: str, signature: str, config: Config, top_score: float | None) -> tuple[str, str]:

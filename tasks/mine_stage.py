@@ -58,7 +58,8 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     # every question for questions.parquet, keeping the extraction memo, then writing questions.parquet (its rows
     # need shape ids and follow-ups, not types).
     with (closing(ing.con.cursor()) as cursor, closing(ing.con.cursor()) as replay_cursor,
-          ThreadPoolExecutor(1) as background, ThreadPoolExecutor(1) as beside):
+          closing(ing.con.cursor()) as memo_cursor, ThreadPoolExecutor(1) as background,
+          ThreadPoolExecutor(1) as beside, ThreadPoolExecutor(1) as keeper):
         sorting = background.submit(sort_questions, cursor)
         rules = followups.learn(ing, config)
         # The follow-ups are replayed beside the merge, which mostly waits for the model (it computes without
@@ -69,7 +70,7 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
         rep_of = merge_skeletons(ing, config, vectors, quiet=quiet, memory=memory)
         shapes = build_shapes(ing, config, rep_of)
         followups.drop_followup_shapes(shapes, rules)
-        keeping = background.submit(keep_extraction, cursor, memo, shapes)  # once the sort is done
+        keeping = keeper.submit(keep_extraction, memo_cursor, memo, shapes)  # for the next run: off the write's path
         memory.name_shapes(s["skeleton"] for s in shapes if s["recurring"])
         # The examples are embedded beside the linking, for the same reason (classifying sets a shape's type,
         # reason and example; the linking reads its id and name).

@@ -378,8 +378,10 @@ def classify_shapes(shapes: list[dict[str, Any]], config: Config, best_scores: A
     changing with them."""
     recurring = [s for s in shapes if s["recurring"]]
     for s in recurring:
-        candidates = [fill_skeleton(s["skeleton"], json.loads(slots or "{}")) for slots in s["example_slots"]]
-        s["example"] = next((c for c in candidates if known(c)), candidates[0])
+        # filled one by one, up to the first that was last night's example (most often the first)
+        candidates = (fill_skeleton(s["skeleton"], json.loads(slots or "{}")) for slots in s["example_slots"])
+        first = next(candidates)
+        s["example"] = first if known(first) else next((c for c in candidates if known(c)), first)
     scores = best_scores(encode([s["example"] for s in recurring])) if recurring else []
     for s, score in zip(recurring, scores, strict=True):
         s["type"], s["reason"] = classify(s["skeleton"], s["signature"], config, score)
