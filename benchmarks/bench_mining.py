@@ -234,18 +234,28 @@ def instrumented(timer: PhaseTimer, embedder: Any) -> Iterator[None]:
     """
     import tasks.mine_stage as stage
 
-    saved = {name: getattr(stage, name) for name in [*PHASES, "_best_scores"]}
+    saved = {name: getattr(stage, name) for name in [*PHASES, "_best_scores", "skeleton_embedder"]}
+    timed: list[Any] = []
+
+    def instrument(e: Any) -> Any:
+        if not any(e is t for t in timed):
+            e.encode = timer.inner("embedding", e.encode)
+            e.encode_one = timer.inner("embedding", e.encode_one)
+            timed.append(e)
+        return e
+
     try:
         for name, phase in PHASES.items():
             setattr(stage, name, timer.wrap(phase, saved[name]))
         stage._best_scores = timer.inner("search", saved["_best_scores"])
-        embedder.encode = timer.inner("embedding", embedder.encode)
-        embedder.encode_one = timer.inner("embedding", embedder.encode_one)
+        stage.skeleton_embedder = lambda index, config: instrument(saved["skeleton_embedder"](index, config))
+        instrument(embedder)
         yield
     finally:
         for name, fn in saved.items():
             setattr(stage, name, fn)
-        del embedder.encode, embedder.encode_one  # back to the class's methods
+        for e in timed:
+            del e.encode, e.encode_one  # back to the class's methods
 
 
 def mine_once(logs: Path, config: Any, uri: str, staging: Path, days: list[str],
@@ -295,14 +305,15 @@ def current_rss_mb() -> float:
 
 
 def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, workers: int = 2,
-        dtype: str = "float32", plain: bool = False) -> dict[str, Any]:
+        dtype: str = "float32", plain: bool = False, skeleton_dtype: str = "auto") -> dict[str, Any]:
     from schemas.config import load_config
-    from tasks.embed import load_model
+    from tasks.embed import load_model, resolve_dtype
     from tasks.indexing import build_index
 
     config = load_config(CONFIG)
     config.mining.workers = workers
     config.embed_dtype = dtype
+    config.mining.embed_dtype = skeleton_dtype  # type: ignore[assignment]  # argparse checked the choice
     print(f"generating {rows:,} log lines (child process) while building the demo index ...", file=sys.stderr,
           flush=True)
     with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
@@ -385,7 +396,8 @@ def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, 
     nights = sorted(range(1, len(mines)), key=lambda i: mines[i])
     report: dict[str, Any] = {
         "rows": lines, "log": gen, "distinct": distinct, "repeat": repeat, "scan_repeat": scan_repeat,
-        "cpus": _cpus(), "workers": workers, "dtype": dtype, "plain": plain, "python": platform.python_version(),
+        "cpus": _cpus(), "workers": workers, "dtype": dtype,
+        "skeleton_dtype": resolve_dtype(skeleton_dtype), "plain": plain, "python": platform.python_version(),
         "duckdb": duckdb.__version__,
         "load_average": os.getloadavg(), "index_build_seconds": index_seconds,
         "index_chunks": outcome.result.chunks,
@@ -446,7 +458,8 @@ def render(report: dict[str, Any]) -> str:
         f"mining: median of {report['repeat']} round(s); scan: median of {len(report['scan']['all_seconds'])}, "
         f"{report['scan_repeat']} before the first and after each mining round; "
         f"{report['cpus']} CPUs, {report['workers']} extraction processes, "
-        f"embedding in {report.get('dtype', 'float32')}; "
+        f"index embedded in {report.get('dtype', 'float32')}, skeletons in "
+        f"{report.get('skeleton_dtype', report.get('dtype', 'float32'))}; "
         f"load average {', '.join(f'{x:.1f}' for x in report['load_average'])}",
         "",
         f"{'measurement':<34}{'seconds':>10}{'rows/s':>12}",
@@ -495,7 +508,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scan-repeat", type=int, default=3,
                     help="DuckDB scans before the first and after each mining round (default 3)")
     ap.add_argument("--workers", type=int, default=2, help="extraction processes (config mining.workers; default 2)")
-    ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32", help="config embed_dtype")
+    ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32",
+                    help="config embed_dtype (the index)")
+    ap.add_argument("--skeleton-dtype", choices=["auto", "float32", "bfloat16"], default="auto",
+                    help="config mining.embed_dtype (skeleton and example vectors; default auto)")
     ap.add_argument("--plain", action="store_true",
                     help="mine (and scan) the generated log uncompressed, as plain .jsonl files")
     ap.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
@@ -509,11 +525,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
         report = run(args.rows, args.repeat, args.scan_repeat, args.keep, args.profile, args.workers, args.dtype,
-                     args.plain)
+                     args.plain, args.skeleton_dtype)
     else:
         with tempfile.TemporaryDirectory(prefix="bench_mining_") as tmp:
             report = run(args.rows, args.repeat, args.scan_repeat, Path(tmp), args.profile, args.workers,
-                         args.dtype, args.plain)
+                         args.dtype, args.plain, args.skeleton_dtype)
     print(json.dumps(report, indent=2, default=str) if args.json else render(report))
     return 0
 

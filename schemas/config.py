@@ -84,6 +84,11 @@ class Mining(_Strict):
     # Processes that extract constraints when a log has many distinct questions (1: in the flow's process).
     # More than one starts workers with "spawn": a script that calls the stage needs `if __name__ == "__main__"`.
     workers: int = Field(1, ge=1, le=64)
+    # What the model computes skeleton and example vectors in (vectors stay float32). auto: bfloat16 on a CPU
+    # with native bfloat16 instructions (about twice as fast there; a skeleton pair's similarity moves by at most
+    # a few thousandths, which the merge threshold's margin absorbs), float32 elsewhere. The index keeps
+    # `embed_dtype`, since retrieval ranks by small differences in similarity.
+    embed_dtype: Literal["auto", "float32", "bfloat16"] = "auto"
     # A follow-up ("what about Lisbon?"): a short skeleton that mostly comes right after another question of
     # the same user (learned), or a short one with a cue that refers back. Its values go into the previous
     # question's slots (schemas/followup.py).

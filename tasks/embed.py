@@ -39,6 +39,24 @@ def load_model(path: str = "") -> Any:
     return model
 
 
+@lru_cache(maxsize=1)
+def native_bfloat16() -> bool:
+    """Whether this CPU computes bfloat16 natively (AVX512-BF16 or AMX); elsewhere torch emulates it, slower."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            flags = fh.read()
+    except OSError:  # not Linux: no way to tell here, so the safe choice
+        return False
+    return any(flag in flags.split() for flag in ("avx512_bf16", "amx_bf16"))
+
+
+def resolve_dtype(dtype: str) -> str:
+    """A configured dtype as the model computes it: "auto" is bfloat16 where the CPU has it natively."""
+    if dtype == "auto":
+        return "bfloat16" if native_bfloat16() else "float32"
+    return dtype
+
+
 def _torch_threads() -> int:
     import torch
 

@@ -15,6 +15,7 @@ from schemas.config import Config
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
 from tasks import followups
+from tasks.embed import Embedder, resolve_dtype
 from tasks.extracted import ExtractionMemo
 from tasks.logs import ingest
 from tasks.memory import MergeMemory
@@ -46,8 +47,8 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     scrub = Scrubber(config.pii_names, keep=lexicon.name_words())
     # Last night's skeleton vectors load beside the ingest (DuckDB there releases the GIL).
     loader = ThreadPoolExecutor(1)
-    loading = loader.submit(VectorStore, _vector_dir(index), index.embedder,
-                            model_ref(config.model_path, config.embed_dtype))
+    embedder = skeleton_embedder(index, config)
+    loading = loader.submit(VectorStore, _vector_dir(index), embedder, model_ref(config.model_path, embedder.dtype))
     loader.shutdown(wait=False)
     ing = ingest(logs, since=since, until=until, max_query_chars=config.mining.max_query_chars, now=now,
                  scrub=scrub, defer_quarantine=True,  # the quarantine's line numbers are found meanwhile
@@ -93,6 +94,14 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     result.followups = linked
     ing.con.close()
     return result, lexicon
+
+
+def skeleton_embedder(index: Index, config: Config) -> Embedder:
+    """What embeds skeletons and examples: the index's model, in `mining.embed_dtype`."""
+    dtype = resolve_dtype(config.mining.embed_dtype)
+    if dtype == index.embedder.dtype:
+        return index.embedder
+    return Embedder(config.model_path, config.embed_batch_size, dtype)
 
 
 def _vector_dir(index: Index) -> Path | None:
