@@ -32,12 +32,22 @@ _EXTRACTION_MODULES = ("schemas.constraint", "schemas.extract", "schemas.extract
 _KEY_SQL = "md5_number({})"  # the key of a raw question, in DuckDB
 
 
+def key_sql(column: str) -> str:
+    """The memo's key of the raw question in `column`, in DuckDB SQL."""
+    return _KEY_SQL.format(column)
+
+
 def fingerprint(lexicon: Lexicon, scrub: Scrubber) -> str:
     """What the extraction of a question depends on besides the question and its year."""
     # The lexicon's digest holds its forms, facet kinds and fillers.
     body = {"lexicon": lexicon.digest(), "scrubber": scrub.digest(), "duckdb": duckdb.__version__,
-            "code": [hashlib.sha256(Path(_source(m)).read_bytes()).hexdigest() for m in _EXTRACTION_MODULES]}
+            "code": [source_digest(m) for m in _EXTRACTION_MODULES]}
     return hashlib.sha256(json.dumps(body).encode()).hexdigest()[:16]
+
+
+def source_digest(module: str) -> str:
+    """A hash of a module's source: what a memo made by other code must not be trusted for."""
+    return hashlib.sha256(Path(_source(module)).read_bytes()).hexdigest()
 
 
 def _source(module: str) -> str:
@@ -71,14 +81,16 @@ class ExtractionMemo:
         return int(con.sql(f"SELECT count(*) FROM {into}").fetchall()[0][0])
 
     def keep(self, con: Any, rows: str) -> None:
-        """Write the mapping rows the query `rows` selects as the memo for the next run (atomically: a crash
-        leaves the old memo or the new one), and delete the memos of other fingerprints."""
+        """Write the rows the query `rows` selects (key, y, skeleton, signature, slots, constraints; `key_sql`
+        of the raw question), one per key and year, as the memo for the next run (atomically: a crash leaves the
+        old memo or the new one), and delete the memos of other fingerprints."""
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp.parquet")
-        con.execute(f"""COPY (SELECT {_KEY_SQL.format('query')} AS key, y, skeleton, signature, slots, constraints
-                             FROM ({rows})) TO '{str(tmp).replace("'", "''")}' (FORMAT parquet)""")
+        con.execute(f"""COPY (SELECT key, y, any_value(skeleton) AS skeleton, any_value(signature) AS signature,
+                                    any_value(slots) AS slots, any_value(constraints) AS constraints
+                             FROM ({rows}) GROUP BY key, y) TO '{str(tmp).replace("'", "''")}' (FORMAT parquet)""")
         os.replace(tmp, self.path)
         for old in self.path.parent.glob("extracted-*.parquet"):
             if old != self.path:

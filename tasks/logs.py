@@ -11,12 +11,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
 
 from schemas.pii import Scrubber
+
+if TYPE_CHECKING:
+    from tasks.lines import LineMemo
 
 
 class LogError(ValueError):
@@ -33,6 +36,9 @@ class Ingested:
     since: date | None = None  # the window the rows are from (None: open on that side)
     until: date | None = None
     unreadable: list[str] | None = None  # files none of whose lines is a valid row: known once `finish` returns
+    read: list[str] | None = None  # the log files read
+    whole: list[str] | None = None  # those whose every row is in the window (a line memo can hold all of them)
+    lines: LineMemo | None = None  # the line memo the rows were read with (`recalled_lines`), if any
 
     def finish(self) -> None:
         """Wait until the table `quarantine` is complete."""
@@ -149,28 +155,33 @@ def check_window(path: str | Path, since: date | None, until: date | None) -> No
                    f"{logged[0]} to {logged[-1]}); pass --since/--until that cover logged days")
 
 
-def _source_sql(files: list[str], kind: str) -> str:
-    """A relation of (filename, ts VARCHAR, user VARCHAR, query VARCHAR, bad VARCHAR)."""
-    g = sql_files(files)
+def _lines_sql(files: list[str]) -> str:
+    """A JSONL log's lines as DuckDB reads them: (filename, line)."""
+    # Each line whole, as one column: the delimiter is a 4-byte sequence no text line holds in practice
+    # (a one-byte one such as "\x1e" cut a line that held it, and a line holding only it was lost).
+    return (f"read_csv({sql_files(files)}, columns={{'line': 'VARCHAR'}}, delim='{_NO_DELIMITER}', quote='', "
+            f"escape='', nullstr='{_NO_NULL}', header=false, "
+            "auto_detect=false, strict_mode=false, max_line_size=100000000, filename=true, store_rejects=true, "
+            "ignore_errors=true, hive_partitioning=false)")
+
+
+def _source_sql(files: list[str], kind: str, lines: str | None = None) -> str:
+    """A relation of (filename, ts VARCHAR, user VARCHAR, query VARCHAR, bad VARCHAR), and for `lines` (a relation
+    of a JSONL log's lines with their memo keys) the columns key and len."""
     if kind == "jsonl":
-        # Each line whole, as one column: the delimiter is a 4-byte sequence no text line holds in practice
-        # (a one-byte one such as "\x1e" cut a line that held it, and a line holding only it was lost).
-        lines = (f"read_csv({g}, columns={{'line': 'VARCHAR'}}, delim='{_NO_DELIMITER}', quote='', escape='', "
-                 f"nullstr='{_NO_NULL}', header=false, "
-                 "auto_detect=false, strict_mode=false, max_line_size=100000000, filename=true, store_rejects=true, "
-                 "ignore_errors=true, hive_partitioning=false)")
+        carry = ", key, len" if lines else ""
         # Each line is parsed twice at most: once to validate, once to take the three fields. Valid JSON that
         # opens with "{" (after JSON's whitespace) is an object: no third parse for its type. Empty lines are
         # skipped by the reader, so an empty value is a line it could not read (one that is not UTF-8, after a
         # lone "\r" in a file of "\r\n" lines): quarantined with the rest, never dropped as blank.
         return f"""
             SELECT filename, line, CASE WHEN obj THEN NULL ELSE 'unparsable line' END AS bad,
-                   v[1] AS ts, v[2] AS "user", v[3] AS query
+                   v[1] AS ts, v[2] AS "user", v[3] AS query{carry}
             FROM (SELECT filename, line, obj,
-                         CASE WHEN obj THEN json_extract_string(line, ['$.ts', '$.user', '$.query']) END AS v
+                         CASE WHEN obj THEN json_extract_string(line, ['$.ts', '$.user', '$.query']) END AS v{carry}
                   FROM (SELECT filename, line,
-                               ok AND {IS_OBJECT} AS obj
-                        FROM (SELECT filename, line, json_valid(line) AS ok FROM {lines}
+                               ok AND {IS_OBJECT} AS obj{carry}
+                        FROM (SELECT filename, line, json_valid(line) AS ok{carry} FROM {lines or _lines_sql(files)}
                               WHERE starts_with(line, '{{') OR line = '' OR trim(line) <> '')))"""
     return f"""
         SELECT filename, NULL AS line, NULL AS bad, CAST(ts AS VARCHAR) AS ts, CAST("user" AS VARCHAR) AS "user",
@@ -208,7 +219,8 @@ def _check_columns(con: duckdb.DuckDBPyConnection, path: str | Path, files: list
 
 def ingest(path: str | Path, *, since: date | None = None, until: date | None = None,
            max_query_chars: int = 2000, now: datetime | None = None, scrub: Scrubber | None = None,
-           threads: int | None = None, defer_quarantine: bool = False, last_days: int | None = None) -> Ingested:
+           threads: int | None = None, defer_quarantine: bool = False, last_days: int | None = None,
+           lines: LineMemo | None = None) -> Ingested:
     """Load valid rows into `rows` and everything else into `quarantine` with a reason, in one DuckDB session.
 
     `since`/`until` (inclusive dates) restrict the window; with neither, `last_days` makes it the last that many
@@ -216,6 +228,11 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     valid row's timestamp). Quarantined raw text is scrubbed and cut to 200
     characters, so no personal data reaches an output through it. With `defer_quarantine`, the table
     `quarantine` is complete only once `Ingested.finish` returns.
+
+    With a line memo (`tasks.lines`; a JSONL log), the lines it holds are not parsed: their rows, extracted by
+    an earlier run, are the table `recalled_lines` (ts, user as its hash, question_id, qkey: the question's
+    extraction-memo key, y, skeleton, signature, slots, constraints); `rows` holds the others, with their memo
+    key (filename, key, len). Without one, `recalled_lines` is empty.
     """
     every, kind = log_files(path)
     future = (now or datetime.now(UTC).replace(tzinfo=None)) + timedelta(days=1)  # timestamps are UTC
@@ -229,18 +246,27 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     con.execute("SET TimeZone = 'UTC'")  # timestamps are UTC: a log's offsets and zone names are applied
     if threads:
         con.execute(f"SET threads = {int(threads)}")
+    memo = lines if lines is not None and lines.dir is not None and kind == "jsonl" else None
     try:
         if kind != "jsonl":
             _check_columns(con, path, files, kind)
-        con.execute(f"CREATE TEMP VIEW src AS {_source_sql(files, kind)}")
-        # The raw line and file name are kept for quarantined rows only: the valid ones do not need them. The
-        # rows are stored in any order (cheaper to read): whatever reads them in an order sorts them.
         con.execute("SET preserve_insertion_order = false")
+        if memo is not None:
+            try:
+                _split(con, files, memo.held(files), future)
+            except duckdb.Error:  # an unreadable memo is dropped (the lines are read anew), never trusted
+                con.execute("DROP TABLE IF EXISTS split")
+                memo.discard()
+                _split(con, files, [], future)
+        con.execute(f"CREATE TEMP VIEW src AS {_source_sql(files, kind, _UNMATCHED if memo else None)}")
+        # The raw line and file name are kept for quarantined rows only: the valid ones do not need them (but
+        # for their memo key, with a line memo). The rows are stored in any order (cheaper to read): whatever reads
+        # them in an order sorts them.
         con.execute(f"""
             CREATE TABLE staged AS
-            SELECT CASE WHEN reason IS NOT NULL THEN filename END AS filename,
-                   CASE WHEN reason IS NOT NULL THEN line END AS line, t, "user", query, reason
-            FROM (SELECT filename, line, t, "user", query, coalesce(bad,
+            SELECT CASE WHEN reason IS NOT NULL OR {'true' if memo else 'false'} THEN filename END AS filename,
+                   CASE WHEN reason IS NOT NULL THEN line END AS line, t, "user", query, reason{_KEYS if memo else ""}
+            FROM (SELECT filename, line, t, "user", query{_KEYS if memo else ""}, coalesce(bad,
                     CASE WHEN query IS NULL THEN 'missing query'
                          WHEN NOT regexp_matches(query, '[^[:space:]\u00a0\u3000]') THEN 'empty query'
                          WHEN length(query) > {int(max_query_chars)} THEN 'query too long'
@@ -253,14 +279,12 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     except duckdb.Error as exc:
         raise LogError(f"{path}: cannot read the logs ({str(exc).splitlines()[0]}); check the format") from None
     if last_days and not (since or until):  # not partitioned by date: the newest valid row ends the window
-        newest = con.sql("SELECT max(t)::DATE FROM staged WHERE reason IS NULL").fetchall()[0][0]
+        recalled_newest = " UNION ALL SELECT max(m_t) FROM split WHERE matched" if memo else ""
+        newest = con.sql("SELECT max(t)::DATE FROM (SELECT max(t) AS t FROM staged WHERE reason IS NULL"
+                         f"{recalled_newest})").fetchall()[0][0]
         if newest is not None:
             since, until = newest - timedelta(days=last_days - 1), newest
-    window = []
-    if since:
-        window.append(f"t >= DATE '{since.isoformat()}'")
-    if until:
-        window.append(f"t < DATE '{(until + timedelta(days=1)).isoformat()}'")
+    window = _window_sql("t", since, until)
     where = " AND ".join(["reason IS NULL", *window])
     # A bad row is this window's when its time is in the window; one with no time, when its file's day is (a
     # folder partitioned by date; the days either side are read for rows near midnight) or always (any other
@@ -273,20 +297,73 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
                                 OR (t IS NOT NULL AND {" AND ".join(window) or "true"}) OR (t IS NULL AND {undated}))
                        """).fetchall()
     # the valid rows are read where they are, not copied
-    con.execute(f'CREATE VIEW rows AS SELECT t AS ts, "user", query FROM staged WHERE {where}')
+    con.execute(f'CREATE VIEW rows AS SELECT t AS ts, "user", query{", filename" + _KEYS if memo else ""} '
+                f'FROM staged WHERE {where}')
+    _recalled(con, memo, " AND ".join(_window_sql("m_t", since, until)) or "true")
     rejects = [r for r in _rejects(con) if own is None or r[0] in own]  # no time: its folder's day's
     con.from_arrow(_QUARANTINE.empty_table()).create("quarantine")
-    n_rows = con.sql("SELECT count(*) FROM rows").fetchall()[0][0]
+    n_rows = con.sql("SELECT (SELECT count(*) FROM rows) + (SELECT count(*) FROM recalled_lines)").fetchall()[0][0]
     n_files = len(files)
     # Numbering the quarantined lines reads their files again, in Python: with `defer_quarantine`, a thread does
     # it while the caller goes on (`Ingested.finish` waits for it).
     pool = ThreadPoolExecutor(1)
     numbering = pool.submit(_fill_quarantine, con.cursor(), bad, rejects, scrub or Scrubber(), kind)
     pool.shutdown(wait=False)
-    ing = Ingested(con, int(n_files), int(n_rows), len(bad) + len(rejects), numbering, since=since, until=until)
+    ing = Ingested(con, int(n_files), int(n_rows), len(bad) + len(rejects), numbering, since=since, until=until,
+                   read=files, whole=own if own is not None else files, lines=memo)
     if not defer_quarantine:
         ing.finish()
     return ing
+
+
+def _window_sql(col: str, since: date | None, until: date | None) -> list[str]:
+    """The conditions that a timestamp column lies in the window (none for an open window)."""
+    window = []
+    if since:
+        window.append(f"{col} >= DATE '{since.isoformat()}'")
+    if until:
+        window.append(f"{col} < DATE '{(until + timedelta(days=1)).isoformat()}'")
+    return window
+
+
+_KEYS = ", key, len"  # a line's memo key: a hash of its file's path and its text, and its length in bytes
+_UNMATCHED = "(SELECT filename, line, key, len FROM split WHERE NOT matched)"
+_RECALLED = """(ts TIMESTAMP, "user" UBIGINT, question_id UBIGINT, qkey UHUGEINT, y INTEGER, skeleton VARCHAR,
+                signature VARCHAR, slots VARCHAR, constraints VARCHAR)"""
+
+
+def _split(con: duckdb.DuckDBPyConnection, files: list[str], held: list[str], future: datetime) -> None:
+    """The table `split`: every line of the log with its memo key, and for a line its file's memo holds (and
+    not dated in the future: that one is read, and quarantined, anew) the row it holds instead of its text."""
+    keyed = f"SELECT filename, line, hash(filename, line) AS key, strlen(line) AS len FROM {_lines_sql(files)}"
+    if not held:
+        con.execute(f"""CREATE TEMP TABLE split AS SELECT *, false AS matched, NULL::TIMESTAMP AS m_t,
+                        NULL::UBIGINT AS uid, NULL::UBIGINT AS question_id, NULL::UHUGEINT AS qkey,
+                        NULL::INTEGER AS y,
+                        NULL::VARCHAR AS skeleton, NULL::VARCHAR AS signature, NULL::VARCHAR AS slots,
+                        NULL::VARCHAR AS constraints FROM ({keyed})""")
+        return
+    con.execute(f"""
+        CREATE TEMP TABLE split AS
+        SELECT l.filename, CASE WHEN m.key IS NULL THEN l.line END AS line, l.key, l.len, m.key IS NOT NULL AS matched,
+               m.t AS m_t, m.uid, m.question_id, m.qkey, m.y, m.skeleton, m.signature, m.slots, m.constraints
+        FROM ({keyed}) l
+             LEFT JOIN (SELECT * FROM read_parquet({sql_files(held)})
+                        WHERE t <= TIMESTAMP '{future:%Y-%m-%d %H:%M:%S}') m ON l.key = m.key AND l.len = m.len""")
+
+
+def _recalled(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, window: str) -> None:
+    """The table `recalled_lines`: the window's rows of the lines the memo held (`_split`), and how many each
+    log file gave (`LineMemo.recalled`); empty without a memo."""
+    if memo is None:
+        con.execute(f"CREATE TABLE recalled_lines {_RECALLED}")
+        return
+    con.execute(f"""CREATE TABLE recalled_lines AS SELECT m_t AS ts, uid AS "user", question_id, qkey, y, skeleton,
+                    signature, slots, constraints FROM split WHERE matched AND {window}""")
+    memo.recalled = {f: int(n) for f, n in con.sql(
+        "SELECT filename, count(*) FROM split WHERE matched GROUP BY ALL").fetchall()}
+    con.execute("DROP VIEW src")
+    con.execute("DROP TABLE split")
 
 
 def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...]], rejects: list[tuple[Any, ...]],
@@ -362,13 +439,13 @@ def _numbers_in(data: bytes, file: str, texts: set[str]) -> dict[tuple[str, str]
     wanted = {text.encode("utf-8"): text for text in texts if text}  # an emptied line: `_number_emptied`
     out: dict[tuple[str, str], list[int]] = {(file, text): [] for text in texts}
     if len(wanted) <= _FIND_UP_TO:
-        found = sorted((at, text) for line, text in wanted.items() if b"\r" not in line and b"\n" not in line
+        found = sorted((at, hit) for line, hit in wanted.items() if b"\r" not in line and b"\n" not in line
                        for at in _line_starts_of(data, line))  # a text with a break is no line of the file
         pos, number = 0, 1
-        for at, text in found:
+        for at, hit in found:
             number += _breaks(data, pos, at)
             pos = at
-            out[(file, text)].append(number)
+            out[(file, hit)].append(number)
         return out
     for number, line in enumerate(_lines(data), start=1):
         text = wanted.get(line)

@@ -17,6 +17,7 @@ from schemas.pii import Scrubber
 from tasks import followups
 from tasks.embed import Embedder, resolve_dtype
 from tasks.extracted import ExtractionMemo
+from tasks.lines import LineMemo
 from tasks.logs import ingest
 from tasks.memory import MergeMemory
 from tasks.mining import (
@@ -52,7 +53,8 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     loader.shutdown(wait=False)
     ing = ingest(logs, since=since, until=until, max_query_chars=config.mining.max_query_chars, now=now,
                  scrub=scrub, defer_quarantine=True,  # the quarantine's line numbers are found meanwhile
-                 last_days=config.mining.window_days)
+                 last_days=config.mining.window_days,
+                 lines=LineMemo(_vector_dir(index), lexicon, scrub, config.mining.max_query_chars))
     memo = ExtractionMemo(_vector_dir(index), lexicon, scrub)
     extract_distinct(ing, lexicon, scrub, quiet=quiet, workers=config.mining.workers, memo=memo)
     # DuckDB work on a second cursor uses the other core while the phases beside it run in Python: sorting
@@ -71,7 +73,8 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
         rep_of = merge_skeletons(ing, config, vectors, quiet=quiet, memory=memory)
         shapes = build_shapes(ing, config, rep_of)
         followups.drop_followup_shapes(shapes, rules)
-        keeping = keeper.submit(keep_extraction, memo_cursor, memo, shapes)  # for the next run: off the write's path
+        # for the next run, off the write's path
+        keeping = keeper.submit(keep_extraction, memo_cursor, memo, shapes, ing)
         memory.name_shapes(s["skeleton"] for s in shapes if s["recurring"])
         # The examples are embedded beside the linking, for the same reason (classifying sets a shape's type,
         # reason and example; the linking reads its id and name).

@@ -24,7 +24,7 @@ from schemas.pii import Scrubber
 from tasks import extract_rows
 from tasks.classify import classify
 from tasks.embed import Embedder
-from tasks.extracted import ExtractionMemo
+from tasks.extracted import ExtractionMemo, key_sql
 from tasks.logs import Ingested
 from tasks.memory import MergeMemory
 from tasks.progress import progress
@@ -108,12 +108,21 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
     _question_table(con)
 
 
-def keep_extraction(con: Any, memo: ExtractionMemo, shapes: list[dict[str, Any]]) -> None:
-    """Keep the extraction of this run's questions whose shapes recur, for the next run to recall."""
+def keep_extraction(con: Any, memo: ExtractionMemo, shapes: list[dict[str, Any]], ing: Ingested | None = None
+                    ) -> None:
+    """Keep the extraction of this run's questions whose shapes recur, for the next run to recall; and, with a
+    line memo (`ing.lines`), the rows of the lines read anew whose shapes recur."""
     reps = pa.table({"rep": [s["skeleton"] for s in shapes if s["recurring"]]})  # noqa: F841
     con.execute("CREATE TABLE recurring_reps AS SELECT * FROM reps")
-    memo.keep(con, """SELECT m.* FROM mapping m JOIN skeletons s USING (skeleton) JOIN sk_rep k USING (sid)
-                      JOIN skeletons r ON r.sid = k.rep SEMI JOIN recurring_reps t ON t.rep = r.skeleton""")
+    recurring = """SELECT s.skeleton FROM skeletons s JOIN sk_rep k USING (sid) JOIN skeletons r ON r.sid = k.rep
+                   SEMI JOIN recurring_reps t ON t.rep = r.skeleton"""
+    # This run's questions: those extracted or recalled by question, and those whose lines were recalled
+    memo.keep(con, f"""SELECT {key_sql('query')} AS key, y, skeleton, signature, slots, constraints
+                       FROM mapping SEMI JOIN ({recurring}) k USING (skeleton)
+                       UNION ALL SELECT qkey, y, skeleton, signature, slots, constraints
+                       FROM recalled_lines SEMI JOIN ({recurring}) k USING (skeleton)""")
+    if ing is not None and ing.lines is not None:
+        ing.lines.keep(con, ing.whole or [], ing.read or [], recurring)
 
 
 def _question_table(con: Any) -> None:
@@ -123,21 +132,28 @@ def _question_table(con: Any) -> None:
     signature they make), so the passes over every row group and sort numbers, not text; the view `q_text`
     shows them as text."""
     con.execute("""CREATE TABLE skeletons AS SELECT CAST(row_number() OVER (ORDER BY skeleton) AS INTEGER) AS sid,
-                   skeleton FROM (SELECT DISTINCT skeleton FROM mapping)""")
+                   skeleton FROM (SELECT skeleton FROM mapping UNION SELECT skeleton FROM recalled_lines)""")
     con.execute("""CREATE TABLE value_sets AS
                    SELECT CAST(row_number() OVER (ORDER BY constraints, slots, signature) AS INTEGER) AS kid, slots,
-                          constraints, signature FROM (SELECT DISTINCT slots, constraints, signature FROM mapping)""")
+                          constraints, signature FROM (
+                       SELECT slots, constraints, signature FROM mapping
+                       UNION SELECT slots, constraints, signature FROM recalled_lines)""")
     # One statement per step: each distinct question's numbers, every row's, then the window. In one statement
     # DuckDB joined every row to the skeleton and value-set texts and windowed the join: 0.82 s against 0.50 s.
     con.execute("""
         CREATE TEMP TABLE numbered AS
         SELECT m.query, m.y, s.sid, v.kid
         FROM mapping m JOIN skeletons s USING (skeleton) JOIN value_sets v USING (slots, constraints, signature)""")
-    # The question id is a 64-bit hash: md5 text cost 0.17 s to make and as much again to sort and write (1M rows)
+    # The question id is a 64-bit hash: md5 text cost 0.17 s to make and as much again to sort and write (1M rows).
+    # A user is a hash of its id, as the line memo keeps it (`recalled_lines`: rows read from it, numbered here).
     con.execute("""
         CREATE TEMP TABLE joined AS
-        SELECT r.ts, r."user", hash(r.ts, r."user", r.query) AS question_id, m.sid, m.kid
-        FROM rows r JOIN numbered m ON r.query = m.query AND CAST(year(r.ts) AS INTEGER) = m.y""")
+        SELECT r.ts, hash(r."user") AS "user", hash(r.ts, r."user", r.query) AS question_id, m.sid, m.kid
+        FROM rows r JOIN numbered m ON r.query = m.query AND CAST(year(r.ts) AS INTEGER) = m.y
+        UNION ALL
+        SELECT l.ts, l."user", l.question_id, s.sid, v.kid
+        FROM recalled_lines l JOIN skeletons s USING (skeleton) JOIN value_sets v USING (slots, constraints, signature)
+        """)
     con.execute("""
         CREATE TABLE q AS
         SELECT *, lag(ts) OVER w AS prev_ts, lag(sid) OVER w AS prev_sid, lag(kid) OVER w AS prev_kid

@@ -194,8 +194,10 @@ def mine_followups(path: Path, learned: list[str] | None = None, shape_of: dict[
                 replayed = followups.replay(cursor, CONFIG, rules)
         figures = followups.link(ing, CONFIG, rules, shape_of if shape_of is not None else
                                  followups.shape_lookup(shapes), replayed)
-        rows = ing.con.sql('SELECT q."user", q.ts, f.* FROM q LEFT JOIN followups f USING (question_id) '
-                           'ORDER BY q."user", q.ts').fetchall()
+        # `q` holds a hash of each user id: the log's own ids back for the assertions
+        rows = ing.con.sql('SELECT u."user", q.ts, f.* FROM q LEFT JOIN followups f USING (question_id) '
+                           'JOIN (SELECT DISTINCT hash("user") AS h, "user" FROM rows) u ON u.h = q."user" '
+                           'ORDER BY u."user", q.ts').fetchall()
         cols = ["user", "ts", *followups.FOLLOWUP_COLUMNS]
         out = path.parent / "out"
         out.mkdir(exist_ok=True)

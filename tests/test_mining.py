@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import duckdb
 import numpy as np
@@ -21,6 +22,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 
+import tasks.logs as logs_module
 from schemas.config import Config, load_config
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
@@ -737,6 +739,71 @@ def test_a_remembered_seed_of_too_few_users_seeds_nothing() -> None:
     assert _seed([0, 1], rows, vecs, config, {0: 0, 1: 0}) == {0: 0, 1: 1}
 
 
+def _drop_line_memo(memo_dir: Path) -> None:
+    for folder in memo_dir.glob("lines-*"):
+        shutil.rmtree(folder)
+
+
+def test_a_next_run_recalls_the_lines_of_the_last(tmp_path: Path, small_index: tuple[Config, Index]) -> None:
+    """A run keeps, per log file read whole, the rows of its lines whose shapes recur, keyed by a hash of the
+    file's path and the line (no question text, no personal data, no user id on disk). The next run takes those
+    lines from it unparsed and publishes what a run without it publishes; a changed line is read anew, a line of
+    the memo dated after the run's `now` is quarantined as it would be, and an unreadable memo is ignored."""
+    config, index = small_index
+    memo_dir = Path(index.uri).parent / "vectors"
+    shutil.rmtree(memo_dir, ignore_errors=True)
+    logs = tmp_path / "logs"
+    rows = [(f"u{i % 4}", q.format(o)) for i in range(12) for o in OFFICES[:3] for q in (
+        "what is the per diem in {} this year", "mail jane.doe@example.com about parental leave in {}")]
+    for day in ("2026-11-28", "2026-11-29"):
+        write_log(logs / f"date={day}" / "part-000.jsonl", rows + [("solo", UNIQUE.format(office="Berlin"))] * 6,
+                  start=datetime.fromisoformat(f"{day}T08:00:00"))
+    window = {"since": date(2026, 11, 28), "until": date(2026, 11, 29)}
+
+    def run(now: datetime = datetime(2026, 12, 1)) -> list[list[dict[str, Any]]]:
+        staging = tmp_path / "staging"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        mine(logs, config, index, staging, now=now, quiet=True, **window)
+        return [pq.read_table(staging / f).to_pylist() for f in ("questions.parquet", "quarantine.parquet")] + [
+            pq.read_table(staging / "shapes.parquet").drop(["first_seen", "last_seen"]).to_pylist()]
+
+    first = run()
+    (folder,) = memo_dir.glob("lines-*")
+    held = sorted(folder.glob("*.parquet"))
+    assert len(held) == 2  # one per day's file
+    kept = [r for f in held for r in pq.read_table(f).to_pylist()]
+    assert len(kept) == 2 * len(rows)  # the lines of the recurring shapes; not the lone user's
+    on_disk = b"".join(f.read_bytes() for f in held) + str(kept).encode()
+    assert not any(w in on_disk for w in (b"jane", b"example.com", b"per diem in Berlin", b"quokka", b"'u1'"))
+    with patch("tasks.logs._source_sql", wraps=logs_module._source_sql) as parse:
+        assert run() == first
+    assert "split WHERE NOT matched" in parse.call_args.args[2]  # the held lines were not parsed again
+    # The memo's rows, not a new extraction: a row changed in it shows through.
+    table = pq.read_table(held[0])
+    pq.write_table(table.set_column(table.schema.get_field_index("skeleton"), "skeleton",
+                                    pa.array(["what does the line memo recall"] * len(table))), held[0])
+    assert any(s["skeleton"] == "what does the line memo recall" for s in run()[2])
+    shutil.rmtree(memo_dir)  # both memos were made from the changed one
+    assert run() == first
+    held[0].write_bytes(b"PAR1 not a memo")
+    assert run() == first  # unreadable: dropped, every line read anew
+    assert len(list(folder.glob("*.parquet"))) == 2  # and made again
+    # A changed line is read anew: its file's other lines still come from the memo.
+    day = logs / "date=2026-11-29" / "part-000.jsonl"
+    lines = day.read_text().splitlines()
+    lines[0] = lines[0].replace("per diem", "vacation days")
+    day.write_text("\n".join(lines) + "\n")
+    fresh = run()
+    _drop_line_memo(memo_dir)
+    assert run() == fresh
+    # Dated after `now`: quarantined as the log reader finds it, memo or not.
+    late = run(now=datetime(2026, 11, 28, 6))  # the second day's rows are more than a day after it
+    assert late[1] and all(r["reason"] == "timestamp in the future" for r in late[1])
+    _drop_line_memo(memo_dir)
+    assert run(now=datetime(2026, 11, 28, 6)) == late
+
+
 def test_a_next_run_recalls_the_extraction_of_the_last(tmp_path: Path, small_index: tuple[Config, Index]) -> None:
     """A run keeps each distinct question's extraction beside the skeleton vectors, keyed by a hash of the
     question (no raw text, no personal data on disk); the next run with the same lexicon recalls it and publishes
@@ -764,12 +831,15 @@ def test_a_next_run_recalls_the_extraction_of_the_last(tmp_path: Path, small_ind
     assert not any(w in str(kept).encode() + memo.read_bytes() for w in (b"jane", b"per diem in Berlin", b"quokka"))
     assert run(config) == first
 
-    # Recalled, not extracted again: a memo whose skeletons were changed shows through.
+    # Recalled, not extracted again: a memo whose skeletons were changed shows through (the line memo, which
+    # would recall the lines themselves first, is dropped: `test_a_next_run_recalls_the_lines_of_the_last`).
     recalled = "what does the memo recall for {office}"
     pq.write_table(pq.read_table(memo).set_column(2, "skeleton", pa.array([recalled] * len(kept))), memo)
+    _drop_line_memo(memo_dir)
     _, shapes = run(config)
     assert [s["skeleton"] for s in shapes] == [recalled]
     memo.write_bytes(b"PAR1 not a memo")
+    _drop_line_memo(memo_dir)
     assert run(config) == first
 
     aliased = config.model_copy(deep=True)

@@ -1,0 +1,110 @@
+"""Log lines read in an earlier run, kept per log file, so a nightly run parses and extracts only the lines it has
+not seen before.
+
+A nightly window shares all but a day with last night's. For each JSONL log file a run reads whole (one of its
+window's days), the memo holds the rows of its lines whose shape recurred, keyed by a 64-bit hash of the file's path
+and the line, beside the line's length in bytes: the row as mining made it (UTC time, a hash of the user, question
+id, the question's key in the extraction memo, year, skeleton, signature, slots and constraints). A line's row
+depends only on its text and on the extraction, so a line found in its file's memo is that row; every other line
+(new, of a shape that did not recur, or changed) is read as usual. As in the extraction memo (`tasks.extracted`), no
+raw question is kept, no user id but its hash, and nothing of a shape that did not recur. The memo of each
+fingerprint (the extraction's, the log reader's code and `mining.max_query_chars`) is a folder of its own; a changed
+config or code starts an empty one. Losing it costs time, nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from schemas.extract import Lexicon
+from schemas.pii import Scrubber
+from tasks.extracted import fingerprint, key_sql, source_digest
+
+COLUMNS = ("key", "len", "t", "uid", "question_id", "qkey", "y", "skeleton", "signature", "slots", "constraints")
+REFRESH_SHARE = 0.1  # a file's memo is written again when its rows read anew that recur reach this share of it
+
+
+class LineMemo:
+    """The line memo in `folder` (None: no memo) for one extraction."""
+
+    def __init__(self, folder: Path | None, lexicon: Lexicon, scrub: Scrubber, max_query_chars: int) -> None:
+        body = [fingerprint(lexicon, scrub), source_digest("tasks.logs"), source_digest("tasks.lines"),
+                max_query_chars]
+        name = "lines-" + hashlib.sha256(json.dumps(body).encode()).hexdigest()[:16]
+        self.dir = folder / name if folder is not None else None
+        self.recalled: dict[str, int] = {}  # log file -> rows recalled from its memo by this run (`tasks.logs`)
+
+    def path(self, file: str) -> Path:
+        assert self.dir is not None
+        return self.dir / (hashlib.sha256(file.encode()).hexdigest()[:24] + ".parquet")
+
+    def held(self, files: list[str]) -> list[str]:
+        """The memo files of these log files that exist."""
+        if self.dir is None:
+            return []
+        return [str(p) for f in files if (p := self.path(f)).exists()]
+
+    def discard(self) -> None:
+        """Delete this fingerprint's memo (one of its files could not be read)."""
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def keep(self, con: Any, files: list[str], read: list[str], recurring: str) -> list[str]:
+        """Write the memo of each of `files` (log files whose every row is in the window) that has none, or whose
+        rows read anew that recur (`rows` joined to `mapping`; `recurring` selects the skeletons of recurring
+        shapes) reach `REFRESH_SHARE` of its recalled rows; each atomically. Then delete the memos of the log files
+        this run did not `read` and of other fingerprints. Returns the log files whose memo was written."""
+        if self.dir is None:
+            return []
+        wanted = pa.table({"filename": files})  # noqa: F841 - DuckDB reads the local variable by name
+        con.execute(f"""
+            CREATE OR REPLACE TEMP TABLE fresh_lines AS
+            SELECT r.filename, r.key, r.len, r.ts AS t, hash(r."user") AS uid,
+                   hash(r.ts, r."user", r.query) AS question_id, {key_sql('r.query')} AS qkey, m.y, m.skeleton,
+                   m.signature, m.slots, m.constraints
+            FROM rows r SEMI JOIN wanted USING (filename)
+                 JOIN mapping m ON r.query = m.query AND CAST(year(r.ts) AS INTEGER) = m.y
+                 SEMI JOIN ({recurring}) k USING (skeleton)""")
+        counts = dict(con.sql("SELECT filename, count(*) FROM fresh_lines GROUP BY ALL").fetchall())
+        written = []
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for file in files:
+            new, old = int(counts.get(file, 0)), self.recalled.get(file, 0)
+            target = self.path(file)
+            if new == 0 or (target.exists() and new < REFRESH_SHARE * old):
+                continue
+            kept = (f" UNION ALL SELECT {', '.join(COLUMNS)} FROM read_parquet({_literal(str(target))})"
+                    if target.exists() else "")
+            tmp = target.with_suffix(".tmp.parquet")
+            # One row per distinct line; a key that two different rows share (a hash collision) is kept for neither.
+            con.execute(f"""
+                COPY (SELECT * FROM (SELECT DISTINCT * FROM (
+                          SELECT {', '.join(COLUMNS)} FROM fresh_lines WHERE filename = {_literal(file)}{kept}))
+                      QUALIFY count(*) OVER (PARTITION BY key, len) = 1)
+                TO {_literal(str(tmp))} (FORMAT parquet)""")
+            os.replace(tmp, target)
+            written.append(file)
+        con.execute("DROP TABLE fresh_lines")
+        self._prune(read)
+        return written
+
+    def _prune(self, files: list[str]) -> None:
+        assert self.dir is not None
+        keep = {self.path(f).name for f in files}
+        for old in self.dir.glob("*.parquet"):
+            if old.name not in keep:
+                old.unlink(missing_ok=True)
+        for other in self.dir.parent.glob("lines-*"):
+            if other != self.dir and other.is_dir():
+                shutil.rmtree(other, ignore_errors=True)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
