@@ -32,35 +32,55 @@ REFRESH_SHARE = 0.1  # a file's memo is written again when its rows read anew th
 
 
 class LineMemo:
-    """The line memo in `folder` (None: no memo) for one extraction."""
+    """The line memo in `folder` (None: no memo) for one extraction. A log file's memo is named for the file's
+    path, size and modification time when it was read, and only a file unchanged since then recalls from it."""
 
     def __init__(self, folder: Path | None, lexicon: Lexicon, scrub: Scrubber, max_query_chars: int) -> None:
         body = [fingerprint(lexicon, scrub), source_digest("tasks.logs"), source_digest("tasks.lines"),
                 max_query_chars]
         name = "lines-" + hashlib.sha256(json.dumps(body).encode()).hexdigest()[:16]
         self.dir = folder / name if folder is not None else None
-        self.recalled: dict[str, int] = {}  # log file -> rows recalled from its memo by this run (`tasks.logs`)
+        self.identity: dict[str, str] = {}  # log file -> its size and modification time before this run read it
+        self.trusted: dict[str, Path] = {}  # log file -> the memo this run recalls its lines from
+        self.recalled: dict[str, int] = {}  # log file -> rows recalled from its memo by this run
 
-    def path(self, file: str) -> Path:
+    def _path(self, file: str, identity: str) -> Path:
         assert self.dir is not None
-        return self.dir / (hashlib.sha256(file.encode()).hexdigest()[:24] + ".parquet")
+        return self.dir / f"{_stem(file)}-{identity}.parquet"
 
-    def held(self, files: list[str]) -> list[str]:
-        """The memo files of these log files that exist."""
+    def look(self, files: list[str]) -> list[str]:
+        """Note each log file's identity before it is read; the memos of those unchanged since theirs was made."""
         if self.dir is None:
             return []
-        return [str(p) for f in files if (p := self.path(f)).exists()]
+        for file in files:
+            try:
+                st = os.stat(file)
+            except OSError:
+                continue
+            self.identity[file] = f"{st.st_size}-{st.st_mtime_ns}"
+            path = self._path(file, self.identity[file])
+            if path.exists():
+                self.trusted[file] = path
+        return [str(p) for p in self.trusted.values()]
+
+    def count(self, con: Any, held: str) -> None:
+        """How many rows each log file recalled, from the table `held` of memo rows (with their memo's filename)."""
+        of = {str(path): file for file, path in self.trusted.items()}
+        self.recalled = {of[m]: int(n) for m, n in con.sql(f"SELECT filename, count(*) FROM {held} GROUP BY ALL")
+                         .fetchall() if m in of}
 
     def discard(self) -> None:
         """Delete this fingerprint's memo (one of its files could not be read)."""
         if self.dir is not None:
             shutil.rmtree(self.dir, ignore_errors=True)
+        self.trusted, self.recalled = {}, {}
 
     def keep(self, con: Any, files: list[str], read: list[str], recurring: str) -> list[str]:
         """Write the memo of each of `files` (log files whose every row is in the window) that has none, or whose
         rows read anew that recur (`rows` joined to `mapping`; `recurring` selects the skeletons of recurring
         shapes) reach `REFRESH_SHARE` of its recalled rows; each atomically. Then delete the memos of the log files
-        this run did not `read` and of other fingerprints. Returns the log files whose memo was written."""
+        this run did not `read`, of their earlier contents, and of other fingerprints. Returns the log files whose
+        memo was written."""
         if self.dir is None:
             return []
         wanted = pa.table({"filename": files})  # noqa: F841 - DuckDB reads the local variable by name
@@ -76,18 +96,20 @@ class LineMemo:
         written = []
         self.dir.mkdir(parents=True, exist_ok=True)
         for file in files:
-            new, old = int(counts.get(file, 0)), self.recalled.get(file, 0)
-            target = self.path(file)
-            if new == 0 or (target.exists() and new < REFRESH_SHARE * old):
+            new, old, trusted = int(counts.get(file, 0)), self.recalled.get(file, 0), self.trusted.get(file)
+            if file not in self.identity or new == 0 or (trusted is not None and new < REFRESH_SHARE * old):
                 continue
-            kept = (f" UNION ALL SELECT {', '.join(COLUMNS)} FROM read_parquet({_literal(str(target))})"
-                    if target.exists() else "")
+            target = self._path(file, self.identity[file])
+            kept = (f" UNION ALL SELECT {', '.join(COLUMNS)} FROM read_parquet({_literal(str(trusted))})"
+                    if trusted is not None else "")
             tmp = target.with_suffix(".tmp.parquet")
-            # One row per distinct line; a key that two different rows share (a hash collision) is kept for neither.
+            # A row per line of the file (a line logged twice, twice); a key whose rows differ (a hash collision)
+            # is kept for none of them, so those lines are read anew.
             con.execute(f"""
-                COPY (SELECT * FROM (SELECT DISTINCT * FROM (
-                          SELECT {', '.join(COLUMNS)} FROM fresh_lines WHERE filename = {_literal(file)}{kept}))
-                      QUALIFY count(*) OVER (PARTITION BY key, len) = 1)
+                COPY (SELECT * FROM (SELECT {', '.join(COLUMNS)} FROM fresh_lines WHERE filename = {_literal(file)}
+                                     {kept})
+                      WINDOW w AS (PARTITION BY key, len)
+                      QUALIFY min(question_id) OVER w = max(question_id) OVER w)
                 TO {_literal(str(tmp))} (FORMAT parquet)""")
             os.replace(tmp, target)
             written.append(file)
@@ -97,13 +119,17 @@ class LineMemo:
 
     def _prune(self, files: list[str]) -> None:
         assert self.dir is not None
-        keep = {self.path(f).name for f in files}
+        keep = {self._path(f, self.identity[f]).name for f in files if f in self.identity}
         for old in self.dir.glob("*.parquet"):
             if old.name not in keep:
                 old.unlink(missing_ok=True)
         for other in self.dir.parent.glob("lines-*"):
             if other != self.dir and other.is_dir():
                 shutil.rmtree(other, ignore_errors=True)
+
+
+def _stem(file: str) -> str:
+    return hashlib.sha256(file.encode()).hexdigest()[:24]
 
 
 def _literal(text: str) -> str:

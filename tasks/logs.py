@@ -230,7 +230,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     `quarantine` is complete only once `Ingested.finish` returns.
 
     With a line memo (`tasks.lines`; a JSONL log), the lines it holds are not parsed: their rows, extracted by
-    an earlier run, are the table `recalled_lines` (ts, user as its hash, question_id, qkey: the question's
+    an earlier run, are the view `recalled_lines` (ts, user as its hash, question_id, qkey: the question's
     extraction-memo key, y, skeleton, signature, slots, constraints); `rows` holds the others, with their memo
     key (filename, key, len). Without one, `recalled_lines` is empty.
     """
@@ -253,11 +253,13 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
         con.execute("SET preserve_insertion_order = false")
         if memo is not None:
             try:
-                _split(con, files, memo.held(files), future)
+                _split(con, files, memo.look(files), future)
             except duckdb.Error:  # an unreadable memo is dropped (the lines are read anew), never trusted
                 con.execute("DROP TABLE IF EXISTS split")
+                con.execute("DROP TABLE IF EXISTS held")
                 memo.discard()
                 _split(con, files, [], future)
+            memo.count(con, "held")
         con.execute(f"CREATE TEMP VIEW src AS {_source_sql(files, kind, _UNMATCHED if memo else None)}")
         # The raw line and file name are kept for quarantined rows only: the valid ones do not need them (but
         # for their memo key, with a line memo). The rows are stored in any order (cheaper to read): whatever reads
@@ -279,7 +281,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     except duckdb.Error as exc:
         raise LogError(f"{path}: cannot read the logs ({str(exc).splitlines()[0]}); check the format") from None
     if last_days and not (since or until):  # not partitioned by date: the newest valid row ends the window
-        recalled_newest = " UNION ALL SELECT max(m_t) FROM split WHERE matched" if memo else ""
+        recalled_newest = " UNION ALL SELECT max(t) FROM held" if memo else ""
         newest = con.sql("SELECT max(t)::DATE FROM (SELECT max(t) AS t FROM staged WHERE reason IS NULL"
                          f"{recalled_newest})").fetchall()[0][0]
         if newest is not None:
@@ -299,7 +301,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     # the valid rows are read where they are, not copied
     con.execute(f'CREATE VIEW rows AS SELECT t AS ts, "user", query{", filename" + _KEYS if memo else ""} '
                 f'FROM staged WHERE {where}')
-    _recalled(con, memo, " AND ".join(_window_sql("m_t", since, until)) or "true")
+    _recalled(con, memo, " AND ".join(_window_sql("t", since, until)) or "true")
     rejects = [r for r in _rejects(con) if own is None or r[0] in own]  # no time: its folder's day's
     con.from_arrow(_QUARANTINE.empty_table()).create("quarantine")
     n_rows = con.sql("SELECT (SELECT count(*) FROM rows) + (SELECT count(*) FROM recalled_lines)").fetchall()[0][0]
@@ -328,40 +330,36 @@ def _window_sql(col: str, since: date | None, until: date | None) -> list[str]:
 
 _KEYS = ", key, len"  # a line's memo key: a hash of its file's path and its text, and its length in bytes
 _UNMATCHED = "(SELECT filename, line, key, len FROM split WHERE NOT matched)"
+_HELD = """(key UBIGINT, len BIGINT, t TIMESTAMP, uid UBIGINT, question_id UBIGINT, qkey UHUGEINT, y INTEGER,
+            skeleton VARCHAR, signature VARCHAR, slots VARCHAR, constraints VARCHAR, filename VARCHAR)"""
 _RECALLED = """(ts TIMESTAMP, "user" UBIGINT, question_id UBIGINT, qkey UHUGEINT, y INTEGER, skeleton VARCHAR,
                 signature VARCHAR, slots VARCHAR, constraints VARCHAR)"""
 
 
 def _split(con: duckdb.DuckDBPyConnection, files: list[str], held: list[str], future: datetime) -> None:
-    """The table `split`: every line of the log with its memo key, and for a line its file's memo holds (and
-    not dated in the future: that one is read, and quarantined, anew) the row it holds instead of its text."""
+    """The tables `held`, the rows of the memo files `held` not dated in the future (a line dated so is read,
+    and quarantined, anew), and `split`: every line of the log with its memo key, its text only where no memo
+    row holds it. Reading every memo whole first means an unreadable one fails here, before any is used."""
     keyed = f"SELECT filename, line, hash(filename, line) AS key, strlen(line) AS len FROM {_lines_sql(files)}"
-    if not held:
-        con.execute(f"""CREATE TEMP TABLE split AS SELECT *, false AS matched, NULL::TIMESTAMP AS m_t,
-                        NULL::UBIGINT AS uid, NULL::UBIGINT AS question_id, NULL::UHUGEINT AS qkey,
-                        NULL::INTEGER AS y,
-                        NULL::VARCHAR AS skeleton, NULL::VARCHAR AS signature, NULL::VARCHAR AS slots,
-                        NULL::VARCHAR AS constraints FROM ({keyed})""")
-        return
+    if held:
+        con.execute(f"""CREATE TABLE held AS SELECT * FROM read_parquet({sql_files(held)}, filename=true)
+                        WHERE t <= TIMESTAMP '{future:%Y-%m-%d %H:%M:%S}'""")
+    else:
+        con.execute(f"CREATE TABLE held {_HELD}")
     con.execute(f"""
         CREATE TEMP TABLE split AS
-        SELECT l.filename, CASE WHEN m.key IS NULL THEN l.line END AS line, l.key, l.len, m.key IS NOT NULL AS matched,
-               m.t AS m_t, m.uid, m.question_id, m.qkey, m.y, m.skeleton, m.signature, m.slots, m.constraints
-        FROM ({keyed}) l
-             LEFT JOIN (SELECT * FROM read_parquet({sql_files(held)})
-                        WHERE t <= TIMESTAMP '{future:%Y-%m-%d %H:%M:%S}') m ON l.key = m.key AND l.len = m.len""")
+        SELECT l.filename, CASE WHEN k.key IS NULL THEN l.line END AS line, l.key, l.len, k.key IS NOT NULL AS matched
+        FROM ({keyed}) l LEFT JOIN (SELECT DISTINCT key, len FROM held) k ON l.key = k.key AND l.len = k.len""")
 
 
 def _recalled(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, window: str) -> None:
-    """The table `recalled_lines`: the window's rows of the lines the memo held (`_split`), and how many each
-    log file gave (`LineMemo.recalled`); empty without a memo."""
+    """The view `recalled_lines`: the window's rows of the lines the memo held (`_split`); an empty table
+    without a memo."""
     if memo is None:
         con.execute(f"CREATE TABLE recalled_lines {_RECALLED}")
         return
-    con.execute(f"""CREATE TABLE recalled_lines AS SELECT m_t AS ts, uid AS "user", question_id, qkey, y, skeleton,
-                    signature, slots, constraints FROM split WHERE matched AND {window}""")
-    memo.recalled = {f: int(n) for f, n in con.sql(
-        "SELECT filename, count(*) FROM split WHERE matched GROUP BY ALL").fetchall()}
+    con.execute(f"""CREATE VIEW recalled_lines AS SELECT t AS ts, uid AS "user", question_id, qkey, y, skeleton,
+                    signature, slots, constraints FROM held WHERE {window}""")
     con.execute("DROP VIEW src")
     con.execute("DROP TABLE split")
 

@@ -758,6 +758,8 @@ def test_a_next_run_recalls_the_lines_of_the_last(tmp_path: Path, small_index: t
     for day in ("2026-11-28", "2026-11-29"):
         write_log(logs / f"date={day}" / "part-000.jsonl", rows + [("solo", UNIQUE.format(office="Berlin"))] * 6,
                   start=datetime.fromisoformat(f"{day}T08:00:00"))
+    first_day = logs / "date=2026-11-28" / "part-000.jsonl"
+    first_day.write_text(first_day.read_text() + first_day.read_text().splitlines()[0] + "\n")  # logged twice
     window = {"since": date(2026, 11, 28), "until": date(2026, 11, 29)}
 
     def run(now: datetime = datetime(2026, 12, 1)) -> list[list[dict[str, Any]]]:
@@ -773,7 +775,8 @@ def test_a_next_run_recalls_the_lines_of_the_last(tmp_path: Path, small_index: t
     held = sorted(folder.glob("*.parquet"))
     assert len(held) == 2  # one per day's file
     kept = [r for f in held for r in pq.read_table(f).to_pylist()]
-    assert len(kept) == 2 * len(rows)  # the lines of the recurring shapes; not the lone user's
+    assert len(kept) == 2 * len(rows) + 1  # a row per line of the recurring shapes (not the lone user's)
+    assert len([r for r in first[0] if r["question_id"] == first[0][0]["question_id"]]) == 2  # the twice-logged
     on_disk = b"".join(f.read_bytes() for f in held) + str(kept).encode()
     assert not any(w in on_disk for w in (b"jane", b"example.com", b"per diem in Berlin", b"quokka", b"'u1'"))
     with patch("tasks.logs._source_sql", wraps=logs_module._source_sql) as parse:
