@@ -4,12 +4,13 @@ not seen before.
 A nightly window shares all but a day with last night's. For each JSONL log file a run reads whole (one of its
 window's days), the memo holds the rows of its lines whose shape recurred, keyed by a 64-bit hash of the file's path
 and the line, beside the line's length in bytes: the row as mining made it (UTC time, a hash of the user, question
-id, the question's key in the extraction memo, year, skeleton, signature, slots and constraints). A line's row
-depends only on its text and on the extraction, so a line found in its file's memo is that row; every other line
-(new, of a shape that did not recur, or changed) is read as usual. As in the extraction memo (`tasks.extracted`), no
-raw question is kept, no user id but its hash, and nothing of a shape that did not recur. The memo of each
-fingerprint (the extraction's, the log reader's code and `mining.max_query_chars`) is a folder of its own; a changed
-config or code starts an empty one. Losing it costs time, nothing else.
+id, year, and the MD5 of its skeleton and of its value set, whose texts the file holds once each). A line's row
+depends only on its text and on the extraction, and a memo is named for its file's size and modification time, so
+the memo of an unchanged file is that file's rows; its other lines (of a shape that did not recur, quarantined) are
+read as usual, and a changed file is read whole. As in the extraction memo (`tasks.extracted`), no raw question is
+kept, no user id but its hash, and nothing of a shape that did not recur. The memo of each fingerprint (the
+extraction's, the log reader's code and `mining.max_query_chars`) is a folder of its own; a changed config or code
+starts an empty one. Losing it costs time, nothing else.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ import pyarrow as pa
 
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
-from tasks.extracted import fingerprint, key_sql, source_digest
+from tasks.extracted import fingerprint, source_digest
 
-COLUMNS = ("key", "len", "t", "uid", "question_id", "qkey", "y", "skeleton", "signature", "slots", "constraints")
+ROW = ("key", "len", "t", "uid", "question_id", "y", "skh", "vsh")  # a line's row; then its texts by hash
+TEXTS = ("skeleton", "slots", "constraints", "signature")
 REFRESH_SHARE = 0.1  # a file's memo is written again when its rows read anew that recur reach this share of it
 
 
@@ -83,15 +85,29 @@ class LineMemo:
         memo was written."""
         if self.dir is None:
             return []
-        wanted = pa.table({"filename": files})  # noqa: F841 - DuckDB reads the local variable by name
+        # Only files that may be written: those with no trusted memo, and those with enough rows read anew
+        parsed = dict(con.sql("SELECT filename, count(*) FROM rows GROUP BY ALL").fetchall())
+        files = [f for f in files if f not in self.trusted
+                 or parsed.get(f, 0) >= max(1, REFRESH_SHARE * self.recalled.get(f, 0))]
+        wanted = pa.table({"filename": files}, schema=pa.schema([("filename", pa.string())]))  # noqa: F841
         con.execute(f"""
             CREATE OR REPLACE TEMP TABLE fresh_lines AS
             SELECT r.filename, r.key, r.len, r.ts AS t, hash(r."user") AS uid,
-                   hash(r.ts, r."user", r.query) AS question_id, {key_sql('r.query')} AS qkey, m.y, m.skeleton,
-                   m.signature, m.slots, m.constraints
+                   hash(r.ts, r."user", r.query) AS question_id, m.y, m.skeleton, m.signature, m.slots,
+                   m.constraints
             FROM rows r SEMI JOIN wanted USING (filename)
                  JOIN mapping m ON r.query = m.query AND CAST(year(r.ts) AS INTEGER) = m.y
                  SEMI JOIN ({recurring}) k USING (skeleton)""")
+        # DuckDB's 64-bit hash is fast, not collision-proof: a line whose key another line of its file shares (one
+        # that reads as another question, or a quarantined one) is kept for neither, or the other would be taken
+        # for it. Every line of a file without a trusted memo is in `staged` (a trusted memo's were checked so).
+        con.execute("""
+            CREATE OR REPLACE TEMP TABLE shared_keys AS
+            SELECT filename, key, len FROM staged SEMI JOIN wanted USING (filename)
+            GROUP BY ALL HAVING count(DISTINCT CASE WHEN reason IS NULL THEN hash(t, "user", query) END) > 1
+                                OR (bool_or(reason IS NULL) AND bool_or(reason IS NOT NULL))""")
+        con.execute("DELETE FROM fresh_lines f USING shared_keys k "
+                    "WHERE f.filename = k.filename AND f.key = k.key AND f.len = k.len")
         counts = dict(con.sql("SELECT filename, count(*) FROM fresh_lines GROUP BY ALL").fetchall())
         written = []
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -100,20 +116,33 @@ class LineMemo:
             if file not in self.identity or new == 0 or (trusted is not None and new < REFRESH_SHARE * old):
                 continue
             target = self._path(file, self.identity[file])
-            kept = (f" UNION ALL SELECT {', '.join(COLUMNS)} FROM read_parquet({_literal(str(trusted))})"
-                    if trusted is not None else "")
+            kept = (f""" UNION ALL SELECT {', '.join('h.' + c for c in ROW)}, {', '.join(TEXTS)}
+                         FROM held h JOIN held_sk USING (skh) JOIN held_vs USING (vsh)
+                         WHERE h.filename = {_literal(str(trusted))}""" if trusted is not None else "")
             tmp = target.with_suffix(".tmp.parquet")
             # A row per line of the file (a line logged twice, twice); a key whose rows differ (a hash collision)
-            # is kept for none of them, so those lines are read anew.
+            # is kept for none of them, so those lines are read anew. Then each skeleton and value set once, by
+            # its MD5 (`kind` "sk", "vs"): the line rows hold numbers only, which the next run reads fast.
+            nulls = ", ".join(f"NULL AS {c}" for c in TEXTS)
             con.execute(f"""
-                COPY (SELECT * FROM (SELECT {', '.join(COLUMNS)} FROM fresh_lines WHERE filename = {_literal(file)}
-                                     {kept})
-                      WINDOW w AS (PARTITION BY key, len)
-                      QUALIFY min(question_id) OVER w = max(question_id) OVER w)
+                COPY (WITH lines AS (
+                          SELECT * FROM (SELECT {', '.join(ROW[:-2])}, md5_number(skeleton) AS skh,
+                                                md5_number(concat_ws(chr(31), slots, constraints, signature)) AS vsh,
+                                                {', '.join(TEXTS)}
+                                         FROM fresh_lines WHERE filename = {_literal(file)}
+                                         {kept})
+                          WINDOW w AS (PARTITION BY key, len)
+                          QUALIFY min(question_id) OVER w = max(question_id) OVER w)
+                      SELECT 'row' AS kind, {', '.join(ROW)}, {nulls} FROM lines
+                      UNION ALL SELECT DISTINCT 'sk', {', '.join('NULL' for _ in ROW[:-2])}, skh, NULL, skeleton,
+                                                NULL, NULL, NULL FROM lines
+                      UNION ALL SELECT DISTINCT 'vs', {', '.join('NULL' for _ in ROW[:-1])}, vsh, NULL, slots,
+                                                constraints, signature FROM lines)
                 TO {_literal(str(tmp))} (FORMAT parquet)""")
             os.replace(tmp, target)
             written.append(file)
         con.execute("DROP TABLE fresh_lines")
+        con.execute("DROP TABLE shared_keys")
         self._prune(read)
         return written
 

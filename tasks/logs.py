@@ -230,9 +230,10 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     `quarantine` is complete only once `Ingested.finish` returns.
 
     With a line memo (`tasks.lines`; a JSONL log), the lines it holds are not parsed: their rows, extracted by
-    an earlier run, are the view `recalled_lines` (ts, user as its hash, question_id, qkey: the question's
-    extraction-memo key, y, skeleton, signature, slots, constraints); `rows` holds the others, with their memo
-    key (filename, key, len). Without one, `recalled_lines` is empty.
+    an earlier run, are the view `recalled_lines` (ts, user as its hash, question_id, y, and the MD5s skh and vsh
+    of its skeleton and value set, whose texts are the tables
+    `held_sk` and `held_vs`); `rows` holds the others, with their memo key (filename, key, len). Without one,
+    `recalled_lines` is empty.
     """
     every, kind = log_files(path)
     future = (now or datetime.now(UTC).replace(tzinfo=None)) + timedelta(days=1)  # timestamps are UTC
@@ -254,12 +255,14 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
         if memo is not None:
             try:
                 _split(con, files, memo.look(files), future)
-            except duckdb.Error:  # an unreadable memo is dropped (the lines are read anew), never trusted
-                con.execute("DROP TABLE IF EXISTS split")
-                con.execute("DROP TABLE IF EXISTS held")
+            except (duckdb.Error, MemoError):  # an unreadable memo is dropped (its lines are read anew)
+                for table in ("held", "held_sk", "held_vs"):
+                    con.execute(f"DROP TABLE IF EXISTS {table}")
                 memo.discard()
                 _split(con, files, [], future)
             memo.count(con, "held")
+        else:
+            _split_none(con)
         con.execute(f"CREATE TEMP VIEW src AS {_source_sql(files, kind, _UNMATCHED if memo else None)}")
         # The raw line and file name are kept for quarantined rows only: the valid ones do not need them (but
         # for their memo key, with a line memo). The rows are stored in any order (cheaper to read): whatever reads
@@ -330,38 +333,57 @@ def _window_sql(col: str, since: date | None, until: date | None) -> list[str]:
 
 _KEYS = ", key, len"  # a line's memo key: a hash of its file's path and its text, and its length in bytes
 _UNMATCHED = "(SELECT filename, line, key, len FROM split WHERE NOT matched)"
-_HELD = """(key UBIGINT, len BIGINT, t TIMESTAMP, uid UBIGINT, question_id UBIGINT, qkey UHUGEINT, y INTEGER,
-            skeleton VARCHAR, signature VARCHAR, slots VARCHAR, constraints VARCHAR, filename VARCHAR)"""
-_RECALLED = """(ts TIMESTAMP, "user" UBIGINT, question_id UBIGINT, qkey UHUGEINT, y INTEGER, skeleton VARCHAR,
-                signature VARCHAR, slots VARCHAR, constraints VARCHAR)"""
+_HELD = """(key UBIGINT, len BIGINT, t TIMESTAMP, uid UBIGINT, question_id UBIGINT, y INTEGER, skh UHUGEINT,
+            vsh UHUGEINT, filename VARCHAR)"""
+_HELD_SK = "(skh UHUGEINT, skeleton VARCHAR)"
+_HELD_VS = "(vsh UHUGEINT, slots VARCHAR, constraints VARCHAR, signature VARCHAR)"
+
+
+class MemoError(ValueError):
+    """A line memo that cannot be trusted (one hash for two texts)."""
 
 
 def _split(con: duckdb.DuckDBPyConnection, files: list[str], held: list[str], future: datetime) -> None:
-    """The tables `held`, the rows of the memo files `held` not dated in the future (a line dated so is read,
-    and quarantined, anew), and `split`: every line of the log with its memo key, its text only where no memo
-    row holds it. Reading every memo whole first means an unreadable one fails here, before any is used."""
+    """From the memo files `held`: the tables `held` (their line rows not dated in the future: a line dated so is
+    read, and quarantined, anew), `held_sk` and `held_vs` (the skeletons and value sets those rows name by hash);
+    and the view `split`: every line of the log with its memo key and whether a memo row holds it. Every memo is
+    read whole here, so an unreadable one fails before any is used."""
     keyed = f"SELECT filename, line, hash(filename, line) AS key, strlen(line) AS len FROM {_lines_sql(files)}"
     if held:
-        con.execute(f"""CREATE TABLE held AS SELECT * FROM read_parquet({sql_files(held)}, filename=true)
-                        WHERE t <= TIMESTAMP '{future:%Y-%m-%d %H:%M:%S}'""")
+        memo = f"read_parquet({sql_files(held)}, filename=true)"
+        con.execute(f"""CREATE TABLE held AS SELECT key, len, t, uid, question_id, y, skh, vsh, filename
+                        FROM {memo} WHERE kind = 'row' AND t <= TIMESTAMP '{future:%Y-%m-%d %H:%M:%S}'""")
+        con.execute(f"CREATE TABLE held_sk AS SELECT DISTINCT skh, skeleton FROM {memo} WHERE kind = 'sk'")
+        con.execute(f"""CREATE TABLE held_vs AS SELECT DISTINCT vsh, slots, constraints, signature FROM {memo}
+                        WHERE kind = 'vs'""")
+        clash = con.sql("""SELECT (SELECT count(*) - count(DISTINCT skh) FROM held_sk)
+                                  + (SELECT count(*) - count(DISTINCT vsh) FROM held_vs)""").fetchall()[0][0]
+        if clash:
+            raise MemoError("two texts under one hash in the line memo")
     else:
-        con.execute(f"CREATE TABLE held {_HELD}")
+        _split_none(con)
+    # A view: the lines are read once, by the parse of those not held (`_UNMATCHED`), never stored whole
     con.execute(f"""
-        CREATE TEMP TABLE split AS
-        SELECT l.filename, CASE WHEN k.key IS NULL THEN l.line END AS line, l.key, l.len, k.key IS NOT NULL AS matched
+        CREATE TEMP VIEW split AS
+        SELECT l.filename, l.line, l.key, l.len, k.key IS NOT NULL AS matched
         FROM ({keyed}) l LEFT JOIN (SELECT DISTINCT key, len FROM held) k ON l.key = k.key AND l.len = k.len""")
 
 
+def _split_none(con: duckdb.DuckDBPyConnection) -> None:
+    """The memo's tables, empty: a run without a line memo."""
+    con.execute(f"CREATE TABLE held {_HELD}")
+    con.execute(f"CREATE TABLE held_sk {_HELD_SK}")
+    con.execute(f"CREATE TABLE held_vs {_HELD_VS}")
+
+
 def _recalled(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, window: str) -> None:
-    """The view `recalled_lines`: the window's rows of the lines the memo held (`_split`); an empty table
-    without a memo."""
-    if memo is None:
-        con.execute(f"CREATE TABLE recalled_lines {_RECALLED}")
-        return
-    con.execute(f"""CREATE VIEW recalled_lines AS SELECT t AS ts, uid AS "user", question_id, qkey, y, skeleton,
-                    signature, slots, constraints FROM held WHERE {window}""")
-    con.execute("DROP VIEW src")
-    con.execute("DROP TABLE split")
+    """The view `recalled_lines` (ts, user: a hash, question_id, y, skh, vsh): the window's rows of the
+    lines the memo held (`_split`); empty without a memo."""
+    con.execute(f"""CREATE VIEW recalled_lines AS SELECT t AS ts, uid AS "user", question_id, y, skh, vsh
+                    FROM held WHERE {window if memo is not None else "false"}""")
+    if memo is not None:
+        con.execute("DROP VIEW src")
+        con.execute("DROP VIEW split")
 
 
 def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...]], rejects: list[tuple[Any, ...]],

@@ -116,11 +116,10 @@ def keep_extraction(con: Any, memo: ExtractionMemo, shapes: list[dict[str, Any]]
     con.execute("CREATE TABLE recurring_reps AS SELECT * FROM reps")
     recurring = """SELECT s.skeleton FROM skeletons s JOIN sk_rep k USING (sid) JOIN skeletons r ON r.sid = k.rep
                    SEMI JOIN recurring_reps t ON t.rep = r.skeleton"""
-    # This run's questions: those extracted or recalled by question, and those whose lines were recalled
+    # The questions read from the logs this run (a line the line memo held was not read): mostly the newest day's,
+    # which the next run's newest day mostly repeats
     memo.keep(con, f"""SELECT {key_sql('query')} AS key, y, skeleton, signature, slots, constraints
-                       FROM mapping SEMI JOIN ({recurring}) k USING (skeleton)
-                       UNION ALL SELECT qkey, y, skeleton, signature, slots, constraints
-                       FROM recalled_lines SEMI JOIN ({recurring}) k USING (skeleton)""")
+                       FROM mapping SEMI JOIN ({recurring}) k USING (skeleton)""")
     if ing is not None and ing.lines is not None:
         ing.lines.keep(con, ing.whole or [], ing.read or [], recurring)
 
@@ -132,12 +131,12 @@ def _question_table(con: Any) -> None:
     signature they make), so the passes over every row group and sort numbers, not text; the view `q_text`
     shows them as text."""
     con.execute("""CREATE TABLE skeletons AS SELECT CAST(row_number() OVER (ORDER BY skeleton) AS INTEGER) AS sid,
-                   skeleton FROM (SELECT skeleton FROM mapping UNION SELECT skeleton FROM recalled_lines)""")
+                   skeleton FROM (SELECT skeleton FROM mapping UNION SELECT skeleton FROM held_sk)""")
     con.execute("""CREATE TABLE value_sets AS
                    SELECT CAST(row_number() OVER (ORDER BY constraints, slots, signature) AS INTEGER) AS kid, slots,
                           constraints, signature FROM (
                        SELECT slots, constraints, signature FROM mapping
-                       UNION SELECT slots, constraints, signature FROM recalled_lines)""")
+                       UNION SELECT slots, constraints, signature FROM held_vs)""")
     # One statement per step: each distinct question's numbers, every row's, then the window. In one statement
     # DuckDB joined every row to the skeleton and value-set texts and windowed the join: 0.82 s against 0.50 s.
     con.execute("""
@@ -152,7 +151,8 @@ def _question_table(con: Any) -> None:
         FROM rows r JOIN numbered m ON r.query = m.query AND CAST(year(r.ts) AS INTEGER) = m.y
         UNION ALL
         SELECT l.ts, l."user", l.question_id, s.sid, v.kid
-        FROM recalled_lines l JOIN skeletons s USING (skeleton) JOIN value_sets v USING (slots, constraints, signature)
+        FROM recalled_lines l JOIN (SELECT skh, sid FROM held_sk JOIN skeletons USING (skeleton)) s USING (skh)
+             JOIN (SELECT vsh, kid FROM held_vs JOIN value_sets USING (slots, constraints, signature)) v USING (vsh)
         """)
     con.execute("""
         CREATE TABLE q AS

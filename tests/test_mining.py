@@ -775,18 +775,30 @@ def test_a_next_run_recalls_the_lines_of_the_last(tmp_path: Path, small_index: t
     held = sorted(folder.glob("*.parquet"))
     assert len(held) == 2  # one per day's file
     kept = [r for f in held for r in pq.read_table(f).to_pylist()]
-    assert len(kept) == 2 * len(rows) + 1  # a row per line of the recurring shapes (not the lone user's)
+    lines_kept = [r for r in kept if r["kind"] == "row"]
+    assert len(lines_kept) == 2 * len(rows) + 1  # a row per line of the recurring shapes (not the lone user's)
+    assert {r["skeleton"] for r in kept if r["kind"] == "sk"} == {s["skeleton"] for s in first[2]}  # texts once
     assert len([r for r in first[0] if r["question_id"] == first[0][0]["question_id"]]) == 2  # the twice-logged
     on_disk = b"".join(f.read_bytes() for f in held) + str(kept).encode()
     assert not any(w in on_disk for w in (b"jane", b"example.com", b"per diem in Berlin", b"quokka", b"'u1'"))
     with patch("tasks.logs._source_sql", wraps=logs_module._source_sql) as parse:
         assert run() == first
     assert "split WHERE NOT matched" in parse.call_args.args[2]  # the held lines were not parsed again
-    # The memo's rows, not a new extraction: a row changed in it shows through.
-    table = pq.read_table(held[0])
-    pq.write_table(table.set_column(table.schema.get_field_index("skeleton"), "skeleton",
-                                    pa.array(["what does the line memo recall"] * len(table))), held[0])
-    assert any(s["skeleton"] == "what does the line memo recall" for s in run()[2])
+    # The memo's rows, not a new extraction: a skeleton changed in it shows through; one hash naming two texts
+    # (one file changed, not the other) is no memo to trust.
+    def rename_skeletons(memo: Path) -> None:
+        table = pq.read_table(memo)
+        sk = pa.array(["what does the line memo recall" if r["kind"] == "sk" else None for r in table.to_pylist()],
+                      pa.string())
+        pq.write_table(table.set_column(table.schema.get_field_index("skeleton"), "skeleton", sk), memo)
+
+    rename_skeletons(held[0])
+    assert run() == first
+    shutil.rmtree(memo_dir)
+    run()
+    for memo in held:
+        rename_skeletons(memo)
+    assert [s["skeleton"] for s in run()[2]] == ["what does the line memo recall"]
     shutil.rmtree(memo_dir)  # both memos were made from the changed one
     assert run() == first
     held[0].write_bytes(b"PAR1 not a memo")
@@ -832,10 +844,13 @@ def test_a_next_run_recalls_the_extraction_of_the_last(tmp_path: Path, small_ind
     kept = pq.read_table(memo).to_pylist()
     assert len(kept) == 9  # one row per distinct question and year of a recurring shape
     assert not any(w in str(kept).encode() + memo.read_bytes() for w in (b"jane", b"per diem in Berlin", b"quokka"))
+    # Each run below reads every line (no line memo: `test_a_next_run_recalls_the_lines_of_the_last`), so the
+    # extraction memo is what saves the extraction; it keeps the questions a run read.
+    _drop_line_memo(memo_dir)
     assert run(config) == first
+    assert len(pq.read_table(memo)) == 9
 
-    # Recalled, not extracted again: a memo whose skeletons were changed shows through (the line memo, which
-    # would recall the lines themselves first, is dropped: `test_a_next_run_recalls_the_lines_of_the_last`).
+    # Recalled, not extracted again: a memo whose skeletons were changed shows through.
     recalled = "what does the memo recall for {office}"
     pq.write_table(pq.read_table(memo).set_column(2, "skeleton", pa.array([recalled] * len(kept))), memo)
     _drop_line_memo(memo_dir)
@@ -847,6 +862,7 @@ def test_a_next_run_recalls_the_extraction_of_the_last(tmp_path: Path, small_ind
 
     aliased = config.model_copy(deep=True)
     next(f for f in aliased.facets if f.name == "office").aliases["bln"] = "Berlin"
+    _drop_line_memo(memo_dir)
     assert run(aliased) == first  # no question names the alias: the same extraction, made afresh
     (new_memo,) = memo_dir.glob("extracted-*.parquet")
     assert new_memo != memo  # the old fingerprint's memo is gone
