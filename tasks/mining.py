@@ -132,9 +132,11 @@ def _question_table(con: Any) -> None:
     shows them as text."""
     con.execute("""CREATE TABLE skeletons AS SELECT CAST(row_number() OVER (ORDER BY skeleton) AS INTEGER) AS sid,
                    skeleton FROM (SELECT skeleton FROM mapping UNION SELECT skeleton FROM held_sk)""")
+    # gid numbers the signatures in their order, so the passes over every row group by it, not by the text
     con.execute("""CREATE TABLE value_sets AS
                    SELECT CAST(row_number() OVER (ORDER BY constraints, slots, signature) AS INTEGER) AS kid, slots,
-                          constraints, signature FROM (
+                          constraints, signature, CAST(dense_rank() OVER (ORDER BY signature) AS INTEGER) AS gid
+                   FROM (
                        SELECT slots, constraints, signature FROM mapping
                        UNION SELECT slots, constraints, signature FROM held_vs)""")
     # One statement per step: each distinct question's numbers, every row's, then the window. In one statement
@@ -242,10 +244,11 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
     change places as counts change, the greedy merge groups them differently, and the shapes' ids change.
     """
     rows = ing.con.sql("""
-        SELECT s.skeleton, g.signature, g.n, g.users
-        FROM (SELECT sid, signature, count(*) AS n, count(DISTINCT "user") AS users
-              FROM q JOIN value_sets USING (kid) GROUP BY ALL HAVING count(DISTINCT "user") >= 2) g
-             JOIN skeletons s USING (sid)
+        SELECT s.skeleton, sig.signature, g.n, g.users
+        FROM (SELECT sid, gid, count(*) AS n, count(DISTINCT "user") AS users
+              FROM q JOIN (SELECT kid, gid FROM value_sets) v USING (kid) GROUP BY ALL
+              HAVING count(DISTINCT "user") >= 2) g
+             JOIN skeletons s USING (sid) JOIN (SELECT DISTINCT gid, signature FROM value_sets) sig USING (gid)
         ORDER BY n DESC, skeleton LIMIT 50000""").fetchall()
     vecs = embedder.encode([r[0] for r in rows], label="embedding skeletons", quiet=quiet)
     keys = [text_key(r[0]) for r in rows] if memory else []
@@ -356,22 +359,23 @@ def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[
                    FROM skeletons s LEFT JOIN reps r USING (skeleton) LEFT JOIN skeletons rs ON rs.skeleton = r.rep""")
     m = config.mining
     shapes = con.sql(f"""
-        WITH qr AS (SELECT q."user", q.ts, q.sid, v.signature, q.kid, k.rep
-                    FROM q JOIN sk_rep k USING (sid) JOIN value_sets v USING (kid)),
+        WITH qr AS (SELECT q."user", q.ts, q.sid, v.gid, q.kid, k.rep
+                    FROM q JOIN sk_rep k USING (sid) JOIN (SELECT kid, gid FROM value_sets) v USING (kid)),
         member AS (SELECT rep, sid, count(DISTINCT "user") AS users, count(*) AS n FROM qr GROUP BY ALL),
         top_slots AS (  -- the slot sets near the most frequent one's count (near_top), most frequent first
             SELECT rep, list(slots ORDER BY n DESC, slots) FILTER (WHERE {NEAR_TOP_SQL}) AS example_slots FROM (
                 SELECT *, max(n) OVER (PARTITION BY rep) AS top FROM (
                     SELECT rep, v.slots, sum(n) AS n FROM (SELECT rep, kid, count(*) AS n FROM qr GROUP BY ALL)
                          JOIN value_sets v USING (kid) GROUP BY ALL)) GROUP BY rep),
-        agg AS (SELECT rep, min(signature) AS signature, count(*) AS count, count(DISTINCT "user") AS users,
+        agg AS (SELECT rep, min(gid) AS gid, count(*) AS count, count(DISTINCT "user") AS users,
                        min(ts) AS first_seen, max(ts) AS last_seen FROM qr GROUP BY rep)
-        SELECT s.skeleton, agg.signature, agg.count, agg.users, agg.first_seen, agg.last_seen,
+        SELECT s.skeleton, sig.signature, agg.count, agg.users, agg.first_seen, agg.last_seen,
                (SELECT list(ms.skeleton ORDER BY member.n DESC, ms.skeleton)
                 FROM member JOIN skeletons ms USING (sid)
                 WHERE member.rep = agg.rep AND member.users >= {m.min_users}) AS examples,
                t.example_slots
         FROM agg JOIN skeletons s ON s.sid = agg.rep JOIN top_slots t ON t.rep = agg.rep
+             JOIN (SELECT DISTINCT gid, signature FROM value_sets) sig ON sig.gid = agg.gid
         ORDER BY agg.count DESC, s.skeleton""").fetchall()
     cols = ["skeleton", "signature", "count", "users", "first_seen", "last_seen", "examples", "example_slots"]
     out = []
