@@ -3,7 +3,7 @@ seen before.
 
 A moving log window shares all but a day with last night's, and so most of its distinct questions. The memo
 holds, for each distinct (question, year) of the last run whose shape recurred, its skeleton, signature, slots and
-constraints (rows of the table `mapping` of `tasks.mining`), keyed by a 128-bit hash of the raw question: no raw
+constraints (rows of the table `mapping` of `tasks.mining`), keyed by the MD5 of the raw question: no raw
 question is written to disk (a key can only confirm a question already guessed whole), what
 is stored is as scrubbed as questions.parquet, and, as there, nothing of a shape that does not recur. It is valid
 for one extraction only: its file name carries a fingerprint of the lexicon, the scrubber, the DuckDB version and
@@ -29,12 +29,10 @@ from tasks.logs import sql_files
 # The modules whose code extracts a question (`tasks.mining` holds the SQL passes)
 _EXTRACTION_MODULES = ("schemas.constraint", "schemas.extract", "schemas.extract_sql", "schemas.pii", "schemas.text",
                        "tasks.extract_rows", "tasks.mining")
-_KEY_SQL = "md5_number({})"  # the key of a raw question, in DuckDB
-
-
 def key_sql(column: str) -> str:
-    """The memo's key of the raw question in `column`, in DuckDB SQL."""
-    return _KEY_SQL.format(column)
+    """The memo's key of the raw question in `column`, in DuckDB SQL: its MD5 as two 64-bit halves (a 128-bit
+    number would be written to Parquet as a DOUBLE, which keeps 53 bits of it)."""
+    return f"md5_number_lower({column}) AS key_lo, md5_number_upper({column}) AS key_hi"
 
 
 def fingerprint(lexicon: Lexicon, scrub: Scrubber) -> str:
@@ -74,23 +72,26 @@ class ExtractionMemo:
             con.execute(f"""INSERT INTO {into}
                 SELECT d.query, d.y, m.skeleton, m.signature, m.slots, m.constraints
                 FROM {questions} d JOIN read_parquet({sql_files([str(self.path)])}) m
-                     ON m.key = {_KEY_SQL.format('d.query')} AND m.y = d.y""")
+                     ON m.key_lo = md5_number_lower(d.query) AND m.key_hi = md5_number_upper(d.query)
+                        AND m.y = d.y""")
         except duckdb.Error:
             con.execute(f"DELETE FROM {into}")
             return 0
         return int(con.sql(f"SELECT count(*) FROM {into}").fetchall()[0][0])
 
     def keep(self, con: Any, rows: str) -> None:
-        """Write the rows the query `rows` selects (key, y, skeleton, signature, slots, constraints; `key_sql`
-        of the raw question), one per key and year, as the memo for the next run (atomically: a crash leaves the
-        old memo or the new one), and delete the memos of other fingerprints."""
+        """Write the rows the query `rows` selects (key_lo, key_hi: `key_sql` of the raw question; y, skeleton,
+        signature, slots, constraints), one per key and year, as the memo for the next run (atomically: a crash
+        leaves the old memo or the new one), and delete the memos of other fingerprints."""
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp.parquet")
-        con.execute(f"""COPY (SELECT key, y, any_value(skeleton) AS skeleton, any_value(signature) AS signature,
-                                    any_value(slots) AS slots, any_value(constraints) AS constraints
-                             FROM ({rows}) GROUP BY key, y) TO '{str(tmp).replace("'", "''")}' (FORMAT parquet)""")
+        con.execute(f"""COPY (SELECT key_lo, key_hi, y, any_value(skeleton) AS skeleton,
+                                    any_value(signature) AS signature, any_value(slots) AS slots,
+                                    any_value(constraints) AS constraints
+                             FROM ({rows}) GROUP BY key_lo, key_hi, y)
+                        TO '{str(tmp).replace("'", "''")}' (FORMAT parquet)""")
         os.replace(tmp, self.path)
         for old in self.path.parent.glob("extracted-*.parquet"):
             if old != self.path:

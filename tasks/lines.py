@@ -35,7 +35,7 @@ REFRESH_SHARE = 0.1  # a file's memo is written again when its rows read anew th
 
 class LineMemo:
     """The line memo in `folder` (None: no memo) for one extraction. A log file's memo is named for the file's
-    path, size and modification time when it was read, and only a file unchanged since then recalls from it."""
+    path and identity (`_identity`) when it was read, and only a file unchanged since then recalls from it."""
 
     def __init__(self, folder: Path | None, lexicon: Lexicon, scrub: Scrubber, max_query_chars: int) -> None:
         body = [fingerprint(lexicon, scrub), source_digest("tasks.logs"), source_digest("tasks.lines"),
@@ -55,15 +55,18 @@ class LineMemo:
         if self.dir is None:
             return []
         for file in files:
-            try:
-                st = os.stat(file)
-            except OSError:
+            identity = _identity(file)
+            if identity is None:
                 continue
-            self.identity[file] = f"{st.st_size}-{st.st_mtime_ns}"
-            path = self._path(file, self.identity[file])
+            self.identity[file] = identity
+            path = self._path(file, identity)
             if path.exists():
                 self.trusted[file] = path
         return [str(p) for p in self.trusted.values()]
+
+    def changed(self) -> bool:
+        """Whether a file whose memo this run trusts has changed since `look` (while it was being read)."""
+        return any(_identity(file) != self.identity.get(file) for file in self.trusted)
 
     def count(self, con: Any, held: str) -> None:
         """How many rows each log file recalled, from the table `held` of memo rows (with their memo's filename)."""
@@ -72,7 +75,7 @@ class LineMemo:
                          .fetchall() if m in of}
 
     def discard(self) -> None:
-        """Delete this fingerprint's memo (one of its files could not be read)."""
+        """Delete this fingerprint's memo (one of its files could not be read or trusted)."""
         if self.dir is not None:
             shutil.rmtree(self.dir, ignore_errors=True)
         self.trusted, self.recalled = {}, {}
@@ -126,8 +129,9 @@ class LineMemo:
             nulls = ", ".join(f"NULL AS {c}" for c in TEXTS)
             con.execute(f"""
                 COPY (WITH lines AS (
-                          SELECT * FROM (SELECT {', '.join(ROW[:-2])}, md5_number(skeleton) AS skh,
-                                                md5_number(concat_ws(chr(31), slots, constraints, signature)) AS vsh,
+                          SELECT * FROM (SELECT {', '.join(ROW[:-2])}, md5_number_lower(skeleton) AS skh,
+                                                md5_number_lower(concat_ws(chr(31), slots, constraints, signature))
+                                                AS vsh,
                                                 {', '.join(TEXTS)}
                                          FROM fresh_lines WHERE filename = {_literal(file)}
                                          {kept})
@@ -155,6 +159,16 @@ class LineMemo:
         for other in self.dir.parent.glob("lines-*"):
             if other != self.dir and other.is_dir():
                 shutil.rmtree(other, ignore_errors=True)
+
+
+def _identity(file: str) -> str | None:
+    """A log file's size, modification and change times, and inode: a write changes the change time, which no
+    call can set back, so a file with the same identity holds the same lines."""
+    try:
+        st = os.stat(file)
+    except OSError:
+        return None
+    return f"{st.st_size}-{st.st_mtime_ns}-{st.st_ctime_ns}-{st.st_ino}"
 
 
 def _stem(file: str) -> str:

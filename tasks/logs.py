@@ -252,34 +252,17 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
         if kind != "jsonl":
             _check_columns(con, path, files, kind)
         con.execute("SET preserve_insertion_order = false")
+        _hold(con, memo, files, future)
         if memo is not None:
-            try:
-                _split(con, files, memo.look(files), future)
-            except (duckdb.Error, MemoError):  # an unreadable memo is dropped (its lines are read anew)
-                for table in ("held", "held_sk", "held_vs"):
-                    con.execute(f"DROP TABLE IF EXISTS {table}")
-                memo.discard()
-                _split(con, files, [], future)
-            memo.count(con, "held")
-        else:
-            _split_none(con)
+            _split(con, files)
         con.execute(f"CREATE TEMP VIEW src AS {_source_sql(files, kind, _UNMATCHED if memo else None)}")
-        # The raw line and file name are kept for quarantined rows only: the valid ones do not need them (but
-        # for their memo key, with a line memo). The rows are stored in any order (cheaper to read): whatever reads
-        # them in an order sorts them.
-        con.execute(f"""
-            CREATE TABLE staged AS
-            SELECT CASE WHEN reason IS NOT NULL OR {'true' if memo else 'false'} THEN filename END AS filename,
-                   CASE WHEN reason IS NOT NULL THEN line END AS line, t, "user", query, reason{_KEYS if memo else ""}
-            FROM (SELECT filename, line, t, "user", query{_KEYS if memo else ""}, coalesce(bad,
-                    CASE WHEN query IS NULL THEN 'missing query'
-                         WHEN NOT regexp_matches(query, '[^[:space:]\u00a0\u3000]') THEN 'empty query'
-                         WHEN length(query) > {int(max_query_chars)} THEN 'query too long'
-                         WHEN "user" IS NULL OR trim("user") = '' THEN 'missing user'
-                         WHEN ts IS NULL THEN 'missing timestamp'
-                         WHEN t IS NULL THEN 'bad timestamp'
-                         WHEN t > TIMESTAMP '{future:%Y-%m-%d %H:%M:%S}' THEN 'timestamp in the future' END) AS reason
-                  FROM (SELECT *, {utc_sql('ts')} AS t FROM src))""")
+        _stage(con, memo, future, max_query_chars)
+        if memo is not None and memo.changed():  # a file changed while it was read: its memo is not its lines
+            con.execute("DROP TABLE staged")
+            _drop_held(con)
+            memo.discard()
+            _hold(con, None, files, future)
+            _stage(con, memo, future, max_query_chars)
         con.execute("RESET preserve_insertion_order")
     except duckdb.Error as exc:
         raise LogError(f"{path}: cannot read the logs ({str(exc).splitlines()[0]}); check the format") from None
@@ -333,40 +316,92 @@ def _window_sql(col: str, since: date | None, until: date | None) -> list[str]:
 
 _KEYS = ", key, len"  # a line's memo key: a hash of its file's path and its text, and its length in bytes
 _UNMATCHED = "(SELECT filename, line, key, len FROM split WHERE NOT matched)"
-_HELD = """(key UBIGINT, len BIGINT, t TIMESTAMP, uid UBIGINT, question_id UBIGINT, y INTEGER, skh UHUGEINT,
-            vsh UHUGEINT, filename VARCHAR)"""
-_HELD_SK = "(skh UHUGEINT, skeleton VARCHAR)"
-_HELD_VS = "(vsh UHUGEINT, slots VARCHAR, constraints VARCHAR, signature VARCHAR)"
+_HELD = """(key UBIGINT, len BIGINT, t TIMESTAMP, uid UBIGINT, question_id UBIGINT, y INTEGER, skh UBIGINT,
+            vsh UBIGINT, filename VARCHAR, log VARCHAR)"""
+_HELD_SK = "(skh UBIGINT, skeleton VARCHAR)"
+_HELD_VS = "(vsh UBIGINT, slots VARCHAR, constraints VARCHAR, signature VARCHAR)"
 
 
 class MemoError(ValueError):
     """A line memo that cannot be trusted (one hash for two texts)."""
 
 
-def _split(con: duckdb.DuckDBPyConnection, files: list[str], held: list[str], future: datetime) -> None:
-    """From the memo files `held`: the tables `held` (their line rows not dated in the future: a line dated so is
-    read, and quarantined, anew), `held_sk` and `held_vs` (the skeletons and value sets those rows name by hash);
-    and the view `split`: every line of the log with its memo key and whether a memo row holds it. Every memo is
-    read whole here, so an unreadable one fails before any is used."""
-    keyed = f"SELECT filename, line, hash(filename, line) AS key, strlen(line) AS len FROM {_lines_sql(files)}"
-    if held:
-        memo = f"read_parquet({sql_files(held)}, filename=true)"
-        con.execute(f"""CREATE TABLE held AS SELECT key, len, t, uid, question_id, y, skh, vsh, filename
-                        FROM {memo} WHERE kind = 'row' AND t <= TIMESTAMP '{future:%Y-%m-%d %H:%M:%S}'""")
-        con.execute(f"CREATE TABLE held_sk AS SELECT DISTINCT skh, skeleton FROM {memo} WHERE kind = 'sk'")
-        con.execute(f"""CREATE TABLE held_vs AS SELECT DISTINCT vsh, slots, constraints, signature FROM {memo}
-                        WHERE kind = 'vs'""")
-        clash = con.sql("""SELECT (SELECT count(*) - count(DISTINCT skh) FROM held_sk)
-                                  + (SELECT count(*) - count(DISTINCT vsh) FROM held_vs)""").fetchall()[0][0]
-        if clash:
-            raise MemoError("two texts under one hash in the line memo")
-    else:
+def _hold(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, files: list[str], future: datetime) -> None:
+    """The tables `held` (the rows of the memos of the unchanged log files, but those dated in the future: such a
+    line is read, and quarantined, anew; `log` names the row's log file), `held_sk` and `held_vs` (the skeletons
+    and value sets they name by hash): empty without a memo. Every memo is read whole here, and checked, so an
+    unreadable or inconsistent one is dropped (its lines are read anew) before any of it is used."""
+    paths = memo.look(files) if memo is not None else []
+    if memo is None or not paths:
         _split_none(con)
-    # A view: the lines are read once, by the parse of those not held (`_UNMATCHED`), never stored whole
+        return
+    try:
+        _read_held(con, memo, paths, future)
+    except (duckdb.Error, MemoError):
+        _drop_held(con)
+        memo.discard()
+        _split_none(con)
+    memo.count(con, "held")
+
+
+def _read_held(con: duckdb.DuckDBPyConnection, memo: LineMemo, paths: list[str], future: datetime) -> None:
+    files = pa.table({"filename": [str(p) for p in memo.trusted.values()],  # noqa: F841 - read by name
+                      "log": list(memo.trusted)})
+    read = f"read_parquet({sql_files(paths)}, filename=true)"
+    con.execute(f"""CREATE TABLE held AS SELECT key, len, t, uid, question_id, y, skh, vsh, filename, f.log
+                    FROM {read} JOIN files f USING (filename)
+                    WHERE kind = 'row' AND t <= TIMESTAMP '{future:%Y-%m-%d %H:%M:%S}'""")
+    con.execute(f"CREATE TABLE held_sk AS SELECT DISTINCT skh, skeleton FROM {read} WHERE kind = 'sk'")
+    con.execute(f"""CREATE TABLE held_vs AS SELECT DISTINCT vsh, slots, constraints, signature FROM {read}
+                    WHERE kind = 'vs'""")
+    bad = con.sql("""SELECT (SELECT count(*) - count(DISTINCT skh) FROM held_sk)
+                            + (SELECT count(*) - count(DISTINCT vsh) FROM held_vs)
+                            + (SELECT count(*) FROM held_sk WHERE skeleton IS NULL OR skh IS NULL)
+                            + (SELECT count(*) FROM held_vs WHERE slots IS NULL OR constraints IS NULL
+                                                                  OR signature IS NULL OR vsh IS NULL)
+                            + (SELECT count(*) FROM held WHERE key IS NULL OR len IS NULL OR question_id IS NULL
+                                                                OR uid IS NULL OR y IS NULL)
+                            + (SELECT count(*) FROM (SELECT DISTINCT skh FROM held) ANTI JOIN held_sk USING (skh))
+                            + (SELECT count(*) FROM (SELECT DISTINCT vsh FROM held) ANTI JOIN held_vs USING (vsh))
+                  """).fetchall()[0][0]
+    if bad:
+        raise MemoError("a line memo names a text twice, or a text it does not hold")
+
+
+def _drop_held(con: duckdb.DuckDBPyConnection) -> None:
+    for table in ("held", "held_sk", "held_vs"):
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+def _split(con: duckdb.DuckDBPyConnection, files: list[str]) -> None:
+    """The view `split`: every line of the log with its memo key and whether its file's memo holds it (`held`).
+    A view: the lines are read once, by the parse of those not held (`_UNMATCHED`), never stored whole."""
+    keyed = f"SELECT filename, line, hash(filename, line) AS key, strlen(line) AS len FROM {_lines_sql(files)}"
     con.execute(f"""
         CREATE TEMP VIEW split AS
         SELECT l.filename, l.line, l.key, l.len, k.key IS NOT NULL AS matched
-        FROM ({keyed}) l LEFT JOIN (SELECT DISTINCT key, len FROM held) k ON l.key = k.key AND l.len = k.len""")
+        FROM ({keyed}) l LEFT JOIN (SELECT DISTINCT key, len, log FROM held) k
+             ON l.key = k.key AND l.len = k.len AND l.filename = k.log""")
+
+
+def _stage(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, future: datetime, max_query_chars: int) -> None:
+    """The table `staged`: each line read (`src`) with its reason to be quarantined, or none."""
+    # The raw line and file name are kept for quarantined rows only: the valid ones do not need them (but for
+    # their memo key, with a line memo). The rows are stored in any order (cheaper to read): whatever reads them
+    # in an order sorts them.
+    con.execute(f"""
+            CREATE TABLE staged AS
+            SELECT CASE WHEN reason IS NOT NULL OR {'true' if memo else 'false'} THEN filename END AS filename,
+                   CASE WHEN reason IS NOT NULL THEN line END AS line, t, "user", query, reason{_KEYS if memo else ""}
+            FROM (SELECT filename, line, t, "user", query{_KEYS if memo else ""}, coalesce(bad,
+                    CASE WHEN query IS NULL THEN 'missing query'
+                         WHEN NOT regexp_matches(query, '[^[:space:]\u00a0\u3000]') THEN 'empty query'
+                         WHEN length(query) > {int(max_query_chars)} THEN 'query too long'
+                         WHEN "user" IS NULL OR trim("user") = '' THEN 'missing user'
+                         WHEN ts IS NULL THEN 'missing timestamp'
+                         WHEN t IS NULL THEN 'bad timestamp'
+                         WHEN t > TIMESTAMP '{future:%Y-%m-%d %H:%M:%S}' THEN 'timestamp in the future' END) AS reason
+                  FROM (SELECT *, {utc_sql('ts')} AS t FROM src))""")
 
 
 def _split_none(con: duckdb.DuckDBPyConnection) -> None:
@@ -449,7 +484,7 @@ def line_numbers(lines: list[tuple[str, str]], counted: dict[str, int] | None = 
     return out
 
 
-_FIND_UP_TO = 32  # wanted lines a file is searched for one by one; more, and one pass over its lines is cheaper
+_FIND_UP_TO = 32  # wanted lines a file is searched for one by one (found up to 8 times each, in all); else one pass
 
 
 def _numbers_in(data: bytes, file: str, texts: set[str]) -> dict[tuple[str, str], list[int]]:
@@ -458,7 +493,7 @@ def _numbers_in(data: bytes, file: str, texts: set[str]) -> dict[tuple[str, str]
     lines."""
     wanted = {text.encode("utf-8"): text for text in texts if text}  # an emptied line: `_number_emptied`
     out: dict[tuple[str, str], list[int]] = {(file, text): [] for text in texts}
-    if len(wanted) <= _FIND_UP_TO:
+    if len(wanted) <= _FIND_UP_TO and sum(data.count(line) for line in wanted) <= _FIND_UP_TO * 8:
         found = sorted((at, hit) for line, hit in wanted.items() if b"\r" not in line and b"\n" not in line
                        for at in _line_starts_of(data, line))  # a text with a break is no line of the file
         pos, number = 0, 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import multiprocessing
 import re
 from collections import defaultdict
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -29,6 +31,8 @@ from tasks.logs import Ingested
 from tasks.memory import MergeMemory
 from tasks.progress import progress
 from tasks.vectors import VectorStore, text_key
+
+log = logging.getLogger("planbake")
 
 
 @dataclass
@@ -118,10 +122,19 @@ def keep_extraction(con: Any, memo: ExtractionMemo, shapes: list[dict[str, Any]]
                    SEMI JOIN recurring_reps t ON t.rep = r.skeleton"""
     # The questions read from the logs this run (a line the line memo held was not read): mostly the newest day's,
     # which the next run's newest day mostly repeats
-    memo.keep(con, f"""SELECT {key_sql('query')} AS key, y, skeleton, signature, slots, constraints
-                       FROM mapping SEMI JOIN ({recurring}) k USING (skeleton)""")
+    # Both are caches: one that cannot be written (a full disk, a folder made read-only) costs the next run time,
+    # never this run its outputs, which are written by then or beside it.
+    try:
+        memo.keep(con, f"""SELECT {key_sql('query')}, y, skeleton, signature, slots, constraints
+                           FROM mapping SEMI JOIN ({recurring}) k USING (skeleton)""")
+    except (OSError, duckdb.Error) as exc:
+        log.warning("the extraction memo was not kept: %s", exc)
     if ing is not None and ing.lines is not None:
-        ing.lines.keep(con, ing.whole or [], ing.read or [], recurring)
+        try:
+            ing.lines.keep(con, ing.whole or [], ing.read or [], recurring)
+        except (OSError, duckdb.Error) as exc:
+            log.warning("the line memo was not kept (the next run reads every line): %s", exc)
+            ing.lines.discard()
 
 
 def _question_table(con: Any) -> None:
@@ -130,15 +143,18 @@ def _question_table(con: Any) -> None:
     are numbered in the tables `skeletons` (sid, skeleton) and `value_sets` (kid, slots, constraints, and the
     signature they make), so the passes over every row group and sort numbers, not text; the view `q_text`
     shows them as text."""
+    # Only the texts of the window's recalled rows: a memo of a day beside the window names others
+    con.execute("""CREATE TEMP TABLE recalled_texts AS SELECT DISTINCT skh, vsh FROM recalled_lines""")
     con.execute("""CREATE TABLE skeletons AS SELECT CAST(row_number() OVER (ORDER BY skeleton) AS INTEGER) AS sid,
-                   skeleton FROM (SELECT skeleton FROM mapping UNION SELECT skeleton FROM held_sk)""")
+                   skeleton FROM (SELECT skeleton FROM mapping
+                                  UNION SELECT skeleton FROM held_sk SEMI JOIN recalled_texts USING (skh))""")
     # gid numbers the signatures in their order, so the passes over every row group by it, not by the text
     con.execute("""CREATE TABLE value_sets AS
                    SELECT CAST(row_number() OVER (ORDER BY constraints, slots, signature) AS INTEGER) AS kid, slots,
                           constraints, signature, CAST(dense_rank() OVER (ORDER BY signature) AS INTEGER) AS gid
                    FROM (
                        SELECT slots, constraints, signature FROM mapping
-                       UNION SELECT slots, constraints, signature FROM held_vs)""")
+                       UNION SELECT slots, constraints, signature FROM held_vs SEMI JOIN recalled_texts USING (vsh))""")
     # One statement per step: each distinct question's numbers, every row's, then the window. In one statement
     # DuckDB joined every row to the skeleton and value-set texts and windowed the join: 0.82 s against 0.50 s.
     con.execute("""
@@ -162,6 +178,7 @@ def _question_table(con: Any) -> None:
         FROM joined WINDOW w AS (PARTITION BY "user" ORDER BY ts, question_id)""")
     con.execute("DROP TABLE joined")
     con.execute("DROP TABLE numbered")
+    con.execute("DROP TABLE recalled_texts")
     con.execute("""CREATE VIEW q_text AS SELECT q.ts, q."user", q.question_id, s.skeleton, v.signature, v.slots,
                    v.constraints FROM q JOIN skeletons s USING (sid) JOIN value_sets v USING (kid)""")
 

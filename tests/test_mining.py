@@ -6,6 +6,7 @@ import gzip
 import importlib.util
 import json
 import math
+import os
 import re
 import shutil
 import sys
@@ -18,6 +19,7 @@ from unittest.mock import patch
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
@@ -804,8 +806,26 @@ def test_a_next_run_recalls_the_lines_of_the_last(tmp_path: Path, small_index: t
     held[0].write_bytes(b"PAR1 not a memo")
     assert run() == first  # unreadable: dropped, every line read anew
     assert len(list(folder.glob("*.parquet"))) == 2  # and made again
-    # A changed line is read anew: its file's other lines still come from the memo.
+    # A memo naming a skeleton it does not hold is dropped, not half used.
+    table = pq.read_table(held[1])
+    pq.write_table(table.filter(pa.compute.not_equal(table["kind"], "sk")), held[1])
+    assert run() == first
+    # A memo that cannot be written costs the next run time, not this run its outputs.
+    with patch("tasks.lines.LineMemo.keep", side_effect=OSError("disk full")):
+        shutil.rmtree(memo_dir)
+        assert run() == first
+    assert not list(memo_dir.glob("lines-*/*.parquet"))
+    # A file rewritten in place, same size and modification time, is not its memo's file: read whole.
     day = logs / "date=2026-11-29" / "part-000.jsonl"
+    run()
+    stat = day.stat()
+    day.write_text(day.read_text().replace("Lisbon", "London"))  # same length
+    os.utime(day, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert day.stat().st_size == stat.st_size and day.stat().st_mtime_ns == stat.st_mtime_ns
+    renamed = run()
+    _drop_line_memo(memo_dir)
+    assert run() == renamed != first
+    # A changed line is read anew: its file's other lines still come from the memo.
     lines = day.read_text().splitlines()
     lines[0] = lines[0].replace("per diem", "vacation days")
     day.write_text("\n".join(lines) + "\n")
@@ -852,7 +872,9 @@ def test_a_next_run_recalls_the_extraction_of_the_last(tmp_path: Path, small_ind
 
     # Recalled, not extracted again: a memo whose skeletons were changed shows through.
     recalled = "what does the memo recall for {office}"
-    pq.write_table(pq.read_table(memo).set_column(2, "skeleton", pa.array([recalled] * len(kept))), memo)
+    table = pq.read_table(memo)
+    pq.write_table(table.set_column(table.schema.get_field_index("skeleton"), "skeleton",
+                                    pa.array([recalled] * len(kept))), memo)
     _drop_line_memo(memo_dir)
     _, shapes = run(config)
     assert [s["skeleton"] for s in shapes] == [recalled]
