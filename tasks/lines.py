@@ -1,16 +1,17 @@
 """Log lines read in an earlier run, kept per log file, so a nightly run parses and extracts only the lines it has
 not seen before.
 
-A nightly window shares all but a day with last night's. For each JSONL log file a run reads whole (one of its
-window's days), the memo holds the rows of its lines whose shape recurred, keyed by a 64-bit hash of the file's path
-and the line, beside the line's length in bytes: the row as mining made it (UTC time, a hash of the user, question
-id, year, and the MD5 of its skeleton and of its value set, whose texts the file holds once each). A line's row
-depends only on its text and on the extraction, and a memo is named for its file's size and modification time, so
-the memo of an unchanged file is that file's rows; its other lines (of a shape that did not recur, quarantined) are
-read as usual, and a changed file is read whole. As in the extraction memo (`tasks.extracted`), no raw question is
-kept, no user id but its hash, and nothing of a shape that did not recur. The memo of each fingerprint (the
-extraction's, the log reader's code and `mining.max_query_chars`) is a folder of its own; a changed config or code
-starts an empty one. Losing it costs time, nothing else.
+A nightly window shares all but a day with last night's. For each JSONL log file of one of the window's own days,
+the memo holds the rows of its lines whose shape recurred, keyed by DuckDB's 64-bit hash of the file's path and the
+line, beside the line's length in bytes: the row as mining made it (UTC time, a hash of the user, question id, year,
+and 64 bits of the MD5 of its skeleton and of its value set, whose texts the file holds once each). A line's row
+depends only on its text and on the extraction, and a memo is named for its file's identity (size, modification and
+change times, inode), so the memo of an unchanged file is that file's rows; its other lines (of shapes that did not
+recur, quarantined) are read as usual, and a changed file is read whole. As in the extraction memo
+(`tasks.extracted`), no raw question is kept, and nothing of a shape that did not recur when the memo was written; a
+user is kept as DuckDB's unkeyed hash of the log's id, which confirms an id already guessed, as the logs themselves
+name every id. The memo of each fingerprint (the extraction's, the log reader's code and `mining.max_query_chars`)
+is a folder of its own; a changed config or code starts an empty one. Losing it costs time, nothing else.
 """
 
 from __future__ import annotations
@@ -81,11 +82,11 @@ class LineMemo:
         self.trusted, self.recalled = {}, {}
 
     def keep(self, con: Any, files: list[str], read: list[str], recurring: str) -> list[str]:
-        """Write the memo of each of `files` (log files whose every row is in the window) that has none, or whose
-        rows read anew that recur (`rows` joined to `mapping`; `recurring` selects the skeletons of recurring
-        shapes) reach `REFRESH_SHARE` of its recalled rows; each atomically. Then delete the memos of the log files
-        this run did not `read`, of their earlier contents, and of other fingerprints. Returns the log files whose
-        memo was written."""
+        """Write the memo of each of `files` (log files of the window's own days; their rows outside the window
+        are not kept) that has none, or whose rows read anew that recur (`rows` joined to `mapping`; `recurring`
+        selects the skeletons of recurring shapes) reach `REFRESH_SHARE` of its recalled rows; each atomically.
+        Then delete the memos of the log files this run did not `read`, of their earlier contents, and of other
+        fingerprints. Returns the log files whose memo was written."""
         if self.dir is None:
             return []
         # Only files that may be written: those with no trusted memo, and those with enough rows read anew
@@ -121,6 +122,7 @@ class LineMemo:
             target = self._path(file, self.identity[file])
             kept = (f""" UNION ALL SELECT {', '.join('h.' + c for c in ROW)}, {', '.join(TEXTS)}
                          FROM held h JOIN held_sk USING (skh) JOIN held_vs USING (vsh)
+                         SEMI JOIN ({recurring}) k USING (skeleton)
                          WHERE h.filename = {_literal(str(trusted))}""" if trusted is not None else "")
             tmp = target.with_suffix(".tmp.parquet")
             # A row per line of the file (a line logged twice, twice); a key whose rows differ (a hash collision)

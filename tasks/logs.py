@@ -37,7 +37,7 @@ class Ingested:
     until: date | None = None
     unreadable: list[str] | None = None  # files none of whose lines is a valid row: known once `finish` returns
     read: list[str] | None = None  # the log files read
-    whole: list[str] | None = None  # those whose every row is in the window (a line memo can hold all of them)
+    whole: list[str] | None = None  # those of the window's own days (a line memo is written for each)
     lines: LineMemo | None = None  # the line memo the rows were read with (`recalled_lines`), if any
 
     def finish(self) -> None:

@@ -748,7 +748,7 @@ def _drop_line_memo(memo_dir: Path) -> None:
 
 def test_a_next_run_recalls_the_lines_of_the_last(tmp_path: Path, small_index: tuple[Config, Index]) -> None:
     """A run keeps, per log file read whole, the rows of its lines whose shapes recur, keyed by a hash of the
-    file's path and the line (no question text, no personal data, no user id on disk). The next run takes those
+    file's path and the line (no question text, no personal data, no user id as text on disk). The next run takes those
     lines from it unparsed and publishes what a run without it publishes; a changed line is read anew, a line of
     the memo dated after the run's `now` is quarantined as it would be, and an unreadable memo is ignored."""
     config, index = small_index
