@@ -230,10 +230,9 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     `quarantine` is complete only once `Ingested.finish` returns.
 
     With a line memo (`tasks.lines`; a JSONL log), the lines it holds are not parsed: their rows, extracted by
-    an earlier run, are the view `recalled_lines` (ts, user as its hash, question_id, y, and the MD5s skh and vsh
-    of its skeleton and value set, whose texts are the tables
-    `held_sk` and `held_vs`); `rows` holds the others, with their memo key (filename, key, len). Without one,
-    `recalled_lines` is empty.
+    an earlier run, are the view `recalled_lines` (ts, user as its hash, question_id, y, and skh and vsh, 64 bits
+    of the MD5 of its skeleton and of its value set, whose texts are the tables `held_sk` and `held_vs`); `rows`
+    holds the others, with their memo key (filename, key, len). Without one, `recalled_lines` is empty.
     """
     every, kind = log_files(path)
     future = (now or datetime.now(UTC).replace(tzinfo=None)) + timedelta(days=1)  # timestamps are UTC
@@ -287,7 +286,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     # the valid rows are read where they are, not copied
     con.execute(f'CREATE VIEW rows AS SELECT t AS ts, "user", query{", filename" + _KEYS if memo else ""} '
                 f'FROM staged WHERE {where}')
-    _recalled(con, memo, " AND ".join(_window_sql("t", since, until)) or "true")
+    _recalled(con, memo, " AND ".join(window) or "true")
     rejects = [r for r in _rejects(con) if own is None or r[0] in own]  # no time: its folder's day's
     con.from_arrow(_QUARANTINE.empty_table()).create("quarantine")
     n_rows = con.sql("SELECT (SELECT count(*) FROM rows) + (SELECT count(*) FROM recalled_lines)").fetchall()[0][0]
@@ -323,7 +322,7 @@ _HELD_VS = "(vsh UBIGINT, slots VARCHAR, constraints VARCHAR, signature VARCHAR)
 
 
 class MemoError(ValueError):
-    """A line memo that cannot be trusted (one hash for two texts)."""
+    """A line memo that cannot be trusted (one hash for two texts, or a hash with no text)."""
 
 
 def _hold(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, files: list[str], future: datetime) -> None:
@@ -333,14 +332,14 @@ def _hold(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, files: list[str
     unreadable or inconsistent one is dropped (its lines are read anew) before any of it is used."""
     paths = memo.look(files) if memo is not None else []
     if memo is None or not paths:
-        _split_none(con)
+        _hold_none(con)
         return
     try:
         _read_held(con, memo, paths, future)
     except (duckdb.Error, MemoError):
         _drop_held(con)
         memo.discard()
-        _split_none(con)
+        _hold_none(con)
     memo.count(con, "held")
 
 
@@ -404,7 +403,7 @@ def _stage(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, future: dateti
                   FROM (SELECT *, {utc_sql('ts')} AS t FROM src))""")
 
 
-def _split_none(con: duckdb.DuckDBPyConnection) -> None:
+def _hold_none(con: duckdb.DuckDBPyConnection) -> None:
     """The memo's tables, empty: a run without a line memo."""
     con.execute(f"CREATE TABLE held {_HELD}")
     con.execute(f"CREATE TABLE held_sk {_HELD_SK}")
