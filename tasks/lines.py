@@ -43,7 +43,7 @@ class LineMemo:
                 max_query_chars]
         name = "lines-" + hashlib.sha256(json.dumps(body).encode()).hexdigest()[:16]
         self.dir = folder / name if folder is not None else None
-        self.identity: dict[str, str] = {}  # log file -> its size and modification time before this run read it
+        self.identity: dict[str, str] = {}  # log file -> its `_identity` before this run read it
         self.trusted: dict[str, Path] = {}  # log file -> the memo this run recalls its lines from
         self.recalled: dict[str, int] = {}  # log file -> rows recalled from its memo by this run
 

@@ -58,8 +58,8 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     memo = ExtractionMemo(_vector_dir(index), lexicon, scrub)
     extract_distinct(ing, lexicon, scrub, quiet=quiet, workers=config.mining.workers, memo=memo)
     # DuckDB work on a second cursor uses the other core while the phases beside it run in Python: sorting
-    # every question for questions.parquet, keeping the extraction memo, then writing questions.parquet (its rows
-    # need shape ids and follow-ups, not types).
+    # every question for questions.parquet, then writing it (its rows need shape ids and follow-ups, not types);
+    # the memos for the next run are kept on a third, beside the write.
     with (closing(ing.con.cursor()) as cursor, closing(ing.con.cursor()) as replay_cursor,
           closing(ing.con.cursor()) as memo_cursor, ThreadPoolExecutor(1) as background,
           ThreadPoolExecutor(1) as beside, ThreadPoolExecutor(1) as keeper):

@@ -120,10 +120,10 @@ def keep_extraction(con: Any, memo: ExtractionMemo, shapes: list[dict[str, Any]]
     con.execute("CREATE TABLE recurring_reps AS SELECT * FROM reps")
     recurring = """SELECT s.skeleton FROM skeletons s JOIN sk_rep k USING (sid) JOIN skeletons r ON r.sid = k.rep
                    SEMI JOIN recurring_reps t ON t.rep = r.skeleton"""
-    # The questions read from the logs this run (a line the line memo held was not read): mostly the newest day's,
-    # which the next run's newest day mostly repeats
-    # Both are caches: one that cannot be written (a full disk, a folder made read-only) costs the next run time,
-    # never this run its outputs, which are written by then or beside it.
+    # Both memos are caches: one that cannot be written (a full disk, a folder made read-only) costs the next run
+    # time, never this run its outputs, which are written by then or beside it. The extraction memo keeps the
+    # questions read from the logs this run (a line the line memo held was not read): mostly the newest day's,
+    # which the next run's newest day mostly repeats.
     try:
         memo.keep(con, f"""SELECT {key_sql('query')}, y, skeleton, signature, slots, constraints
                            FROM mapping SEMI JOIN ({recurring}) k USING (skeleton)""")
@@ -141,8 +141,8 @@ def _question_table(con: Any) -> None:
     """The table `q`, one row per log row: (ts, user, question_id, sid, kid), and the same user's previous
     question (prev_ts, prev_sid, prev_kid), which follow-ups read (`tasks.followups`). Skeletons and value sets
     are numbered in the tables `skeletons` (sid, skeleton) and `value_sets` (kid, slots, constraints, and the
-    signature they make), so the passes over every row group and sort numbers, not text; the view `q_text`
-    shows them as text."""
+    signature they make, numbered gid in `signatures`), so the passes over every row group and sort numbers, not
+    text; the view `q_text` shows them as text."""
     # Only the texts of the window's recalled rows: a memo of a day beside the window names others
     con.execute("""CREATE TEMP TABLE recalled_texts AS SELECT DISTINCT skh, vsh FROM recalled_lines""")
     con.execute("""CREATE TABLE skeletons AS SELECT CAST(row_number() OVER (ORDER BY skeleton) AS INTEGER) AS sid,
@@ -155,6 +155,7 @@ def _question_table(con: Any) -> None:
                    FROM (
                        SELECT slots, constraints, signature FROM mapping
                        UNION SELECT slots, constraints, signature FROM held_vs SEMI JOIN recalled_texts USING (vsh))""")
+    con.execute("CREATE TABLE signatures AS SELECT DISTINCT gid, signature FROM value_sets")
     # One statement per step: each distinct question's numbers, every row's, then the window. In one statement
     # DuckDB joined every row to the skeleton and value-set texts and windowed the join: 0.82 s against 0.50 s.
     con.execute("""
@@ -265,7 +266,7 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
         FROM (SELECT sid, gid, count(*) AS n, count(DISTINCT "user") AS users
               FROM q JOIN (SELECT kid, gid FROM value_sets) v USING (kid) GROUP BY ALL
               HAVING count(DISTINCT "user") >= 2) g
-             JOIN skeletons s USING (sid) JOIN (SELECT DISTINCT gid, signature FROM value_sets) sig USING (gid)
+             JOIN skeletons s USING (sid) JOIN signatures sig USING (gid)
         ORDER BY n DESC, skeleton LIMIT 50000""").fetchall()
     vecs = embedder.encode([r[0] for r in rows], label="embedding skeletons", quiet=quiet)
     keys = [text_key(r[0]) for r in rows] if memory else []
@@ -392,7 +393,7 @@ def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[
                 WHERE member.rep = agg.rep AND member.users >= {m.min_users}) AS examples,
                t.example_slots
         FROM agg JOIN skeletons s ON s.sid = agg.rep JOIN top_slots t ON t.rep = agg.rep
-             JOIN (SELECT DISTINCT gid, signature FROM value_sets) sig ON sig.gid = agg.gid
+             JOIN signatures sig ON sig.gid = agg.gid
         ORDER BY agg.count DESC, s.skeleton""").fetchall()
     cols = ["skeleton", "signature", "count", "users", "first_seen", "last_seen", "examples", "example_slots"]
     out = []
