@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,9 @@ from tasks.logs import LogError, check_window, log_files
 from tasks.model_writer import check_server
 from tasks.publish import previous_publication, publish_lock
 from tasks.scale import task_runner
+
+PUBLISHER_START_S = 60.0  # how long a stage that waits looks for a publisher starting beside it
+
 
 
 def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, logs: str | None = None,
@@ -50,14 +54,27 @@ def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, l
         raise ValueError(f"--since {since} is after --until {until}: the window holds no day; swap them")
     if "plan" in stages and (writer or cfg.planning.writer) == "openai":
         check_server(cfg.planning.openai_base_url)
-    # A stage alone needs a publication; one that waits may get it from the run it waits for, if any run ever
-    # started here (a mistyped folder has no lock file, and is not created)
-    if "index" not in stages and (not wait_s or not (Path(out) / ".publish.lock").exists()):
+    # A stage alone needs a publication; one that waits may get it from the run it waits for, if a run started
+    # here (a mistyped folder never gets a lock file, and is not created); under the lock it checks again
+    if "index" not in stages and not (wait_s and publisher_started(out, min(wait_s, PUBLISHER_START_S))):
         _, published = previous_publication(out)
         if not published.get("index"):
             raise NoPublication(f"{out}: no published index; run 'planbake index' or 'planbake nightly' first")
         if "mine" not in stages and not published.get("mine"):
             raise NoPublication(f"{out}: no published shapes; run 'planbake mine' or 'planbake nightly' first")
+
+
+def publisher_started(out: str | Path, wait_s: float) -> bool:
+    """Whether a run ever took the publish lock under `out` (its lock file is there), looking for up to `wait_s`
+    seconds: a stage scheduled with --wait at the same minute as the first nightly run is started before that run
+    has taken its lock, and must wait for it, not refuse."""
+    lock = Path(out) / ".publish.lock"
+    deadline = time.monotonic() + wait_s
+    while not lock.exists():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.2)
+    return True
 
 
 def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None = None,

@@ -48,7 +48,8 @@ LogsOpt = Annotated[str | None, typer.Option("--logs", help="Logs (default: the 
 SinceOpt = Annotated[str | None, typer.Option("--since", help="First log date (YYYY-MM-DD; with neither --since nor "
                                                               "--until: the last mining.window_days logged days).")]
 UntilOpt = Annotated[str | None, typer.Option("--until", help="Last log date (YYYY-MM-DD).")]
-WaitOpt = Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher.")]
+WaitOpt = Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher (a stage run "
+                                                        "alone also waits for one just starting).")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Publish even if the quality gate finds a regression "
                                                         "(recorded in the manifest and the report).")]
 F = TypeVar("F", bound=Callable[..., Any])

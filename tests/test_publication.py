@@ -16,11 +16,11 @@ import pytest
 from typer.testing import CliRunner
 
 import flows.stages
-from flows.run import run_stages
+from flows.run import check_inputs, run_stages
 from planbake.cli import EXIT_BUSY, app
 from schemas.cache import PlanCache
 from schemas.config import load_config
-from schemas.publication import current_manifest, current_run
+from schemas.publication import NoPublication, current_manifest, current_run
 from tasks.evaluate import questions_as_log, read_labeled
 from tasks.logs import LogError
 from tasks.publish import PublishBusy, publish, publish_lock, stage_dir
@@ -265,6 +265,35 @@ def test_index_and_search_commands(tmp_path: Path, prefect_harness: None) -> Non
         assert res.exit_code == 2 and "is a file" in res.output, (command, res.output)
     res = runner.invoke(app, ["lookup", "parental leave in Berlin", "--out", out])  # an index, no plans yet
     assert res.exit_code == 4 and "no plan cache yet" in res.output
+
+
+def test_a_stage_that_waits_waits_for_the_first_publisher_starting_beside_it(tmp_path: Path,
+                                                                            prefect_harness: None) -> None:
+    """`plan --wait` scheduled at the same minute as the first nightly run starts before that run has taken its
+    lock: it waits for the publisher, then plans on what it published, instead of refusing for want of one."""
+    cfg = load_config(DEMO_CONFIG)
+    cfg.mining.min_count = cfg.mining.min_users = 1
+    out = tmp_path / "out"
+    log = questions_as_log(read_labeled(SEED / "questions.jsonl"), tmp_path / "log.jsonl", "2026-11-29T10:00:00")
+    first: dict[str, Any] = {}
+
+    def nightly() -> None:
+        time.sleep(0.5)  # the stage below looks first
+        first.update(run_stages(["index", "mine", "plan"], corpus=str(SEED / "corpus.jsonl"), logs=str(log),
+                                config=cfg, out=str(out), quiet=True))
+
+    publisher = threading.Thread(target=nightly)
+    publisher.start()
+    try:
+        second = run_stages(["plan"], config=cfg, out=str(out), wait_s=120, quiet=True)
+    finally:
+        publisher.join()
+    assert first["run_id"] != second["run_id"]
+    assert current_run(out).name == second["run_id"]
+    assert second["index"] == first["index"] and second["plan"]["templates"] == first["plan"]["templates"]
+    with pytest.raises(NoPublication, match="no published index"):  # no publisher ever starts: refused
+        check_inputs(["plan"], cfg, out=tmp_path / "mistyped", wait_s=0.5)
+    assert not (tmp_path / "mistyped").exists()
 
 
 def test_inputs_that_cannot_work_fail_before_any_work(tmp_path: Path) -> None:
