@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from schemas.config import Bill, Retention
+from schemas.publication import index_location
 from tasks.gate import GATE_FILE, GateRejected, QualityGate, Verdict
 from tasks.publish import (
     STAGE_FILES,
@@ -77,10 +78,11 @@ class Run:
             self._reject(verdict)
         index = self.manifest.get("index")
         if index and "index" in self.stages:
-            tag_version(index["uri"], table, self.run_id, index["version"])
+            uri = index_location(index, self.out)
+            tag_version(uri, table, self.run_id, index["version"])
             index["tag"] = self.run_id
-            if "://" not in index["uri"] and Path(index["uri"]).is_dir():  # this run's table files, on disk
-                flush_tree(Path(index["uri"]), since=self.started - 2)  # 2 s: a coarse file system clock
+            if "://" not in uri and Path(uri).is_dir():  # this run's table files, on disk
+                flush_tree(Path(uri), since=self.started - 2)  # 2 s: a coarse file system clock
         final = publish(self.out, self.staging, self.manifest)
         prune(self.out, self.retention.runs, self.retention.rejected, self.retention.embed_cache_days)
         return final

@@ -8,7 +8,7 @@ from typing import Any
 
 from flows.publication import Run
 from schemas.config import Config
-from schemas.publication import EMBED_CACHE, NoPublication
+from schemas.publication import EMBED_CACHE, NoPublication, index_location
 from tasks.indexing import build_index_task, export_parquet_task, index_uri
 from tasks.logs import LogError
 from tasks.mine_stage import mine_task
@@ -21,8 +21,8 @@ def index_stage(run: Run, corpus: str, config: Config, run_date: date, quiet: bo
     """Build the index in this process; its embedding runs as tasks on `runner` (None: here)."""
     embedder = TaskEmbedder(config, runner, results=Path(run.out) / EMBED_CACHE)
     live = run.prev_manifest.get("index", {})
-    if live.get("uri") == index_uri(config, run.out):  # an unpublished run's writes are not the base
-        reset_head(live["uri"], live.get("table", config.table), int(live["version"]))
+    if live and index_location(live, run.out) == index_uri(config, run.out):  # an unpublished run's writes are
+        reset_head(index_uri(config, run.out), live.get("table", config.table), int(live["version"]))  # not the base
     outcome = build_index_task(corpus, config, run.out, run_date, quiet, embedder=embedder)
     rows = export_parquet_task(outcome.uri, config, outcome.result.version, run.staging / "chunks.parquet")
     run.record("index", {**outcome.to_json(), "corpus": str(corpus), "exported": rows, "table": config.table,
@@ -35,7 +35,7 @@ def published_index(run: Run, config: Config) -> Index:
     section = run.prev_manifest.get("index")
     if not section:
         raise NoPublication(f"{run.out}: no published index; run 'planbake index' or 'planbake nightly' first")
-    return Index(section["uri"], config, section["version"])
+    return Index(index_location(section, run.out), config, section["version"])
 
 
 def mine_stage(run: Run, logs: str, config: Config, index: Index, since: date | None, until: date | None,

@@ -16,7 +16,7 @@ from schemas.extract import Lexicon, Skeleton, cache_key
 from schemas.followup import NO_PREVIOUS, Conversation, Followups
 from schemas.pii import Scrubber
 from schemas.plan import CONSTRAINT_SLOT, Plan, drop_repeated_steps
-from schemas.publication import POINTER, NoPublication, current_run, read_manifest
+from schemas.publication import POINTER, NoPublication, current_run, index_location, read_manifest, run_root
 from schemas.vocabulary import Vocabulary
 
 MAX_QUESTION_CHARS = 4000
@@ -57,6 +57,8 @@ class PlanCache:
                                 "'planbake nightly' (or 'planbake mine' then 'planbake plan')")
         self.run_dir = run_dir
         self.manifest = read_manifest(run_dir)
+        # the published index's table (a copied or moved publication's own)
+        self.index_uri = index_location(self.manifest["index"], run_root(run_dir)) if "index" in self.manifest else ""
         config = published_config((run_dir / "config.json").read_text(encoding="utf-8"))
         values = json.loads((run_dir / "lexicon.json").read_text(encoding="utf-8"))
         self.lexicon = Lexicon(config, values)

@@ -27,6 +27,22 @@ def current_run(out: str | Path) -> Path:
     return root / "runs" / run_id
 
 
+def run_root(run_dir: str | Path) -> Path:
+    """The publication root of a run folder: `<root>/runs/<id>`, or `<root>/runs/.staging/<id>` while staged."""
+    parent = Path(run_dir).resolve().parent
+    return (parent.parent if parent.name == ".staging" else parent).parent
+
+
+def index_location(section: dict[str, Any], root: str | Path) -> str:
+    """Where a manifest's index section says the table is. An index inside the publication root is named by its
+    `path` in the root, so a publication copied or moved elsewhere reads and writes its own table, from any working
+    folder; any other index by its `uri` (absolute, or a remote URI)."""
+    path, uri = section.get("path"), str(section["uri"])
+    if path:
+        return str(Path(root).resolve() / path)
+    return uri if "://" in uri else str(Path(uri).resolve())  # an older manifest's: as its writer's folder saw it
+
+
 def read_manifest(run_dir: str | Path) -> dict[str, Any]:
     return json.loads((Path(run_dir) / MANIFEST).read_text(encoding="utf-8"))
 

@@ -25,6 +25,7 @@ import duckdb
 import pyarrow.parquet as pq
 
 from schemas.config import Config, Gate
+from schemas.publication import index_location, run_root
 from tasks.evaluate import Labeled, read_labeled
 from tasks.logs import sql_files
 
@@ -157,7 +158,7 @@ class QualityGate:
         if not index or not labeled.questions or not all((run_dir / f).exists() for f in PLAN_FILES):
             return None
         p = self.config.planning
-        searched = Index(index["uri"], self.config, index["version"])
+        searched = Index(index_location(index, run_root(run_dir)), self.config, index["version"])
         res = evaluate(labeled.questions, PlanCache(run_dir), searched,
                        p.budget, p.per_step_k, p.merge, systems=("routed",), rerank=p.rerank)
         total = next(r for r in res["rows"] if r["shape"] == "ALL")

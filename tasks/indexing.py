@@ -24,13 +24,28 @@ class IndexOutcome:
     result: IndexResult
     uri: str
     documents: int
+    path: str | None = None  # the table's folder inside the publication root, when it is there
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self.result), "uri": self.uri, "documents": self.documents}
+        return {**asdict(self.result), "uri": self.uri, **({"path": self.path} if self.path else {}),
+                "documents": self.documents}
 
 
 def index_uri(config: Config, out: str | Path) -> str:
-    return config.index_uri or str(Path(out) / "lancedb")
+    """The table's location: the config's `index_uri`, else `<out>/lancedb`; a local one as an absolute path, so
+    it names the same table from any working folder."""
+    uri = config.index_uri or str(Path(out) / "lancedb")
+    return uri if "://" in uri else str(Path(uri).resolve())
+
+
+def path_in_root(uri: str, out: str | Path) -> str | None:
+    """A local index's folder relative to the publication root `out` (None: a remote index, or one elsewhere)."""
+    if "://" in uri:
+        return None
+    try:
+        return Path(uri).relative_to(Path(out).resolve()).as_posix()
+    except ValueError:
+        return None
 
 
 def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: date,
@@ -48,7 +63,7 @@ def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: d
     uri = index_uri(config, out)
     embedder = embedder or Embedder(config.model_path, config.embed_batch_size, config.embed_dtype)
     result = write_index(enriched, config, uri, embedder, quiet=quiet)
-    return IndexOutcome(result, uri, len(docs))
+    return IndexOutcome(result, uri, len(docs), path_in_root(uri, out))
 
 
 def export_parquet(uri: str, config: Config, version: int, path: Path) -> int:
