@@ -77,6 +77,16 @@ def publisher_started(out: str | Path, wait_s: float) -> bool:
     return True
 
 
+def older_window(live: dict[str, Any], mined: dict[str, Any]) -> str:
+    """A warning when this run mined a log window that ends before the live publication's (a backfill of past
+    days): published, its shapes and merge replace the newer ones until the next nightly run; "" otherwise."""
+    if not live.get("until") or not mined.get("until") or mined["until"] >= live["until"]:
+        return ""
+    return (f"this run mined {mined['since']} to {mined['until']}, a window that ends before the live "
+            f"publication's ({live['since']} to {live['until']}): once published, its shapes replace the live ones "
+            "and the next nightly run merges against them")
+
+
 def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None = None,
                config: str | Config | None = None, out: str = "data/out", run_date: date | None = None,
                since: date | None = None, until: date | None = None, wait_s: float = 0.0,
@@ -99,6 +109,8 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
             if "mine" in stages:
                 mined = mine_stage(run, logs or cfg.logs, cfg, index, since, until, quiet, runner)
                 logger.info("mine: %s", mined)
+                if older := older_window(run.prev_manifest.get("mine", {}), mined):
+                    logger.warning("%s", older)
                 for file in mined["unreadable_files"]:
                     logger.warning("%s: no line is a valid log row (all quarantined, see quarantine.parquet); "
                                    "is it a query log of this format?", file)

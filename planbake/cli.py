@@ -48,7 +48,7 @@ LogsOpt = Annotated[str | None, typer.Option("--logs", help="Logs (default: the 
 SinceOpt = Annotated[str | None, typer.Option("--since", help="First log date (YYYY-MM-DD; with neither --since nor "
                                                               "--until: the last mining.window_days logged days).")]
 UntilOpt = Annotated[str | None, typer.Option("--until", help="Last log date (YYYY-MM-DD).")]
-WaitOpt = Annotated[float, typer.Option("--wait", help="Seconds to wait for a running publisher (a stage run "
+WaitOpt = Annotated[float, typer.Option("--wait", min=0.0, help="Seconds to wait for a running publisher (a stage run "
                                                         "alone also waits for one just starting).")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Publish even if the quality gate finds a regression "
                                                         "(recorded in the manifest and the report).")]
@@ -60,6 +60,15 @@ def _emit(as_json: bool, doc: Any, human: Callable[[], None]) -> None:
         sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
     else:
         human()
+
+
+def _failed(kwargs: dict[str, Any], kind: str, exc: BaseException, code: int, **more: Any) -> typer.Exit:
+    """A known failure: one line on stderr, and with --json also one JSON document on stdout (what failed, why,
+    the exit code), so a script reads every outcome from stdout."""
+    console.print(f"{kind}: {exc}", markup=False)
+    if kwargs.get("as_json"):
+        _emit(True, {"error": kind, "message": str(exc), "exit_code": code, **more}, lambda: None)
+    return typer.Exit(code)
 
 
 def _stopped() -> None:
@@ -90,17 +99,13 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
         except KeyboardInterrupt:
             _stopped()
         except (ConfigError, CorpusError, ValueError) as exc:
-            console.print(f"error: {exc}", markup=False)
-            raise typer.Exit(EXIT_INPUT) from None
+            raise _failed(kwargs, "error", exc, EXIT_INPUT) from None
         except PublishBusy as exc:
-            console.print(f"busy: {exc}", markup=False)
-            raise typer.Exit(EXIT_BUSY) from None
+            raise _failed(kwargs, "busy", exc, EXIT_BUSY) from None
         except GateRejected as exc:
-            console.print(f"rejected: {exc}", markup=False)
-            raise typer.Exit(EXIT_GATE) from None
+            raise _failed(kwargs, "rejected", exc, EXIT_GATE, report=str(exc.kept / "report" / "report.md")) from None
         except (NoPublication, FileNotFoundError) as exc:
-            console.print(f"error: {exc}", markup=False)
-            raise typer.Exit(EXIT_NOT_PUBLISHED) from None
+            raise _failed(kwargs, "error", exc, EXIT_NOT_PUBLISHED) from None
         except httpx.HTTPError as exc:  # the flow engine's client: the model writer's failures fall back to rules
             if _interrupted:  # Ctrl-C stopped the local Prefect server too
                 _stopped()
@@ -266,7 +271,7 @@ def search(
     _quiet_libraries()
     from schemas.config import published_config
     from schemas.extract import Lexicon
-    from schemas.publication import current_run, read_manifest
+    from schemas.publication import current_run, index_location, read_manifest
     from tasks.store import Index
 
     cfg = load_config(config)
@@ -279,7 +284,7 @@ def search(
     if unknown:
         raise ValueError(f"--filter: unknown facet {sorted(unknown)}; facets are {cfg.facet_names}")
     idx = read_manifest(run)["index"]
-    index = Index(idx["uri"], cfg, idx["version"])
+    index = Index(index_location(idx, out), cfg, idx["version"])
     missing = [f for f in cfg.facet_names if f not in index.table.schema.names]
     if missing:
         raise ValueError(f"{out}: the published index has no column for facet(s) {missing}; pass the --config "
@@ -464,8 +469,12 @@ def lookup(
     doc = res.to_json()
 
     def human() -> None:
-        out_console.print(f"{'hit' if res.hit else 'miss'}: route {res.route}; shape {res.shape_id} "
-                          f"({res.shape_type}); key {res.key}", markup=False)
+        head = f"{'hit' if res.hit else 'miss'}: route {res.route}"
+        if res.shape_id:
+            head += f"; shape {res.shape_id} ({res.shape_type})"
+        if res.key:
+            head += f"; key {res.key}"
+        out_console.print(head, markup=False)
         if res.followup:
             out_console.print(f"follow-up resolved to: {res.resolved or '(not resolved)'}", markup=False)
         out_console.print(f"skeleton: {res.skeleton}\nconstraints: {res.constraints}", markup=False)
@@ -503,10 +512,12 @@ def retrieve(
     from tasks.store import Index
 
     cache = PlanCache.open(out)
+    if config is not None:
+        console.print(f"note: --config {config} is not used; retrieve runs with the config the publication was "
+                      f"made with ({cache.run_dir / 'config.json'})", markup=False)
     cfg = cache.lexicon.config
     res = cache.lookup(question, _date(now, "--now"))
-    idx = cache.manifest["index"]
-    index = Index(idx["uri"], cfg, idx["version"])
+    index = Index(cache.index_uri, cfg, cache.manifest["index"]["version"])
     plan_ = Plan.model_validate(res.plan) if res.plan else None
     keep = bool(res.plan and res.plan.get("keep_original"))
     got = run_retrieve(question, plan_, index, cache.lexicon, budget or cfg.planning.budget,
@@ -625,9 +636,8 @@ def eval_(
         if out is not None:
             _mark_eval_folder(out)
         cache = PlanCache.open(root)
-        idx = cache.manifest["index"]
-        result = evaluate(labeled, cache, Index(idx["uri"], cfg, idx["version"]), cfg.planning.budget,
-                          cfg.planning.per_step_k, cfg.planning.merge, rerank=cfg.planning.rerank)
+        result = evaluate(labeled, cache, Index(cache.index_uri, cfg, cache.manifest["index"]["version"]),
+                          cfg.planning.budget, cfg.planning.per_step_k, cfg.planning.merge, rerank=cfg.planning.rerank)
     result["budget"] = cfg.planning.budget
     result["plot"] = str(plot_rows(result["rows"], plot or (out or Path(".")) / "eval.png",
                                    f"{Path(questions).parent.name or questions}, budget {cfg.planning.budget}, "
@@ -674,14 +684,14 @@ def rollback(
 
     Example: planbake rollback --out data/out
     """
-    from schemas.publication import current_run
+    from schemas.publication import current_run, index_location
     from tasks.publish import publish_lock
     from tasks.publish import rollback as do_rollback
     from tasks.store import open_table
 
     def restore_index(manifest: dict[str, Any]) -> None:  # first: a failed restore leaves the pointer as it was
         idx = manifest.get("index", {})
-        table = open_table(idx["uri"], idx.get("table", "chunks")) if idx else None
+        table = open_table(index_location(idx, out), idx.get("table", "chunks")) if idx else None
         if table is not None:
             table.restore(idx.get("tag") or idx["version"])
 

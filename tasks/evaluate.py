@@ -49,7 +49,7 @@ def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]
             if not line.strip():
                 continue
             try:
-                rec = json.loads(line)
+                rec = json.loads(line.rstrip("\r\n"))
                 if not isinstance(rec, dict):
                     raise TypeError(f"a JSON {type(rec).__name__}, not an object")
                 given = rec.get("parts", [])
@@ -59,7 +59,10 @@ def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]
                 answer = rec.get("answer")
                 out.append(Labeled(str(rec.get("id", n)), str(rec["question"]), parts, rec.get("should_split"),
                                    rec.get("shape"), str(answer) if answer is not None else None))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            except json.JSONDecodeError as exc:  # its own "line 1" would be a second line number
+                raise LabelError(f"{p}:{n}: not JSON ({exc.msg} at column {exc.colno}); each line is one JSON object "
+                                 "with 'question' and 'parts' (a list of lists of chunk ids)") from None
+            except (KeyError, TypeError) as exc:
                 raise LabelError(f"{p}:{n}: expected JSON with 'question' and 'parts' (a list of lists of chunk "
                                  f"ids); {exc.__class__.__name__}: {exc}") from None
     return out

@@ -48,13 +48,14 @@ class Ingested:
 
 
 def log_files(path: str | Path) -> tuple[list[str], str]:
-    """The log files DuckDB reads, in path order, and their format: jsonl, parquet or csv. In a folder, every
-    file of that format (a file of no log format, such as a README or a `.bak`, is not read)."""
+    """The log files DuckDB reads, as absolute paths in path order, and their format: jsonl, parquet or csv. In a
+    folder, every file of that format (a file of no log format, such as a README or a `.bak`, is not read).
+    Absolute: a file's line memo and its rows in the quarantine name it the same way from any working folder."""
     p = Path(path)
     if p.is_file():
-        files = [p]
+        files = [p.resolve()]
     elif p.is_dir():
-        files = sorted(f for f in p.rglob("*") if f.is_file() and not f.name.startswith("."))
+        files = sorted(f for f in p.resolve().rglob("*") if f.is_file() and not f.name.startswith("."))
     else:
         raise LogError(f"{p}: logs not found; pass --logs with a file or a folder of JSONL, Parquet or CSV files")
     kinds = {_kind(f) for f in files} - {None}
@@ -110,7 +111,7 @@ _GLOB = re.compile(r"[*?\[]")
 def _partition_days(path: str | Path, files: list[str]) -> list[tuple[date, str]] | None:
     """(day, file) for every log file of a folder hive-partitioned by date (`date=YYYY-MM-DD/`); None when the
     path is one file, or a file lies outside any `date=` folder (or names no real date)."""
-    folder = Path(path)
+    folder = Path(path).resolve()
     if not folder.is_dir():
         return None
     days: list[tuple[date, str]] = []
@@ -394,6 +395,9 @@ def _stage(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, future: dateti
                    CASE WHEN reason IS NOT NULL THEN line END AS line, t, "user", query, reason{_KEYS if memo else ""}
             FROM (SELECT filename, line, t, "user", query{_KEYS if memo else ""}, coalesce(bad,
                     CASE WHEN query IS NULL THEN 'missing query'
+                         -- a JSON list or object where the question should be (only such a value is parsed again)
+                         WHEN (starts_with(query, '[') OR starts_with(query, '{{'))
+                              AND json_type(line, '$.query') IN ('ARRAY', 'OBJECT') THEN 'query is not text'
                          WHEN NOT regexp_matches(query, '[^[:space:]\u00a0\u3000]') THEN 'empty query'
                          WHEN length(query) > {int(max_query_chars)} THEN 'query too long'
                          WHEN "user" IS NULL OR trim("user") = '' THEN 'missing user'

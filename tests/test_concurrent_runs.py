@@ -85,7 +85,8 @@ def _assert_stopped_cleanly(proc: dict[str, Any]) -> None:
     last = proc["stderr"].strip().splitlines()[-1]
     assert last.startswith("busy:") and "another planbake run is publishing here" in last, proc["stderr"]
     assert "Traceback" not in proc["stderr"], proc["stderr"]  # one clear line, no traceback
-    assert proc["stdout"] == ""  # no JSON document: nothing was published
+    doc = json.loads(proc["stdout"])  # --json: the outcome as a document too; nothing was published
+    assert (doc["error"], doc["exit_code"]) == ("busy", EXIT_BUSY) and "publication" not in doc
 
 
 def _published(proc: dict[str, Any]) -> Path:

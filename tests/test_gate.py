@@ -48,7 +48,7 @@ def _labeled_figure(kept: Path, figure: str) -> float:
 
 def _nightly(*args: str) -> tuple[int, str, dict]:
     res = CliRunner().invoke(app, ["nightly", *args, "--json"])
-    return res.exit_code, res.output, json.loads(res.stdout) if res.exit_code == 0 else {}
+    return res.exit_code, res.output, json.loads(res.stdout)  # --json: one document, whatever the outcome
 
 
 def test_coverage_drop_is_not_published_until_forced(tmp_path: Path, prefect_harness: None) -> None:
@@ -66,8 +66,9 @@ def test_coverage_drop_is_not_published_until_forced(tmp_path: Path, prefect_har
     assert rescored == json.loads(stored)["labeled"]
 
     smaller = str(_corpus_without(tmp_path, "leave-amsterdam"))
-    code, output, _ = _nightly("--config", str(config), "--out", str(out), "--corpus", smaller)
+    code, output, doc = _nightly("--config", str(config), "--out", str(out), "--corpus", smaller)
     assert code == EXIT_GATE, output
+    assert doc["error"] == "rejected" and doc["exit_code"] == EXIT_GATE and "not published" in doc["message"]
     assert "not published" in output and "question 1: 1 -> 0.5" in output and "Failed checks:" in output
     assert "name documents the corpus does not hold (question 1: leave-amsterdam" in output  # why it dropped
     assert current_run(out) == live  # the last good publication stays live
@@ -76,6 +77,7 @@ def test_coverage_drop_is_not_published_until_forced(tmp_path: Path, prefect_har
     found = re.search(r"Report: (\S+report\.md)", output)
     assert found, output
     report = Path(found.group(1))
+    assert Path(doc["report"]) == report
     rejected = read_manifest(report.parent.parent)
     assert report.parent.parent.parent == out / "rejected" and not (out / "runs" / rejected["run_id"]).exists()
     assert rejected["gate"]["decision"] == "rejected"

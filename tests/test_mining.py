@@ -416,6 +416,20 @@ def test_ingest_parquet_string_timestamps(tmp_path: Path) -> None:
     assert sorted(r for r, _ in bad) == ["bad timestamp", "timestamp in the future"]
 
 
+def test_a_query_that_is_a_json_list_or_object_is_quarantined(tmp_path: Path) -> None:
+    """A JSONL row whose query is a list or an object is no question: quarantined with its reason, never mined as
+    its JSON text. A question that merely starts with a bracket, and a numeric user id, are kept."""
+    path = tmp_path / "log.jsonl"
+    lines = [{"ts": "2026-11-24T09:00:00Z", "user": 123, "query": "per diem in Berlin"},
+             {"ts": "2026-11-24T09:01:00Z", "user": "u2", "query": ["per diem in Berlin"]},
+             {"ts": "2026-11-24T09:02:00Z", "user": "u3", "query": {"text": "per diem"}},
+             {"ts": "2026-11-24T09:03:00Z", "user": "u4", "query": "[urgent] vacation days in Lisbon"}]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    rows, bad = _ingest_rows(path)
+    assert [(r[1], r[2]) for r in rows] == [("123", "per diem in Berlin"), ("u4", "[urgent] vacation days in Lisbon")]
+    assert [r for r, _ in bad] == ["query is not text", "query is not text"]
+
+
 def test_ingest_csv(tmp_path: Path) -> None:
     path = tmp_path / "log.csv"
     path.write_text('ts,user,query\n'

@@ -130,6 +130,51 @@ def test_second_publisher_stops_cleanly(seed_run: dict) -> None:
         t.join()
 
 
+def test_a_copied_publication_reads_and_writes_its_own_index(seed_run: dict, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A publication copied elsewhere (a backup, a move to another disk) searches, diffs and rolls back its own
+    table, from any working folder, and never writes into the original's."""
+    import shutil
+
+    from tasks.store import open_table
+
+    original = seed_run["out"]
+    copy = tmp_path / "copy"
+    shutil.copytree(original, copy)
+    versions = int(open_table(str(original / "lancedb"), "chunks").version)
+    monkeypatch.chdir(tmp_path)  # neither folder is the working one
+    assert PlanCache.open(copy).index_uri == str((copy / "lancedb").resolve())
+    res = CliRunner().invoke(app, ["search", QUESTION, "--out", str(copy), "--json"])
+    assert res.exit_code == 0, res.output
+    # a run on the copy that wrote its table and was never published, then one that publishes: the diff is
+    # against the copy's published version, so it counts the deleted document
+    corpus = tmp_path / "corpus.jsonl"
+    rows = [json.loads(x) for x in (SEED / "corpus.jsonl").read_text().splitlines()]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows if r["id"] != "leave-amsterdam"))
+    kwargs = {**seed_run["kwargs"], "corpus": str(corpus), "out": str(copy)}
+    with monkeypatch.context() as m:
+        m.setattr(flows.stages, "export_parquet_task", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("crash")))
+        with pytest.raises(RuntimeError, match="crash"):
+            run_stages(["index"], **kwargs)
+    second = run_stages(["index", "mine", "plan"], **kwargs)
+    assert second["index"]["deleted"] == 1 and second["index"]["path"] == "lancedb"
+    res = CliRunner().invoke(app, ["rollback", "--out", str(copy), "--json"])
+    assert res.exit_code == 0, res.output
+    assert "leave-amsterdam" in open_table(str(copy / "lancedb"), "chunks").to_arrow().column("id").to_pylist()
+    assert int(open_table(str(original / "lancedb"), "chunks").version) == versions  # the original: untouched
+
+
+def test_a_backfill_of_past_days_is_told_it_replaces_newer_shapes() -> None:
+    from flows.run import older_window
+
+    live = {"since": "2026-11-23", "until": "2026-11-29"}
+    past = older_window(live, {"since": "2026-11-23", "until": "2026-11-25"})
+    assert "2026-11-23 to 2026-11-25" in past
+    assert "ends before the live publication's (2026-11-23 to 2026-11-29)" in past
+    assert older_window(live, {"since": "2026-11-24", "until": "2026-11-30"}) == ""  # the next night
+    assert older_window(live, live) == "" and older_window({}, live) == ""  # a re-run; the first run
+
+
 def test_rollback_returns_to_previous_publication(seed_run: dict) -> None:
     out = seed_run["out"]
     first = current_manifest(out)
