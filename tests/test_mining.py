@@ -30,7 +30,7 @@ from schemas.extract import Lexicon
 from schemas.pii import Scrubber
 from schemas.publication import current_run, read_manifest
 from schemas.text import fold
-from tasks.logs import LogError, ingest
+from tasks.logs import LogError, ingest, log_files
 from tasks.mine_stage import mine
 from tasks.mining import NEAR_TOP_SQL, _seed, near_top, roles
 from tasks.store import Index
@@ -404,6 +404,19 @@ def test_ingest_parquet_hive_partitioned_with_window(tmp_path: Path) -> None:
     assert [r[2] for r in rows] == ["per diem in Berlin 3"]
     rows, _ = _ingest_rows(tmp_path / "logs", until=date(2026, 11, 23))
     assert [r[2] for r in rows] == ["per diem in Berlin 0"]
+
+
+def test_a_relative_log_path_names_the_files_as_an_absolute_one_does(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files (their line memo, their rows in the quarantine) are named the same from any working folder."""
+    day = tmp_path / "logs" / "date=2026-11-24"
+    day.mkdir(parents=True)
+    (day / "part-0.jsonl").write_text('{"ts": "2026-11-24T09:00:00Z", "user": "u1", "query": "per diem"}\n'
+                                      "not json\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert log_files("logs") == log_files(tmp_path / "logs") == ([str(day / "part-0.jsonl")], "jsonl")
+    rows, bad = _ingest_rows(Path("logs"), since=date(2026, 11, 24), until=date(2026, 11, 24))
+    assert [r[2] for r in rows] == ["per diem"] and [r for r, _ in bad] == ["unparsable line"]
 
 
 def test_ingest_parquet_string_timestamps(tmp_path: Path) -> None:
