@@ -56,6 +56,10 @@ def mine_stage(run: Run, logs: str, config: Config, index: Index, since: date | 
     return section
 
 
+VLLM_MISSING = ("writer 'vllm' needs the 'gpu' extra (pip install 'planbake[gpu]') and a CUDA GPU; use --writer "
+                "rules or --writer openai")
+
+
 def model_generator(config: Config, writer: str) -> Any:
     """The model writer's batch generator, or None for the rule writer."""
     from tasks.model_writer import openai_generator, vllm_generator
@@ -66,8 +70,7 @@ def model_generator(config: Config, writer: str) -> Any:
         try:
             return vllm_generator(config)
         except ImportError:
-            raise ValueError("writer 'vllm' needs the 'gpu' extra (pip install 'planbake[gpu]') and a CUDA GPU; "
-                             "use --writer rules or --writer openai") from None
+            raise ValueError(VLLM_MISSING) from None
     return openai_generator(config)
 
 
