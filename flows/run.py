@@ -23,6 +23,7 @@ from tasks.model_writer import check_server
 from tasks.publish import previous_publication, publish_lock
 from tasks.scale import task_runner
 
+EXPECTED_FAILURE = "planbake_expected"  # a log record's attribute: a failure the CLI reports in its own words
 PUBLISHER_START_S = 60.0  # how long a stage that waits looks for a publisher starting beside it
 
 
@@ -125,7 +126,7 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
             published = run.finish(cfg.table, gate)
         except GateRejected as exc:
             run.abort()
-            logger.error("%s", exc)
+            logger.error("%s", exc, extra={EXPECTED_FAILURE: True})  # for the flow's log; the CLI says it once
             _artifact(exc.kept, run.run_id)
             raise
         except BaseException:

@@ -171,12 +171,15 @@ class _OneLineFor(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         import httpx
 
+        from flows.run import EXPECTED_FAILURE
         from tasks.corpus import CorpusError
         from tasks.gate import GateRejected
         from tasks.publish import PublishBusy
 
         expected = (ConfigError, CorpusError, ValueError, PublishBusy, GateRejected, NoPublication, FileNotFoundError,
                     httpx.HTTPError)
+        if getattr(record, EXPECTED_FAILURE, False):
+            return False
         if record.exc_info and isinstance(record.exc_info[1], expected):
             if str(record.exc_info[1]):
                 self.seen.add(str(record.exc_info[1]))

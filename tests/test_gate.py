@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from schemas.config import ConfigError, Gate, load_config
 from schemas.publication import NoPublication, current_run, read_manifest
 from tasks.evaluate import questions_as_log, read_labeled
 from tasks.gate import GATE_FILE, GateRejected, QualityGate, compare
-from tests.conftest import DEMO_CONFIG, SEED
+from tests.conftest import DEMO_CONFIG, ROOT, SEED
 
 QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."
 
@@ -97,6 +99,26 @@ def test_coverage_drop_is_not_published_until_forced(tmp_path: Path, prefect_har
     assert read_manifest(now)["gate"]["decision"] == "forced"
     assert "published anyway with --force" in (now / "report" / "report.md").read_text()
     assert PlanCache.open(out).lookup(QUESTION).trace["run_id"] == now.name
+
+
+def test_a_rejection_is_said_once(tmp_path: Path, prefect_harness: None) -> None:
+    """From the command line, the gate's verdict is one line: the flow's log record of it (kept for a deployment's
+    log) is not printed beside the CLI's."""
+    from prefect.settings import PREFECT_API_URL
+
+    config = _seed_config(tmp_path)
+    env = {**os.environ, "PREFECT_API_URL": str(PREFECT_API_URL.value())}
+
+    def nightly(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(ROOT / ".venv" / "bin" / "planbake"), "nightly", "--config", str(config), "--out",
+                               str(tmp_path / "out"), *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=600)
+
+    assert nightly().returncode == 0
+    proc = nightly("--corpus", str(_corpus_without(tmp_path, "leave-amsterdam")))
+    assert proc.returncode == EXIT_GATE, proc.stderr
+    assert proc.stderr.count("not published") == 1, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("rejected: quality gate: run ")
 
 
 def test_first_run_is_held_to_its_own_floors(tmp_path: Path, prefect_harness: None) -> None:
