@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import time
 from datetime import date
@@ -13,7 +12,7 @@ from prefect import get_run_logger
 from prefect.exceptions import MissingContextError
 
 from flows.publication import Run
-from flows.stages import VLLM_MISSING, index_stage, mine_stage, plan_stage, published_index
+from flows.stages import index_stage, mine_stage, plan_stage, published_index
 from schemas.config import DEFAULT_CONFIG, Config, ConfigError, load_config, published_config
 from schemas.publication import NoPublication, read_manifest
 from tasks.corpus import corpus_not_found
@@ -56,8 +55,6 @@ def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, l
         raise ValueError(f"--since {since} is after --until {until}: the window holds no day; swap them")
     if "plan" in stages and (writer or cfg.planning.writer) == "openai":
         check_server(cfg.planning.openai_base_url)
-    if "plan" in stages and (writer or cfg.planning.writer) == "vllm" and importlib.util.find_spec("vllm") is None:
-        raise ConfigError(VLLM_MISSING)
     # A stage alone needs a publication; one that waits may get it from the run it waits for, if a run started
     # here (a mistyped folder never gets a lock file, and is not created); under the lock it checks again
     if "index" not in stages and not (wait_s and publisher_started(out, min(wait_s, PUBLISHER_START_S))):

@@ -336,10 +336,18 @@ def _date(value: str | None, option: str) -> date | None:
 
 
 def _precheck(stages: list[str], config: str | None, out: Path, **inputs: Any) -> None:
-    """The inputs checked before the flow engine starts: a bad path fails in a moment, not after start-up."""
-    from flows.run import check_inputs
+    """The inputs checked before the flow engine starts: a bad path fails in a moment, not after start-up; so does
+    the vLLM writer where vLLM is not installed."""
+    import importlib.util
 
-    check_inputs(stages, load_config(config), out=out, **inputs)
+    from flows.run import check_inputs
+    from flows.stages import VLLM_MISSING
+
+    cfg = load_config(config)
+    if "plan" in stages and (inputs.get("writer") or cfg.planning.writer) == "vllm" \
+            and importlib.util.find_spec("vllm") is None:
+        raise ConfigError(VLLM_MISSING)
+    check_inputs(stages, cfg, out=out, **inputs)
 
 
 @app.command()
