@@ -20,9 +20,9 @@ from tasks.store import Index, reset_head
 def index_stage(run: Run, corpus: str, config: Config, run_date: date, quiet: bool, runner: Any = None) -> Index:
     """Build the index in this process; its embedding runs as tasks on `runner` (None: here)."""
     embedder = TaskEmbedder(config, runner, results=Path(run.out) / EMBED_CACHE)
-    live = run.prev_manifest.get("index", {})
-    if live and index_location(live, run.out) == index_uri(config, run.out):  # an unpublished run's writes are
-        reset_head(index_uri(config, run.out), live.get("table", config.table), int(live["version"]))  # not the base
+    live, uri = run.prev_manifest.get("index", {}), index_uri(config, run.out)
+    if live and index_location(live, run.out) == uri:  # an unpublished run's writes are not the base
+        reset_head(uri, live.get("table", config.table), int(live["version"]))
     outcome = build_index_task(corpus, config, run.out, run_date, quiet, embedder=embedder)
     rows = export_parquet_task(outcome.uri, config, outcome.result.version, run.staging / "chunks.parquet")
     run.record("index", {**outcome.to_json(), "corpus": str(corpus), "exported": rows, "table": config.table,
