@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from schemas.publication import POINTER, NoPublication, current_run, index_locat
 from schemas.vocabulary import Vocabulary
 
 MAX_QUESTION_CHARS = 4000
+MAX_HISTORY = 32  # earlier questions a lookup reads back, at most, for the one a follow-up refers to
 _TEMPLATE_TRACE = ("shape_id", "skeleton", "type", "writer", "model", "prompt_hash", "route", "complaint")
 
 
@@ -69,12 +70,12 @@ class PlanCache:
         self.shape_of: dict[str, str] = {}
         self.templates: dict[str, dict[str, Any]] = {}
         self._plans: dict[str, tuple[str, set[str]]] = {}  # template JSON and its constraint slots
-        self._template_trace: dict[str, dict[str, Any]] = {}
+        self._template_trace: dict[str, str] = {}  # as JSON: each lookup's trace is its own copy
         for row in pq.read_table(run_dir / "templates.parquet").to_pylist():
             row["evaluation_doc"] = json.loads(row.get("evaluation") or "{}")
             self.templates[row["shape_id"]] = row
-            self._template_trace[row["shape_id"]] = {
-                "template": {k: row.get(k) for k in _TEMPLATE_TRACE}, "evaluation": row["evaluation_doc"]}
+            self._template_trace[row["shape_id"]] = json.dumps({
+                "template": {k: row.get(k) for k in _TEMPLATE_TRACE}, "evaluation": row["evaluation_doc"]})
             if row["route"] != "one_search":
                 plan = Plan.model_validate_json(row["template"])  # validated once, filled as text per lookup
                 text = plan.model_dump_json(exclude_defaults=True)
@@ -103,37 +104,46 @@ class PlanCache:
                history: Sequence[str] | None = None) -> LookupResult:
         """Hit: a ready plan (or "one search") for this exact shape and these constraint values. Miss: why.
 
-        `history`: the user's earlier questions, oldest first. A follow-up ("what about Lisbon?") resolves into
-        the last one's shape (`resolved` holds the standalone question); an ambiguous one is a miss with the
-        reason. The result's trace leads to the template row and the run that published it."""
-        res = self._with_history(question, history, now) if history else self._lookup(question, now)
+        `now`: the date relative years ("this year") resolve against, as mining resolves them against a log row's
+        UTC time: a datetime with a time zone counts in UTC, and the default is today in UTC. `history`: the
+        user's earlier questions, oldest first. A follow-up ("what about Lisbon?") resolves into the last one's
+        shape (`resolved` holds the standalone question); an ambiguous one is a miss with the reason. Only the
+        last `MAX_HISTORY` are read. The result's trace leads to the template row and the run that published it.
+        A question, history or `now` of the wrong type is a TypeError."""
+        when = _utc_date(now)
+        if not isinstance(question, str):
+            raise TypeError(f"question must be a str, got {type(question).__name__}")
+        if isinstance(history, str | bytes) or not (history is None or isinstance(history, Sequence)):
+            raise TypeError(f"history must be a list of earlier questions, got {type(history).__name__}")
+        res = self._with_history(question, history, when) if history else self._lookup(question, when)
+        template = self._template_trace.get(res.shape_id or "")
         res.trace = {**self._run_trace, "key": res.key, "skeleton": res.skeleton, "constraints": res.constraints,
-                     "reason": res.reason, "resolved": res.resolved,
-                     **self._template_trace.get(res.shape_id or "", {})}
+                     "reason": res.reason, "resolved": res.resolved, **(json.loads(template) if template else {})}
         return res
 
-    def _lookup(self, question: str, now: date | datetime | None) -> LookupResult:
+    def _skeleton(self, question: str, when: date) -> Skeleton:
+        return self.lexicon.skeleton(self.scrub(question), when)
+
+    def _lookup(self, question: str, when: date) -> LookupResult:
         bad = _unusable(question)
         if bad is not None:
             return bad
-        sk = self.lexicon.skeleton(self.scrub(question), now or date.today())
+        sk = self._skeleton(question, when)
+        if not sk.text:
+            return _empty()
         res = self._from_skeleton(sk)
         if res.shape_id is None and self.followups.is_followup(sk):
             res.followup, res.reason = True, NO_PREVIOUS
         return res
 
-    def _with_history(self, question: str, history: Sequence[str], now: date | datetime | None) -> LookupResult:
+    def _with_history(self, question: str, history: Sequence[str], when: date) -> LookupResult:
         bad = _unusable(question)
         if bad is not None:
             return bad
-        when = now or date.today()
-        talk = Conversation(self.followups)
-        for earlier in history:
-            if _unusable(earlier) is None:
-                talk.add(self.lexicon.skeleton(self.scrub(earlier), when))
-            else:
-                talk.reset()
-        sk = self.lexicon.skeleton(self.scrub(question), when)
+        sk = self._skeleton(question, when)
+        if not sk.text:
+            return _empty()
+        talk = self._conversation(history, when)
         turn = talk.add(sk)
         if not turn.followup:
             return self._from_skeleton(sk)
@@ -144,6 +154,24 @@ class PlanCache:
         res = self._from_skeleton(turn.standalone)
         res.followup, res.resolved = True, turn.question
         return res
+
+    def _conversation(self, history: Sequence[str], when: date) -> Conversation:
+        """The conversation up to the question: read back from the newest earlier question to the last one that
+        is no follow-up (what a follow-up after it resolves against) or unusable (nothing before it counts)."""
+        tail: list[Skeleton] = []
+        for earlier in reversed(history[-MAX_HISTORY:]):
+            if not isinstance(earlier, str):
+                raise TypeError(f"history must hold str questions, got {type(earlier).__name__}")
+            if _unusable(earlier) is not None:
+                break
+            sk = self._skeleton(earlier, when)
+            tail.append(sk)
+            if not self.followups.is_followup(sk):
+                break
+        talk = Conversation(self.followups)
+        for sk in reversed(tail):
+            talk.add(sk)
+        return talk
 
     def uses_vocabulary(self, shape_id: str) -> bool:
         """Whether the shape's evaluation chose sub-queries in the corpus's words (see tasks.routing)."""
@@ -181,10 +209,25 @@ class PlanCache:
         return base
 
 
+def _utc_date(now: date | datetime | None) -> date:
+    """The date relative years resolve against: `now`'s date, in UTC for a datetime with a time zone."""
+    if now is None:
+        return datetime.now(UTC).date()
+    if isinstance(now, datetime):
+        return (now.astimezone(UTC) if now.tzinfo is not None else now).date()
+    if isinstance(now, date):
+        return now
+    raise TypeError(f"now must be a date or a datetime, got {type(now).__name__}")
+
+
+def _empty() -> LookupResult:
+    return LookupResult(False, "one_search", reason="empty question")
+
+
 def _unusable(question: Any) -> LookupResult | None:
     """A miss for a question no lookup can serve (empty, or too long); None for a usable one."""
     if not isinstance(question, str) or not question.strip():
-        return LookupResult(False, "one_search", reason="empty question")
+        return _empty()
     if len(question) > MAX_QUESTION_CHARS:
         return LookupResult(False, "online_planner", reason=f"question longer than {MAX_QUESTION_CHARS} chars")
     return None

@@ -17,7 +17,8 @@ from schemas.text import words
 
 NO_PREVIOUS = "follow-up with no previous question"
 _CHAINED = "the previous question did not resolve: "
-_MEMO = 100_000  # skeletons whose answer a Followups remembers, before it forgets them all
+_MEMO = 20_000  # skeletons whose answer a Followups remembers, before it forgets them all
+_MEMO_CHARS = 200  # and only skeletons this short: a follow-up is short, a long one is asked again rarely
 _EXISTENTIAL = re.compile(r"(?<!\S)(?:is|are|was|were) there(?!\S)")  # "is there a budget" asks, not refers
 
 
@@ -70,10 +71,11 @@ class Followups:
         """Learned, or short and referring back; the skeleton text alone decides."""
         found = self._memo.get(text)
         if found is None:
-            if len(self._memo) >= _MEMO:
-                self._memo.clear()
-            found = self._memo[text] = text in self.learned or (
-                self.topic_words(text) <= self.max_words and self.refers_back(text))
+            found = text in self.learned or (self.topic_words(text) <= self.max_words and self.refers_back(text))
+            if len(text) <= _MEMO_CHARS:
+                if len(self._memo) >= _MEMO:
+                    self._memo.clear()
+                self._memo[text] = found
         return found
 
     def resolve(self, prev: Skeleton, fu: Skeleton) -> Turn:

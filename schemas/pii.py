@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 
 # Order matters: emails before ids, ids before phone numbers, phone numbers before bare digit runs.
@@ -25,9 +26,11 @@ def _nine_digits(text: str) -> bool:
 # disjoint, so a failed match no longer tries every way to split a digit run (the old pattern did); input
 # length is capped before (lookup's MAX_QUESTION_CHARS, mining's max_query_chars).
 PHONE = re.compile(r"(?<![\w-])\+?\(?\d(?:[\s().-]*\d){8,}(?![\w-])")
+# the local part takes every character RFC 5322 allows ("o'brien", "a=b"), not only letters, dots and +-
+_LOCAL = r"[\w.!#$%&'*+/=?^`{|}~-]"
+EMAIL = re.compile(_LOCAL + r"+@[\w-]+(?:\.[\w-]+)+")
 PATTERNS: list[tuple[str, re.Pattern[str], Callable[[str], object]]] = [
-    # the local part takes every character RFC 5322 allows ("o'brien", "a=b"), not only letters, dots and +-
-    ("email", re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+"), lambda t: "@" in t),
+    ("email", EMAIL, lambda t: "@" in t),
     ("url", re.compile(r"https?://\S+|www\.\S+", re.IGNORECASE), _has_url),
     ("id", re.compile(r"\b[A-Za-z]{2,5}[-_#]?\d{4,}\b"), _RUN4),
     ("id", re.compile(r"\b(?:employee|staff|personnel|badge)\s*(?:id|number|no\.?|#)?\s*:?\s*#?\d{4,}\b",
@@ -40,14 +43,35 @@ PATTERNS: list[tuple[str, re.Pattern[str], Callable[[str], object]]] = [
 YEAR_OR_DATE = r"(?:19|20)[0-9]{2}(?:-[0-9]{2}-[0-9]{2})?"
 DATE_SEPARATORS = r"[\s.-]+"
 _DATES_ONLY = re.compile(YEAR_OR_DATE + r"(?:" + DATE_SEPARATORS + YEAR_OR_DATE + ")*")
-# A personal name: two or more capitalised words, joined by a space or a hyphen, with lower-case particles
-# in between ("Sanne de Vries", "Mei-Ling Chau", "Ludwig van der Berg").
-NAME = (r"[A-Z\u00c0-\u00de][a-z\u00df-\u024f]+(?:(?:-|\s+(?:(?:de|da|das|do|dos|du|del|della|der|den|di|"
-         r"la|le|van|von|ten|ter|bin|al)\s+)*)[A-Z\u00c0-\u00de][a-z\u00df-\u024f]+)+")
-CUE_NAME = re.compile(
-    r"\b(?P<cue>(?:my|our)\s+(?:manager|colleague|boss|lead|partner|wife|husband)|i am|i'm|name is|"
-    r"this is|called|from|with|ask)\s+(?P<name>" + NAME + ")"
-)
+# A personal name: two or more capitalised (or upper-case) words, joined by a space or a hyphen, with lower-case
+# particles in between ("Sanne de Vries", "Mei-Ling Chau", "Ludwig van der Berg", "Łukasz Nowak", "JAN KOWALSKI"),
+# in Latin script (the scrubber reads the text in NFKC: composed accents, ASCII for full-width letters).
+
+
+def _letters(test: Callable[[str], bool]) -> str:
+    """A character class body of the Latin letters (up to U+024F) that pass `test`, as \\u ranges."""
+    codes = [c for c in range(0x41, 0x250) if chr(c).isalpha() and test(chr(c))]
+    runs: list[list[int]] = []
+    for c in codes:
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return "".join(f"\\u{a:04x}" + (f"-\\u{b:04x}" if b > a else "") for a, b in runs)
+
+
+_UPPER, _LOWER = _letters(str.isupper), _letters(str.islower)
+_NAME_WORD = f"(?:[{_UPPER}][{_LOWER}]+|[{_UPPER}]{{2,}})"
+NAME = (_NAME_WORD + r"(?:(?:-|\s+(?:(?:de|da|das|do|dos|du|del|della|der|den|di|"
+        r"la|le|van|von|ten|ter|bin|al)\s+)*)" + _NAME_WORD + ")+")
+# A cue before a name, in lower case anywhere ("asking for my colleague ..."), and capitalised where a sentence
+# opens ("This is ..."), or "I am" anywhere. A capitalised cue inside a sentence is not one: in a question typed in
+# Title Case, "... Working From Home In Toronto" names nobody.
+_CUES = ["(?:my|our)\\s+(?:manager|colleague|boss|lead|partner|wife|husband)", "name is", "this is", "called", "from",
+         "with", "ask"]
+_CUE = (r"\b(?:" + "|".join(_CUES) + r"|i am|i'm|I am|I'm)|(?:^|[.!?:;]\s+)(?:"
+        + "|".join(c[0].upper() + c[1:] if c[0] != "(" else "(?:My|Our)" + c[len("(?:my|our)"):] for c in _CUES) + ")")
+CUE_NAME = re.compile(r"(?P<cue>" + _CUE + r")\s+(?P<name>" + NAME + ")")
 # A name that opens the text (or a sentence) and introduces the asker: "Jan Kowalski from HR told me ...".
 _LEAD_NAME = re.compile(r"(?:^|(?<=[.!?:;]\s))(?P<cue>)(?P<name>" + NAME + r")(?=\s+(?:from|here)\b)")
 
@@ -76,6 +100,8 @@ class Scrubber:
         return hashlib.sha256(json.dumps([self.names, sorted(self._keep)]).encode()).hexdigest()[:16]
 
     def __call__(self, text: str) -> str:
+        if not text.isascii():  # "＠" is "@", "２０２６" is "2026", a decomposed "é" one letter, as lookup reads them
+            text = unicodedata.normalize("NFKC", text)
         text = replace_patterns(text)
         if self._names is not None:
             text = self._names.sub("{name}", text)
@@ -105,8 +131,38 @@ def replace_patterns(text: str) -> str:
     if MAYBE_PATTERN.search(text):
         for kind, pattern, gate in PATTERNS:
             if gate(text):
-                text = pattern.sub(_phone if kind == "phone" else "{" + kind + "}", text)
+                text = _sub_emails(text) if pattern is EMAIL else pattern.sub(
+                    _phone if kind == "phone" else "{" + kind + "}", text)
     return text
+
+
+# EMAIL's matches in linear time. A match ends an "@" and its domain, and starts where the run of local-part
+# characters before that "@" does, or where the match before it ended; EMAIL itself tries each character of a long
+# run as a start ("a" * 4000 + "@!" took quadratic time).
+_AT_DOMAIN = re.compile(r"@[\w-]+(?:\.[\w-]+)+")
+_LOCAL_CHAR = re.compile(_LOCAL)
+
+
+def email_spans(text: str) -> list[tuple[int, int]]:
+    """The spans `EMAIL.finditer(text)` finds."""
+    spans: list[tuple[int, int]] = []
+    last = 0
+    for m in _AT_DOMAIN.finditer(text):
+        start = m.start()
+        while start > last and _LOCAL_CHAR.match(text, start - 1):
+            start -= 1
+        if start < m.start():
+            spans.append((start, m.end()))
+            last = m.end()
+    return spans
+
+
+def _sub_emails(text: str) -> str:
+    out, last = [], 0
+    for start, end in email_spans(text):
+        out += [text[last:start], "{email}"]
+        last = end
+    return "".join(out) + text[last:]
 
 
 def _phone(m: re.Match[str]) -> str:

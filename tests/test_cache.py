@@ -235,7 +235,8 @@ def test_demo_cache(demo_publication: Path) -> None:
     assert not miss.hit and miss.route == "online_planner"
     this_year = cache.lookup("how did the remote work allowance change between last year and this year",
                              now=None)
-    assert ("year", str(__import__("datetime").date.today().year)) in this_year.constraints
+    today = __import__("datetime").datetime.now(__import__("datetime").UTC).date()  # the default: today in UTC
+    assert ("year", str(today.year)) in this_year.constraints
 
 
 def test_trace_leads_to_template_and_run(seed_eval: dict) -> None:
@@ -251,6 +252,11 @@ def test_trace_leads_to_template_and_run(seed_eval: dict) -> None:
     assert trace["evaluation"]["coverage"]["split"] >= trace["evaluation"]["coverage"]["one_search"]
     miss = cache.lookup("what colour is the office cat")
     assert not miss.hit and miss.trace["reason"] == miss.reason and "template" not in miss.trace
+    # each trace is the caller's own: changing it changes neither the cache nor the next lookup's
+    trace["evaluation"].clear()
+    trace["template"]["route"] = "changed"
+    again = cache.lookup("What per diem do I get at the 2026 engineering offsite?")
+    assert again.trace["evaluation"] and again.trace["template"]["route"] == res.route == again.route
 
 
 def test_cache_entries_record_provenance(demo_publication: Path) -> None:

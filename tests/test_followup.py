@@ -346,3 +346,48 @@ def test_demo_followups(demo_publication: Path) -> None:
     found = sum(r["followup"] for r in q)
     assert 0.9 * truth["rows"] <= found <= 1.1 * truth["rows"]
     assert sum(r["resolved_shape_id"] is not None for r in q if r["followup"]) > 0.5 * truth["by_kind"]["office"]
+
+
+def test_lookup_refuses_input_of_the_wrong_type(cache: PlanCache) -> None:
+    berlin = "how many vacation days do we get in Berlin"
+    for call in (lambda: cache.lookup(berlin.encode()),  # type: ignore[arg-type]
+                 lambda: cache.lookup("what about Lisbon?", history=berlin),
+                 lambda: cache.lookup("what about Lisbon?", history=[berlin, None]),  # type: ignore[list-item]
+                 lambda: cache.lookup("holidays this year", now="2026-11-30")):  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            call()
+
+
+@pytest.mark.parametrize("question", ["?", "\u200b", "\x00", " ... ", "\u3000!"])
+def test_a_question_with_no_words_is_an_empty_question(cache: PlanCache, question: str) -> None:
+    for history in (None, ["how many vacation days do we get in Berlin"]):
+        res = cache.lookup(question, history=history)
+        assert not res.hit and res.route == "one_search" and res.reason == "empty question"
+
+
+def test_a_time_zone_counts_in_utc(cache: PlanCache) -> None:
+    """The same instant resolves "this year" to the same year wherever the service runs, as mining does
+    with each row's UTC time."""
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo
+
+    instant = datetime(2026, 12, 31, 23, 30, tzinfo=UTC)
+    years = {cache.lookup("public holidays this year", now=now).constraints[0]
+             for now in (instant, instant.astimezone(ZoneInfo("Europe/Berlin")), instant.replace(tzinfo=None))}
+    assert years == {("year", "2026")}
+
+
+def test_history_is_read_back_to_the_last_standalone_question(cache: PlanCache) -> None:
+    """A follow-up resolves against the last earlier question that is none; what came before it is not read,
+    so a long history costs no more than a short one. At most MAX_HISTORY questions are read back."""
+    from schemas.cache import MAX_HISTORY
+
+    berlin = "how many vacation days do we get in Berlin"
+    short = cache.lookup("what about Lisbon?", history=[berlin])
+    noisy = cache.lookup("what about Lisbon?", history=["x" * 10_000, "compare vacation days in Berlin and Amsterdam",
+                                                        *["a" * 3998 + "@!"] * 50, berlin])
+    assert short.hit and noisy.hit and noisy.key == short.key
+    chain = [berlin, *["what about Warsaw?"] * (MAX_HISTORY - 1)]
+    assert cache.lookup("what about Lisbon?", history=chain).key == short.key
+    too_long = cache.lookup("what about Lisbon?", history=[berlin, *["what about Warsaw?"] * MAX_HISTORY])
+    assert not too_long.hit and too_long.followup and "previous question" in too_long.reason
