@@ -137,17 +137,17 @@ class Planning(_Strict):
 class Bill(_Strict):
     """Cost and latency assumptions (seed 002, "The bill"): round numbers, not a price quote."""
 
-    price_in: float = 3.00
-    price_out: float = 15.00
-    ttft_s: float = 0.6
-    tokens_per_s: float = 100
-    retrieve_s: float = 0.10
-    chunk_tokens: int = 250
-    answer_in: int = 400
-    answer_out: int = 300
-    plan_in: int = 700
-    plan_per_step: int = 40
-    budget_chunks: int = 4
+    price_in: float = Field(3.00, ge=0)  # dollars per million tokens
+    price_out: float = Field(15.00, ge=0)
+    ttft_s: float = Field(0.6, ge=0)
+    tokens_per_s: float = Field(100, gt=0)
+    retrieve_s: float = Field(0.10, ge=0)
+    chunk_tokens: int = Field(250, ge=0)
+    answer_in: int = Field(400, ge=0)
+    answer_out: int = Field(300, ge=0)
+    plan_in: int = Field(700, ge=0)
+    plan_per_step: int = Field(40, ge=0)
+    budget_chunks: int = Field(4, ge=1)
 
 
 class Classify(_Strict):
@@ -257,12 +257,17 @@ class Config(_Strict):
     retention: Retention = Field(default_factory=lambda: Retention())
     runner: Runner = Field(default_factory=lambda: Runner())
 
-    @model_validator(mode="after")
-    def _unique_facets(self) -> Config:
-        names = [f.name for f in self.facets]
-        if len(set(names)) != len(names) or not names:
-            raise ValueError("facets must be a non-empty list with unique names")
-        return self
+    @field_validator("facets")
+    @classmethod
+    def _unique_facets(cls, facets: list[Facet]) -> list[Facet]:
+        names = [f.name for f in facets]
+        if not names:
+            raise ValueError("facets is empty; name at least one facet (see data/configs/demo.yaml)")
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"facet {', '.join(twice)} is named twice; keep one of each (a facet's values and "
+                             "aliases go under its one entry)")
+        return facets
 
     def facet(self, name: str) -> Facet:
         return next(f for f in self.facets if f.name == name)
@@ -297,14 +302,15 @@ def _known_fields(model: type[BaseModel], data: Any) -> Any:
     return out
 
 
-class _DuplicateKey(Exception):
+class DuplicateKey(Exception):
     def __init__(self, key: str, line: int, first: int) -> None:
         super().__init__(key)
         self.key, self.line, self.first = key, line, first
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe loader that refuses a key given twice in one mapping (PyYAML keeps the last one, silently)."""
+    """A safe loader that refuses a key given twice in one mapping (PyYAML keeps the last one, silently), and
+    reads a date as the text it shows (PyYAML's own date raises a bare ValueError for 2026-02-30)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -315,17 +321,36 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             if isinstance(key, str | int | float | bool):  # a hashable scalar
                 line = key_node.start_mark.line + 1
                 if key in seen:
-                    raise _DuplicateKey(str(key), line, seen[key])
+                    raise DuplicateKey(str(key), line, seen[key])
                 seen[key] = line
         return super().construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
+def read_yaml(text: str) -> Any:
+    """YAML as planbake reads it (config files, Markdown front matter): safe; a key given twice raises
+    DuplicateKey; a date stays the text it shows."""
+    return yaml.load(text, Loader=_UniqueKeyLoader)
+
+
+def yaml_problem(exc: yaml.YAMLError) -> tuple[int | None, str]:
+    """The 0-based line of a YAML error (None: unknown) and what PyYAML says is wrong there."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or exc.__class__.__name__
+    context = getattr(exc, "context", None)
+    return (mark.line if mark is not None else None), (f"{problem} ({context})" if context else problem)
 
 
 def load_config(path: str | Path | None = None) -> Config:
     """Read and validate a config file; relative paths in it resolve against the file's folder."""
     p = Path(path) if path else DEFAULT_CONFIG
     try:
-        raw = yaml.load(p.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
-    except _DuplicateKey as dup:
+        raw = read_yaml(p.read_text(encoding="utf-8"))
+    except DuplicateKey as dup:
         raise ConfigError(f"{p}:{dup.line}: key '{dup.key}' is given twice (first at line {dup.first}) and only "
                           "the last would count; keep one") from None
     except FileNotFoundError:
@@ -335,11 +360,15 @@ def load_config(path: str | Path | None = None) -> Config:
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: not UTF-8 text; re-encode the file as UTF-8") from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{p}{where}: not valid YAML ({exc.__class__.__name__}); fix the syntax") from None
+        line, problem = yaml_problem(exc)
+        where = f":{line + 1}" if line is not None else ""
+        raise ConfigError(f"{p}{where}: not valid YAML: {problem}; fix the syntax (a bracket or quote left open "
+                          "ends on a later line than it opens)") from None
+    if raw is None:
+        raise ConfigError(f"{p}: the config is empty; copy data/configs/demo.yaml and change what differs")
     if not isinstance(raw, dict):
-        raise ConfigError(f"{p}: expected a YAML mapping at the top level, got {type(raw).__name__}")
+        raise ConfigError(f"{p}: expected a YAML mapping of setting: value at the top level, got a "
+                          f"{type(raw).__name__}; see data/configs/demo.yaml")
     try:
         cfg = Config.model_validate(raw)
     except ValidationError as exc:
@@ -371,7 +400,8 @@ def _explain(path: Path, exc: ValidationError) -> str:
         hint = ""
         if err["type"] == "extra_forbidden" and loc and (near := difflib.get_close_matches(str(loc[-1]), _FIELDS, 1)):
             hint = f" (did you mean '{near[0]}'?)"
-        lines.append(f"{path}{f':{line}' if line else ''}: field '{field}': {err['msg']}{hint}")
+        msg = err["msg"].removeprefix("Value error, ")
+        lines.append(f"{path}{f':{line}' if line else ''}: field '{field}': {msg}{hint}")
     more = len(exc.errors()) - MAX_REPORTED
     return "\n".join(lines + ([f"... and {more} more"] if more > 0 else []))
 

@@ -95,7 +95,27 @@ class Lexicon:
     def check_aliases(self) -> None:
         """Refuse an alias whose value is not one of its facet's, when the config lists the facet's `values:` (a
         closed list: the alias is a typo, and its filter would match nothing). A facet whose values come from the
-        index alone may name a value this corpus lacks: a config serves more than one corpus."""
+        index alone may name a value this corpus lacks: a config serves more than one corpus. Refuse an alias
+        that is spelled as a value or qualifier term of another meaning: every question naming that value would
+        be read as the alias's."""
+        owners: dict[str, set[tuple[str, str]]] = {}  # folded form -> (facet, value) it stands for
+        for name, vals in self.values.items():
+            for v in vals:
+                owners.setdefault(fold(v), set()).add((name, v))
+        for canonical, terms in self.config.qualifiers.items():
+            for t in {canonical, *terms}:
+                owners.setdefault(fold(t), set()).add((QUALIFIER, canonical))
+        for at, f in enumerate(self.config.facets):
+            for alias, value in f.aliases.items():
+                other = sorted(owners.get(fold(alias), set()) - {(f.name, value)})
+                if other:
+                    facet, meant = other[0]
+                    what = "a qualifier term" if facet == QUALIFIER else f"{facet} value {meant!r}"
+                    raise ConfigError(
+                        f"{self.config.place(['facets', at, 'aliases', alias])}: alias {alias!r} of facet {f.name!r} "
+                        f"names {value!r}, but {alias!r} is also {what}: questions naming it would be read as "
+                        f"{value!r}; remove the alias")
+                owners.setdefault(fold(alias), set()).add((f.name, value))
         for at, f in enumerate(self.config.facets):
             known = self.values.get(f.name, set())
             for alias, value in f.aliases.items() if f.values and f.name in self.values else ():

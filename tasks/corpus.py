@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from schemas.config import Chunking
+from schemas.config import Chunking, DuplicateKey, read_yaml, yaml_problem
 
 
 class CorpusError(ValueError):
@@ -84,6 +84,9 @@ def _read_jsonl(path: Path) -> Iterator[Document]:
             yield _check_record(rec, where)
 
 
+_CLOSE = re.compile(r"\n---[ \t]*(?:\r?\n|$)")  # the line that closes front matter: "---" alone
+
+
 def _read_markdown(path: Path) -> Document:
     try:
         raw = path.read_text(encoding="utf-8-sig")  # without a byte order mark, if the file has one
@@ -92,20 +95,22 @@ def _read_markdown(path: Path) -> Document:
     meta: dict[str, Any] = {}
     body = raw
     if raw.startswith("---"):
-        end = raw.find("\n---", 3)
-        if end < 0:
+        close = _CLOSE.search(raw, 3)
+        end = close.start() if close else -1
+        if close is None:
             raise CorpusError(f"{path}:1: front matter opened with '---' is never closed; add a '---' line")
         try:
-            meta = yaml.safe_load(raw[3:end]) or {}
+            meta = read_yaml(raw[3:end]) or {}  # its first line is the rest of the file's line 1
+        except DuplicateKey as dup:
+            raise CorpusError(f"{path}:{dup.line}: front matter key '{dup.key}' is given twice (first at line "
+                              f"{dup.first}) and only the last would count; keep one") from None
         except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = mark.line + 2 if mark is not None else 1
-            raise CorpusError(f"{path}:{line}: front matter is not valid YAML; fix the syntax") from None
-        body = raw[end + 4:].lstrip("\n")
+            line, problem = yaml_problem(exc)
+            raise CorpusError(f"{path}:{1 if line is None else line + 1}: front matter is not valid YAML: {problem}; "
+                              "fix the syntax") from None
+        body = raw[close.end():].lstrip("\n")
     if not isinstance(meta, dict):
         raise CorpusError(f"{path}:1: front matter must be a mapping of field: value")
-    # YAML reads an unquoted 2026-01-01 as a date: front matter means the ISO text it shows
-    meta = {k: v.isoformat() if isinstance(v, date) else v for k, v in meta.items()}
     rec = {"id": meta.pop("id", path.stem), "text": body, "metadata": meta}
     return _check_record(rec, f"{path}:1")
 
@@ -120,10 +125,12 @@ def read_corpus(path: str | Path) -> list[Document]:
     """All documents of a corpus; raises CorpusError on the first bad record, before anything is written."""
     p = Path(path)
     if p.is_dir():
-        files = sorted(p.rglob("*.md"))
+        files = sorted(f for f in p.rglob("*") if f.suffix.lower() == ".md" and f.is_file())
         if not files:
             raise CorpusError(f"{p}: no Markdown (*.md) files in this folder")
         docs = [_read_markdown(f) for f in files]
+    elif p.is_file() and p.suffix.lower() == ".md":  # one Markdown document
+        docs = [_read_markdown(p)]
     elif p.is_file():
         docs = list(_read_jsonl(p))
     else:

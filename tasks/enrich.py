@@ -52,6 +52,10 @@ def parse_effective(text: str) -> date | None:
         return None
 
 
+_YEAR_VALUE = re.compile(r"[0-9]{1,4}")  # a year as a number or its digits (ASCII: int() takes "²" not)
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 def check_facet_types(docs: Sequence[Document], config: Config) -> None:
     """A facet value of the wrong type, or under its key in another case ("Office"), fails with the file, the line
     and the fix."""
@@ -65,8 +69,7 @@ def check_facet_types(docs: Sequence[Document], config: Config) -> None:
             v = d.metadata.get(f.metadata_key)
             if v is None:
                 continue
-            if f.kind == "year" and not (isinstance(v, int) and not isinstance(v, bool)
-                                         or isinstance(v, str) and v.strip().isdigit()):
+            if f.kind == "year" and not _YEAR_VALUE.fullmatch(str(v).strip() if isinstance(v, int | str) else "x"):
                 raise CorpusError(f"{d.source}: metadata '{f.metadata_key}' of document {d.id!r} must be a year "
                                   f"such as 2026, got {v!r}")
             if f.kind in ("category", "date") and not isinstance(v, str):
@@ -75,7 +78,9 @@ def check_facet_types(docs: Sequence[Document], config: Config) -> None:
         eff = d.metadata.get("effective_from")
         if eff is not None:
             try:
-                date.fromisoformat(str(eff))
+                if not isinstance(eff, str) or not _ISO_DATE.fullmatch(eff):
+                    raise ValueError(eff)  # fromisoformat also takes 20260101 and 2026-W05-3
+                date.fromisoformat(eff)
             except ValueError:
                 raise CorpusError(f"{d.source}: metadata 'effective_from' of document {d.id!r} must be an ISO "
                                   f"date (YYYY-MM-DD), got {eff!r}") from None

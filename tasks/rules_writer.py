@@ -39,9 +39,12 @@ def _part_query(text: str, keep: str, drop: list[str], strip_words: list[str]) -
 
 
 def _split(text: str, facet: str, slots: list[str], config: Config) -> Plan:
+    """One step per value of `facet`; a facet the question names once filters every step ("the per diem in
+    {office} between {year} and {year}": both years' steps search that office)."""
     words = [w for w in config.classify.comparison + config.classify.temporal if " " not in w and len(w) > 2]
+    shared = {f: "{" + ss[0] + "}" for f, ss in slots_by_facet(text).items() if len(ss) == 1 and f != facet}
     steps = [Step(id=f"s{n}", query=_part_query(text, s, [o for o in slots if o != s], words),
-                  filters={facet: "{" + s + "}"}) for n, s in enumerate(slots, 1)]
+                  filters={**shared, facet: "{" + s + "}"}) for n, s in enumerate(slots, 1)]
     return Plan(steps=steps)
 
 

@@ -104,6 +104,30 @@ def test_a_key_given_twice_is_refused(tmp_path: Path) -> None:
         load_config(path)
 
 
+@pytest.mark.parametrize(("text", "message"), [
+    ("", ": the config is empty; copy data/configs/demo.yaml"),
+    ("# only a comment\n", ": the config is empty"),
+    ("- a\n- b\n", ": expected a YAML mapping of setting: value at the top level, got a list"),
+    ("planning: {budget: 4\nmining: {}\n", ":2: not valid YAML: expected ',' or '}'"),
+    ("facets: [{name: office}]\npii_names: [2026-02-30]\n", None),  # a date is its text: no bare "day is out of range"
+    ("facets:\n  - name: office\n  - name: office\n", ":1: field 'facets': facet office is named twice"),
+    ("facets: []\n", ":1: field 'facets': facets is empty"),
+    ("facets: [{name: office}]\nbill: {tokens_per_s: 0}\n", ":2: field 'bill.tokens_per_s': Input should be greater "
+     "than 0"),
+    ("facets: [{name: office}]\nbill: {price_in: -3}\n", ":2: field 'bill.price_in': Input should be greater than or "
+     "equal to 0"),
+])
+def test_config_mistakes_name_the_line_and_the_fix(tmp_path: Path, text: str, message: str | None) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(text, encoding="utf-8")
+    if message is None:
+        assert load_config(path).pii_names == ["2026-02-30"]
+        return
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value).startswith(f"{path}{message}"), str(err.value)
+
+
 @pytest.mark.parametrize(("name", "fix"), [("Source", "'source'): it names slots; a corpus metadata key spelled "
                                                     "otherwise is read with `key: Source`"), ("region2", "'region'"),
                                          ("published-date", "'published_date'"), ("qualifier", "reserved")])

@@ -228,6 +228,10 @@ def test_a_changed_model_embeds_every_chunk_again(tmp_path: Path, seed_corpus: P
         ('{"id": "x", "text": "ok", "metadata": {"office": 42}}', "must be a string"),
         ('{"id": "x", "text": "ok", "metadata": {"year": "soon"}}', "must be a year"),
         ('{"id": "x", "text": "ok", "metadata": {"Office": "Berlin"}}', "rename it to 'office'"),
+        ('{"id": "x", "text": "ok", "metadata": {"year": 99999999999}}', "must be a year"),
+        ('{"id": "x", "text": "ok", "metadata": {"year": "\u00b2"}}', "must be a year"),
+        ('{"id": "x", "text": "ok", "metadata": {"effective_from": 20260101}}', "must be an ISO date (YYYY-MM-DD)"),
+        ('{"id": "x", "text": "ok", "metadata": {"effective_from": "2026-W05-3"}}', "must be an ISO date"),
     ],
 )
 def test_malformed_corpus_names_file_and_line(tmp_path: Path, line: str, problem: str) -> None:
@@ -273,6 +277,18 @@ def test_an_alias_to_a_value_the_facet_lacks_is_refused(tmp_path: Path, seed_cor
     build_index(seed_corpus, config, tmp_path, RUN_DATE, quiet=True)  # corpus alone: it may lack Brussels
 
 
+def test_an_alias_spelled_as_another_value_is_refused(tmp_path: Path, seed_corpus: Path) -> None:
+    """An alias "Berlin: Warsaw" would read every question about Berlin as one about Warsaw."""
+    text = DEMO_CONFIG.read_text(encoding="utf-8").replace("Lisboa: Lisbon", "Lisboa: Lisbon, Berlin: Warsaw")
+    path = tmp_path / "config.yaml"
+    path.write_text(text, encoding="utf-8")
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if "Berlin: Warsaw" in row)
+    with pytest.raises(ConfigError) as err:
+        build_index(seed_corpus, load_config(path), tmp_path, RUN_DATE, quiet=True)
+    assert str(err.value) == (f"{path}:{line}: alias 'Berlin' of facet 'office' names 'Warsaw', but 'Berlin' is also "
+                              "office value 'Berlin': questions naming it would be read as 'Warsaw'; remove the alias")
+
+
 def test_a_byte_order_mark_opens_a_corpus_file_unseen(tmp_path: Path) -> None:
     """Editors on some systems write UTF-8 with a byte order mark: the first record and the front matter read
     as without it."""
@@ -305,6 +321,37 @@ def test_markdown_folder_with_front_matter(tmp_path: Path) -> None:
     (folder / "bad.md").write_text("---\noffice: [unclosed\n---\ntext\n")
     with pytest.raises(CorpusError, match=r"bad\.md:\d+: front matter is not valid YAML"):
         build_index(folder, config, tmp_path, RUN_DATE, quiet=True)
+
+
+@pytest.mark.parametrize(("front", "problem"), [
+    ("id: a\ntitle: Lisbon: vacation days\n", ":3: front matter is not valid YAML: mapping values are not allowed"),
+    ("office: Lisbon\noffice: Berlin\n", ":3: front matter key 'office' is given twice (first at line 2)"),
+    ("effective_from: 2026-02-30\n", ":1: metadata 'effective_from' of document 'note' must be an ISO date"),
+])
+def test_front_matter_errors_name_the_line_and_the_fix(tmp_path: Path, front: str, problem: str) -> None:
+    note = tmp_path / "md" / "note.md"
+    note.parent.mkdir()
+    note.write_text(f"---\n{front}---\nPer diem in Lisbon.\n", encoding="utf-8")
+    with pytest.raises(CorpusError) as err:
+        build_index(note.parent, load_config(DEMO_CONFIG), tmp_path, RUN_DATE, quiet=True)
+    assert str(err.value).startswith(f"{note}{problem}"), str(err.value)
+
+
+def test_markdown_is_read_from_a_file_and_any_suffix_case(tmp_path: Path) -> None:
+    """One .md file is a corpus of one document; a folder's .MD files are Markdown too; only a line that is
+    "---" alone closes the front matter."""
+    folder = tmp_path / "md"
+    folder.mkdir()
+    (folder / "a.MD").write_text("---\noffice: Berlin\n---\nPer diem, Berlin.\n----\nMore.\n", encoding="utf-8")
+    (folder / "b.md").write_text("---\noffice: Lisbon\n----\nstill front matter: no\n---\nPer diem, Lisbon.\n",
+                                 encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"b\.md:\d+: front matter is not valid YAML"):
+        read_corpus(folder)
+    (folder / "b.md").unlink()
+    [doc] = read_corpus(folder)
+    assert (doc.id, doc.metadata, doc.text) == ("a", {"office": "Berlin"}, "Per diem, Berlin.\n----\nMore.\n")
+    [one] = read_corpus(folder / "a.MD")
+    assert one == doc
 
 
 def test_failed_index_run_leaves_publication(

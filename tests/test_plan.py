@@ -727,3 +727,23 @@ def test_grammar_accepts_a_name_step(accepts: Callable[[str], bool]) -> None:
 
 def test_grammar_rejects_truncated_json(accepts: Callable[[str], bool]) -> None:
     assert not accepts(json.dumps(schema_instance(MOVE3_PLAN))[:-1])
+
+
+@pytest.mark.parametrize(("skeleton", "shape_type", "filters"), [
+    ("how did the per diem in {office} change between {year} and {year}", "temporal",
+     [{"office": "{office_1}", "year": "{year_1}"}, {"office": "{office_1}", "year": "{year_2}"}]),
+    ("compare parental leave in {office} and {office} in {year}", "comparison",
+     [{"year": "{year_1}", "office": "{office_1}"}, {"year": "{year_1}", "office": "{office_2}"}]),
+    ("compare parental leave in {office} and {office}", "comparison",
+     [{"office": "{office_1}"}, {"office": "{office_2}"}]),
+])
+def test_a_value_named_once_filters_every_step_of_a_split(skeleton: str, shape_type: str,
+                                                          filters: list[dict[str, str]]) -> None:
+    """A split per value of one facet keeps the other facets the question names once as filters of each step:
+    each year's search of "the per diem in Berlin" searches Berlin's chunks, not every office's."""
+    from schemas.config import load_config
+    from tasks.rules_writer import write_template
+    from tests.conftest import DEMO_CONFIG
+
+    plan = write_template(skeleton, shape_type, load_config(DEMO_CONFIG))
+    assert [s.filters for s in plan.steps] == filters
