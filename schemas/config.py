@@ -349,7 +349,8 @@ def load_config(path: str | Path | None = None) -> Config:
     """Read and validate a config file; relative paths in it resolve against the file's folder."""
     p = Path(path) if path else DEFAULT_CONFIG
     try:
-        raw = read_yaml(p.read_text(encoding="utf-8"))
+        data = p.read_bytes()
+        raw = read_yaml(data.decode("utf-8"))
     except DuplicateKey as dup:
         raise ConfigError(f"{p}:{dup.line}: key '{dup.key}' is given twice (first at line {dup.first}) and only "
                           "the last would count; keep one") from None
@@ -357,8 +358,9 @@ def load_config(path: str | Path | None = None) -> Config:
         raise ConfigError(f"{p}: config file not found; pass --config with an existing YAML file") from None
     except IsADirectoryError:
         raise ConfigError(f"{p}: is a folder; pass --config with a YAML file") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{p}: not UTF-8 text; re-encode the file as UTF-8") from None
+    except UnicodeDecodeError as exc:
+        bad_line = data[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"{p}:{bad_line}: not UTF-8 text; re-encode the file as UTF-8") from None
     except yaml.YAMLError as exc:
         line, problem = yaml_problem(exc)
         where = f":{line + 1}" if line is not None else ""

@@ -104,6 +104,14 @@ def test_a_key_given_twice_is_refused(tmp_path: Path) -> None:
         load_config(path)
 
 
+def test_a_config_that_is_not_utf8_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_bytes(b"facets:\n  - name: office\n    values: [Z\xfcrich]\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == f"{path}:3: not UTF-8 text; re-encode the file as UTF-8"
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("", ": the config is empty; copy data/configs/demo.yaml"),
     ("# only a comment\n", ": the config is empty"),
