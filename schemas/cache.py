@@ -115,7 +115,7 @@ class PlanCache:
             raise TypeError(f"question must be a str, got {type(question).__name__}")
         if isinstance(history, str | bytes) or not (history is None or isinstance(history, Sequence)):
             raise TypeError(f"history must be a list of earlier questions, got {type(history).__name__}")
-        res = self._with_history(question, history, when) if history else self._lookup(question, when)
+        res = self._answer(question, history or (), when)
         template = self._template_trace.get(res.shape_id or "")
         res.trace = {**self._run_trace, "key": res.key, "skeleton": res.skeleton, "constraints": res.constraints,
                      "reason": res.reason, "resolved": res.resolved, **(json.loads(template) if template else {})}
@@ -124,27 +124,20 @@ class PlanCache:
     def _skeleton(self, question: str, when: date) -> Skeleton:
         return self.lexicon.skeleton(self.scrub(question), when)
 
-    def _lookup(self, question: str, when: date) -> LookupResult:
+    def _answer(self, question: str, history: Sequence[str], when: date) -> LookupResult:
+        """The lookup of a question of the right types; with a history, a follow-up resolves against it."""
         bad = _unusable(question)
         if bad is not None:
             return bad
         sk = self._skeleton(question, when)
         if not sk.text:
             return _empty()
-        res = self._from_skeleton(sk)
-        if res.shape_id is None and self.followups.is_followup(sk):
-            res.followup, res.reason = True, NO_PREVIOUS
-        return res
-
-    def _with_history(self, question: str, history: Sequence[str], when: date) -> LookupResult:
-        bad = _unusable(question)
-        if bad is not None:
-            return bad
-        sk = self._skeleton(question, when)
-        if not sk.text:
-            return _empty()
-        talk = self._conversation(history, when)
-        turn = talk.add(sk)
+        if not history:
+            res = self._from_skeleton(sk)
+            if res.shape_id is None and self.followups.is_followup(sk):
+                res.followup, res.reason = True, NO_PREVIOUS
+            return res
+        turn = self._conversation(history, when).add(sk)
         if not turn.followup:
             return self._from_skeleton(sk)
         if turn.standalone is None:

@@ -67,10 +67,10 @@ NAME = (_NAME_WORD + r"(?:(?:-|\s+(?:(?:de|da|das|do|dos|du|del|della|der|den|di
 # A cue before a name, in lower case anywhere ("asking for my colleague ..."), and capitalised where a sentence
 # opens ("This is ..."), or "I am" anywhere. A capitalised cue inside a sentence is not one: in a question typed in
 # Title Case, "... Working From Home In Toronto" names nobody.
-_CUES = ["(?:my|our)\\s+(?:manager|colleague|boss|lead|partner|wife|husband)", "name is", "this is", "called", "from",
-         "with", "ask"]
+_ROLE = r"\s+(?:manager|colleague|boss|lead|partner|wife|husband)"
+_CUES = ["my" + _ROLE, "our" + _ROLE, "name is", "this is", "called", "from", "with", "ask"]
 _CUE = (r"\b(?:" + "|".join(_CUES) + r"|i am|i'm|I am|I'm)|(?:^|[.!?:;]\s+)(?:"
-        + "|".join(c[0].upper() + c[1:] if c[0] != "(" else "(?:My|Our)" + c[len("(?:my|our)"):] for c in _CUES) + ")")
+        + "|".join(c[0].upper() + c[1:] for c in _CUES) + ")")
 CUE_NAME = re.compile(r"(?P<cue>" + _CUE + r")\s+(?P<name>" + NAME + ")")
 # A name that opens the text (or a sentence) and introduces the asker: "Jan Kowalski from HR told me ...".
 _LEAD_NAME = re.compile(r"(?:^|(?<=[.!?:;]\s))(?P<cue>)(?P<name>" + NAME + r")(?=\s+(?:from|here)\b)")

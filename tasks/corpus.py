@@ -96,11 +96,10 @@ def _read_markdown(path: Path) -> Document:
     body = raw
     if raw.startswith("---"):
         close = _CLOSE.search(raw, 3)
-        end = close.start() if close else -1
         if close is None:
             raise CorpusError(f"{path}:1: front matter opened with '---' is never closed; add a '---' line")
         try:
-            meta = read_yaml(raw[3:end]) or {}  # its first line is the rest of the file's line 1
+            meta = read_yaml(raw[3:close.start()]) or {}  # its first line is the rest of the file's line 1
         except DuplicateKey as dup:
             raise CorpusError(f"{path}:{dup.line}: front matter key '{dup.key}' is given twice (first at line "
                               f"{dup.first}) and only the last would count; keep one") from None
