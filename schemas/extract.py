@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import calendar
 import hashlib
 import json
@@ -149,12 +150,15 @@ class Lexicon:
 
     def _extract_folded(self, text: str, now: date | datetime | None) -> list[Constraint]:
         found: list[Constraint] = []
-        taken: list[tuple[int, int]] = []
+        starts: list[int] = []  # the spans taken so far, disjoint and sorted: a long text stays linear
+        ends: list[int] = []
 
         def add(facet: str, value: str, start: int, end: int) -> None:
-            if any(start < e and s < end for s, e in taken):
-                return
-            taken.append((start, end))
+            at = bisect.bisect_right(starts, start)
+            if (at and ends[at - 1] > start) or (at < len(starts) and starts[at] < end):
+                return  # overlaps a span an earlier pass took
+            starts.insert(at, start)
+            ends.insert(at, end)
             found.append(Constraint(facet, value, start, end))
 
         if self.date_facet:

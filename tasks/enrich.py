@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -86,16 +87,24 @@ def check_facet_types(docs: Sequence[Document], config: Config) -> None:
                                   f"date (YYYY-MM-DD), got {eff!r}") from None
 
 
-def _facet_values(chunk: Chunk, doc_text: str, lexicon: Lexicon, config: Config,
+def _named_values(text: str, lexicon: Lexicon) -> dict[str, str]:
+    """Category facet -> its value, for each facet the text names exactly one value of."""
+    values: dict[str, set[str]] = defaultdict(set)
+    for c in lexicon.extract(text):
+        values[c.facet].add(c.value)
+    return {facet: vals.pop() for facet, vals in values.items() if len(vals) == 1}
+
+
+def _facet_values(chunk: Chunk, named: Callable[[], dict[str, str]], config: Config,
                   effective: date | None) -> dict[str, Any]:
+    """`named` gives the values the chunk's document names, read once per document and only if needed."""
     out: dict[str, Any] = {}
     for f in config.facets:
         if f.metadata_key in chunk.metadata:
             v = chunk.metadata[f.metadata_key]
             out[f.name] = None if v is None else (int(v) if f.kind == "year" else str(v))
         elif f.kind == "category":
-            named = {c.value for c in lexicon.extract(doc_text) if c.facet == f.name}
-            out[f.name] = named.pop() if len(named) == 1 else None  # one value named: that's it
+            out[f.name] = named().get(f.name)
         elif f.kind == "year":
             out[f.name] = effective.year if effective else None
         else:
@@ -116,12 +125,14 @@ def enrich(chunks: Sequence[Chunk], docs: Sequence[Document], config: Config, le
     for d in docs:
         eff = d.metadata.get("effective_from")
         effective_of[d.id] = date.fromisoformat(str(eff)) if eff else parse_effective(d.text)
+    named_in = functools.cache(lambda doc_id: _named_values(doc_by_id[doc_id].text, lexicon))
     out: list[EnrichedChunk] = []
     for c in chunks:
         d = doc_by_id[c.doc_id]
         eff = effective_of[d.id]
         policy = str(d.metadata.get("policy") or _YEAR_IN_ID.sub("", d.id))
-        out.append(EnrichedChunk(c, _facet_values(c, d.text, lexicon, config, eff), eff, policy))
+        named = functools.partial(named_in, d.id)
+        out.append(EnrichedChunk(c, _facet_values(c, named, config, eff), eff, policy))
     _link_versions(out, config, run_date)
     return out
 

@@ -263,6 +263,26 @@ def test_date_facet() -> None:
     assert sk.text == "what did {source} report on {published} and in {published}"
 
 
+_DATED = Lexicon(Config(facets=[Facet(name="office", values=["Berlin", "New York"]), Facet(name="year", kind="year"),
+                                 Facet(name="published", kind="date")]))
+_DATED_WORDS = st.lists(st.sampled_from(["Berlin", "New York", "York", "2026", "2026-11-24", "November 2026",
+                                         "24 November 2026", "November 24, 2026", "this year", "in", "and", ","]),
+                        min_size=1, max_size=12).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_DATED_WORDS, _DATED_WORDS)
+def test_spans_are_disjoint_and_each_part_of_a_text_reads_alone(a: str, b: str) -> None:
+    """Dates win over the years inside them, spans never overlap, and a text read whole gives what its parts
+    give read apart: a long document's matches do not depend on where in it they sit."""
+    whole = _DATED.extract(f"{a} ; {b}", NOW)
+    assert all(x.end <= y.start for x, y in zip(whole, whole[1:], strict=False)), whole
+    shift = len(fold(a)) + len(" ; ")
+    apart = _DATED.extract(a, NOW) + [dataclasses.replace(c, start=c.start + shift, end=c.end + shift)
+                                       for c in _DATED.extract(b, NOW)]
+    assert whole == apart
+
+
 # --- fuzzing --------------------------------------------------------------------------------------
 
 

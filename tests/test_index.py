@@ -437,3 +437,25 @@ def test_a_facet_key_in_another_case_is_refused_only_alone() -> None:
     check_facet_types([Document("a", "text", {"office": "Berlin", "Office": "HQ"}, "c.jsonl:1")], config)
     with pytest.raises(CorpusError, match=r"c.jsonl:2: metadata key 'Year' .* rename it to 'year'"):
         check_facet_types([Document("b", "text", {"Year": 2026}, "c.jsonl:2")], config)
+
+
+def test_a_long_document_is_read_for_its_facets_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A document without office metadata takes the one office its text names; read once per document, not
+    once per chunk (a 3 MB handbook of 8,000 chunks would otherwise read its whole text 8,000 times)."""
+    from schemas.extract import Lexicon
+    from tasks.corpus import Document, chunk_document
+    from tasks.enrich import enrich
+
+    config = load_config(DEMO_CONFIG)
+    lexicon = Lexicon(config)
+    text = "\n\n".join(f"Section {i}. Staff of the Berlin office get {20 + i % 9} vacation days." for i in range(300))
+    docs = [Document("berlin-handbook", text, {}, "h.md:1"), Document("plain", "No office here.", {}, "p.md:1")]
+    chunks = [c for d in docs for c in chunk_document(d, config.chunking)]
+    reads: list[int] = []
+    read = lexicon.extract
+    monkeypatch.setattr(lexicon, "extract", lambda t, now=None: reads.append(len(t)) or read(t, now))
+    enriched = enrich(chunks, docs, config, lexicon, RUN_DATE)
+    assert len(chunks) > 20
+    assert {e.facets["office"] for e in enriched if e.chunk.doc_id == "berlin-handbook"} == {"Berlin"}
+    assert [e.facets["office"] for e in enriched if e.chunk.doc_id == "plain"] == [None]
+    assert sorted(reads) == sorted([len(text), len("No office here.")])
