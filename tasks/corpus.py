@@ -25,6 +25,11 @@ class Document:
     text: str
     metadata: dict[str, Any]
     source: str  # file:line, for error messages
+    key_lines: dict[str, str] = field(default_factory=dict)  # metadata key -> its own file:line (front matter)
+
+    def source_of(self, key: str) -> str:
+        """file:line of a metadata key, for error messages."""
+        return self.key_lines.get(key, self.source)
 
 
 @dataclass
@@ -44,7 +49,8 @@ class Chunk:
 _SCALAR = (str, int, float, bool, type(None))
 
 
-def _check_record(rec: Any, where: str) -> Document:
+def _check_record(rec: Any, where: str, key_lines: dict[str, str] | None = None) -> Document:
+    key_lines = key_lines or {}
     if not isinstance(rec, dict):
         raise CorpusError(f"{where}: expected a JSON object with id, text, metadata; got {type(rec).__name__}")
     for key in ("id", "text"):
@@ -52,7 +58,7 @@ def _check_record(rec: Any, where: str) -> Document:
             raise CorpusError(f"{where}: missing field '{key}'; every record needs id and text")
     doc_id, text = rec["id"], rec["text"]
     if not isinstance(doc_id, (str, int)) or isinstance(doc_id, bool) or str(doc_id).strip() == "":
-        raise CorpusError(f"{where}: field 'id' must be a non-empty string, got {doc_id!r}")
+        raise CorpusError(f"{key_lines.get('id', where)}: field 'id' must be a non-empty string, got {doc_id!r}")
     if not isinstance(text, str) or not text.strip():
         raise CorpusError(f"{where}: field 'text' must be a non-empty string (document {doc_id!r})")
     meta = rec.get("metadata") or {}
@@ -61,9 +67,10 @@ def _check_record(rec: Any, where: str) -> Document:
                           f"{type(meta).__name__}")
     for key, value in meta.items():
         if not isinstance(value, _SCALAR):
-            raise CorpusError(f"{where}: metadata '{key}' of document {doc_id!r} must be a string, number "
+            raise CorpusError(f"{key_lines.get(key, where)}: metadata '{key}' of document {doc_id!r} must be a "
+                              "string, number "
                               f"or null, got {type(value).__name__}")
-    return Document(str(doc_id), text, dict(meta), where)
+    return Document(str(doc_id), text, dict(meta), where, key_lines)
 
 
 def _read_jsonl(path: Path) -> Iterator[Document]:
@@ -93,6 +100,7 @@ def _read_markdown(path: Path) -> Document:
     except UnicodeDecodeError:
         raise CorpusError(f"{path}:1: not UTF-8 text; re-encode the file as UTF-8") from None
     meta: dict[str, Any] = {}
+    key_lines: dict[str, str] = {}
     body = raw
     if raw.startswith("---"):
         close = _CLOSE.search(raw, 3)
@@ -108,10 +116,20 @@ def _read_markdown(path: Path) -> Document:
             raise CorpusError(f"{path}:{1 if line is None else line + 1}: front matter is not valid YAML: {problem}; "
                               "fix the syntax") from None
         body = raw[close.end():].lstrip("\n")
+        if isinstance(meta, dict):
+            key_lines = {key: f"{path}:{line}" for key, line in _key_lines(raw[3:close.start()]).items()}
     if not isinstance(meta, dict):
         raise CorpusError(f"{path}:1: front matter must be a mapping of field: value")
     rec = {"id": meta.pop("id", path.stem), "text": body, "metadata": meta}
-    return _check_record(rec, f"{path}:1")
+    return _check_record(rec, f"{path}:1", key_lines)
+
+
+def _key_lines(front: str) -> dict[str, int]:
+    """Top-level front matter key -> its line in the file (the front matter opens on line 1)."""
+    node = yaml.compose(front, Loader=yaml.SafeLoader)
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {k.value: k.start_mark.line + 1 for k, _ in node.value if isinstance(k, yaml.ScalarNode)}
 
 
 def corpus_not_found(path: str | Path, where: str = "") -> CorpusError:
@@ -137,9 +155,9 @@ def read_corpus(path: str | Path) -> list[Document]:
     seen: dict[str, str] = {}
     for d in docs:
         if d.id in seen:
-            raise CorpusError(f"{d.source}: duplicate document id {d.id!r} (first at {seen[d.id]}); "
+            raise CorpusError(f"{d.source_of('id')}: duplicate document id {d.id!r} (first at {seen[d.id]}); "
                               "ids must be unique")
-        seen[d.id] = d.source
+        seen[d.id] = d.source_of("id")
     if not docs:
         raise CorpusError(f"{p}: the corpus is empty")
     return docs

@@ -64,18 +64,18 @@ def check_facet_types(docs: Sequence[Document], config: Config) -> None:
     for d in docs:
         for key in d.metadata:
             if (want := keys.get(key.casefold())) is not None and key != want and want not in d.metadata:
-                raise CorpusError(f"{d.source}: metadata key '{key}' of document {d.id!r} is read as '{want}' only "
-                                  f"when spelled so (keys are case-sensitive); rename it to '{want}'")
+                raise CorpusError(f"{d.source_of(key)}: metadata key '{key}' of document {d.id!r} is read as "
+                                  f"'{want}' only when spelled so (keys are case-sensitive); rename it to '{want}'")
         for f in config.facets:
             v = d.metadata.get(f.metadata_key)
             if v is None:
                 continue
             if f.kind == "year" and not _YEAR_VALUE.fullmatch(str(v).strip() if isinstance(v, int | str) else "x"):
-                raise CorpusError(f"{d.source}: metadata '{f.metadata_key}' of document {d.id!r} must be a year "
-                                  f"such as 2026, got {v!r}")
+                raise CorpusError(f"{d.source_of(f.metadata_key)}: metadata '{f.metadata_key}' of document "
+                                  f"{d.id!r} must be a year such as 2026, got {v!r}")
             if f.kind in ("category", "date") and not isinstance(v, str):
-                raise CorpusError(f"{d.source}: metadata '{f.metadata_key}' of document {d.id!r} must be a "
-                                  f"string, got {type(v).__name__} {v!r}")
+                raise CorpusError(f"{d.source_of(f.metadata_key)}: metadata '{f.metadata_key}' of document "
+                                  f"{d.id!r} must be a string, got {type(v).__name__} {v!r}")
         eff = d.metadata.get("effective_from")
         if eff is not None:
             try:
@@ -83,8 +83,8 @@ def check_facet_types(docs: Sequence[Document], config: Config) -> None:
                     raise ValueError(eff)  # fromisoformat also takes 20260101 and 2026-W05-3
                 date.fromisoformat(eff)
             except ValueError:
-                raise CorpusError(f"{d.source}: metadata 'effective_from' of document {d.id!r} must be an ISO "
-                                  f"date (YYYY-MM-DD), got {eff!r}") from None
+                raise CorpusError(f"{d.source_of('effective_from')}: metadata 'effective_from' of document "
+                                  f"{d.id!r} must be an ISO date (YYYY-MM-DD), got {eff!r}") from None
 
 
 def _named_values(text: str, lexicon: Lexicon) -> dict[str, str]:

@@ -326,7 +326,11 @@ def test_markdown_folder_with_front_matter(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("front", "problem"), [
     ("id: a\ntitle: Lisbon: vacation days\n", ":3: front matter is not valid YAML: mapping values are not allowed"),
     ("office: Lisbon\noffice: Berlin\n", ":3: front matter key 'office' is given twice (first at line 2)"),
-    ("effective_from: 2026-02-30\n", ":1: metadata 'effective_from' of document 'note' must be an ISO date"),
+    ("office: Lisbon\neffective_from: 2026-02-30\n", ":3: metadata 'effective_from' of document 'note' must be an "
+                                                     "ISO date"),
+    ("title: Per diem\n\nyear: twenty\n", ":4: metadata 'year' of document 'note' must be a year"),
+    ("id: a\noffice: [Lisbon, Porto]\n", ":3: metadata 'office' of document 'a' must be a string, number or null"),
+    ("office: Lisbon\nid: ''\n", ":3: field 'id' must be a non-empty string"),
 ])
 def test_front_matter_errors_name_the_line_and_the_fix(tmp_path: Path, front: str, problem: str) -> None:
     note = tmp_path / "md" / "note.md"
