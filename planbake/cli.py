@@ -336,18 +336,22 @@ def _date(value: str | None, option: str) -> date | None:
 
 
 def _precheck(stages: list[str], config: str | None, out: Path, **inputs: Any) -> None:
-    """The inputs checked before the flow engine starts: a bad path fails in a moment, not after start-up; so does
-    the vLLM writer where vLLM is not installed."""
+    """The inputs checked before the flow engine starts: a bad path or corpus record fails in a moment, not after
+    start-up; so does the vLLM writer where vLLM is not installed."""
     import importlib.util
 
     from flows.run import check_inputs
     from flows.stages import VLLM_MISSING
+    from tasks.indexing import read_checked
 
     cfg = load_config(config)
     if "plan" in stages and (inputs.get("writer") or cfg.planning.writer) == "vllm" \
             and importlib.util.find_spec("vllm") is None:
         raise ConfigError(VLLM_MISSING)
     check_inputs(stages, cfg, out=out, **inputs)
+    source = inputs.get("corpus") or cfg.corpus
+    if "index" in stages and source and "://" not in str(source):
+        read_checked(source, cfg)  # the index stage reads it again: a moment, against the engine's start-up
 
 
 @app.command()

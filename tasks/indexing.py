@@ -13,7 +13,7 @@ from prefect.cache_policies import NO_CACHE
 
 from schemas.config import Config
 from schemas.extract import Lexicon
-from tasks.corpus import chunk_corpus, read_corpus
+from tasks.corpus import Document, chunk_corpus, read_corpus
 from tasks.embed import Embedder
 from tasks.enrich import check_facet_types, enrich
 from tasks.store import IndexResult, open_table, write_index
@@ -48,16 +48,22 @@ def path_in_root(uri: str, out: str | Path) -> str | None:
         return None
 
 
-def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: date,
-                quiet: bool = False, embedder: Embedder | None = None) -> IndexOutcome:
-    """Validate the whole corpus first (a bad record writes nothing), then merge it into the table.
-
-    `embedder` embeds new or changed chunks (default: in this process; flows pass a TaskEmbedder)."""
+def read_checked(corpus: str | Path, config: Config) -> tuple[list[Document], Lexicon]:
+    """The corpus's documents and the lexicon of their facet values, or the first mistake in them."""
     docs = read_corpus(corpus)
     check_facet_types(docs, config)
     lexicon = Lexicon(config, {f.name: [str(v) for d in docs if (v := d.metadata.get(f.metadata_key))]
                                for f in config.facets if f.kind == "category"})
     lexicon.check_aliases()
+    return docs, lexicon
+
+
+def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: date,
+                quiet: bool = False, embedder: Embedder | None = None) -> IndexOutcome:
+    """Validate the whole corpus first (a bad record writes nothing), then merge it into the table.
+
+    `embedder` embeds new or changed chunks (default: in this process; flows pass a TaskEmbedder)."""
+    docs, lexicon = read_checked(corpus, config)
     chunks = chunk_corpus(docs, config.chunking)
     enriched = enrich(chunks, docs, config, lexicon, run_date)
     uri = index_uri(config, out)

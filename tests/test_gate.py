@@ -206,3 +206,21 @@ def test_bad_labeled_set_fails_before_any_work(tmp_path: Path, prefect_harness: 
         res = CliRunner().invoke(app, ["nightly", "--config", str(path), "--out", str(out)])
         assert res.exit_code == EXIT_INPUT and says in res.output, res.output
         assert not out.exists()
+
+
+def test_a_bad_corpus_record_fails_before_the_flow_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mistake in the corpus is found in a moment, not after the flow engine's start-up; nothing is written."""
+    import flows.nightly
+
+    def no_flow(**_: object) -> None:
+        raise AssertionError("the flow started")
+
+    monkeypatch.setattr(flows.nightly, "nightly_flow", no_flow)
+    corpus = tmp_path / "bad.jsonl"
+    corpus.write_text('{"id": "a", "text": "Per diem in Lisbon."}\n{"id": "b", "text": "x", "metadata": {"year": '
+                      '"soon"}}\n', encoding="utf-8")
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["nightly", "--corpus", str(corpus), "--out", str(out)])
+    assert res.exit_code == EXIT_INPUT, res.output
+    assert "bad.jsonl:2: metadata 'year' of document 'b' must be a year" in " ".join(res.output.split())
+    assert not out.exists()
