@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from schemas.config import Config, load_config
 from tasks.corpus import chunk_document, read_corpus
@@ -81,7 +81,8 @@ def peak_rss_mb() -> float:
     return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024  # bytes on macOS, KiB on Linux
 
 
-def run(corpus: Path, scale: int, repeat: int, workdir: Path, profile: bool, dtype: str = "float32"
+def run(corpus: Path, scale: int, repeat: int, workdir: Path, profile: bool,
+        dtype: Literal["float32", "bfloat16"] = "float32"
         ) -> dict[str, Any]:
     config = load_config(CONFIG)
     config.embed_dtype = dtype  # the builds' (plain encode stays float32: the baseline)

@@ -57,7 +57,7 @@ from datetime import date, datetime, timedelta
 from multiprocessing import get_context
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 import pyarrow.parquet as pq
@@ -305,7 +305,8 @@ def current_rss_mb() -> float:
 
 
 def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, workers: int = 2,
-        dtype: str = "float32", plain: bool = False, skeleton_dtype: str = "auto") -> dict[str, Any]:
+        dtype: Literal["float32", "bfloat16"] = "float32", plain: bool = False,
+        skeleton_dtype: Literal["auto", "float32", "bfloat16"] = "auto") -> dict[str, Any]:
     from schemas.config import load_config
     from tasks.embed import load_model, resolve_dtype
     from tasks.indexing import build_index
@@ -313,7 +314,7 @@ def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, 
     config = load_config(CONFIG)
     config.mining.workers = workers
     config.embed_dtype = dtype
-    config.mining.embed_dtype = skeleton_dtype  # type: ignore[assignment]  # argparse checked the choice
+    config.mining.embed_dtype = skeleton_dtype
     print(f"generating {rows:,} log lines (child process) while building the demo index ...", file=sys.stderr,
           flush=True)
     with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:

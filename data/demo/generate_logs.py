@@ -43,6 +43,7 @@ import json
 import random
 import string
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -435,7 +436,7 @@ class Clock:
         return day * 86_400 + in_day
 
 
-def _cumulative(weights: list[float]) -> list[float]:
+def _cumulative(weights: Sequence[float]) -> list[float]:
     out, total = [], 0.0
     for w in weights:
         total += w
