@@ -26,7 +26,7 @@ import re
 
 from schemas.constraint import QUALIFIER, Constraint
 from schemas.extract import Lexicon
-from schemas.pii import CAPS_CUE_NAME, CUE_NAME, DATE_SEPARATORS, NAME, PATTERNS, YEAR_OR_DATE, Scrubber
+from schemas.pii import CUE_NAME, DATE_SEPARATORS, NAME, PATTERNS, YEAR_OR_DATE, Scrubber
 from schemas.text import fold
 
 START, END, NOT_A_YEAR = "\x01", "\x03", "\x04"
@@ -139,8 +139,7 @@ class SqlSkeletons:
         scrubbed = "|".join([slot, *(_re2(_without_lookarounds(p.pattern, p.flags)) for _, p, _ in PATTERNS)])
         if self.lexicon.date_facet:
             scrubbed += r"|(?:19|20)[0-9]{2}-[0-9]|(?i:\b(?:" + _MONTHS + r")\b)"
-        named = (_re2(CUE_NAME.pattern) + "|" + _re2(CAPS_CUE_NAME.pattern) + r"|(?:^|[.!?:;] )" + _re2(NAME)
-                 + r" +(?:from|here)\b")
+        named = _re2(CUE_NAME.pattern) + r"|(?:^|[.!?:;] )" + _re2(NAME) + r" +(?:from|here)\b"
         parts = [f"regexp_full_match({col}, '[ -~]*')", f"NOT regexp_matches({col}, {_lit(scrubbed)})",
                  f"NOT regexp_matches({col}, {_lit(named)})"]
         if self.names:

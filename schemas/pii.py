@@ -67,18 +67,11 @@ NAME = (_NAME_WORD + r"(?:(?:-|\s+(?:(?:de|da|das|do|dos|du|del|della|der|den|di
 # A cue before a name, in lower case anywhere ("asking for my colleague ..."), and capitalised where a sentence
 # opens ("This is ..."), or "I am" anywhere. A capitalised cue inside a sentence is not one: in a question typed in
 # Title Case, "... Working From Home In Toronto" names nobody.
-_ROLES = ["manager", "colleague", "boss", "lead", "partner", "wife", "husband"]
-_ROLE = r"\s+(?:" + "|".join(_ROLES) + ")"
+_ROLE = r"\s+(?:manager|colleague|boss|lead|partner|wife|husband)"
 _CUES = ["my" + _ROLE, "our" + _ROLE, "name is", "this is", "called", "from", "with", "ask"]
 _CUE = (r"\b(?:" + "|".join(_CUES) + r"|i am|i'm|I am|I'm)|(?:^|[.!?:;]\s+)(?:"
         + "|".join(c[0].upper() + c[1:] for c in _CUES) + ")")
 CUE_NAME = re.compile(r"(?P<cue>" + _CUE + r")\s+(?P<name>" + NAME + ")")
-# A question typed in capitals: a cue that names someone ("MY COLLEAGUE", "NAME IS", not "FROM" or "WITH") before
-# two to four upper-case words ("JAN KOWALSKI"; every word is capitalised here, so the name stops after four).
-_CAPS_WORD = f"[{_UPPER}]{{2,}}"
-_CAPS_CUE = r"\b(?:(?:MY|OUR)\s+(?:" + "|".join(r.upper() for r in _ROLES) + r")|NAME IS|THIS IS|CALLED|I AM|I'M)"
-CAPS_CUE_NAME = re.compile(r"(?P<cue>" + _CAPS_CUE + r")\s+(?P<name>" + _CAPS_WORD + r"(?:(?:-|\s+)" + _CAPS_WORD
-                           + r"){1,3})")
 # A name that opens the text (or a sentence) and introduces the asker: "Jan Kowalski from HR told me ...".
 _LEAD_NAME = re.compile(r"(?:^|(?<=[.!?:;]\s))(?P<cue>)(?P<name>" + NAME + r")(?=\s+(?:from|here)\b)")
 
@@ -114,7 +107,6 @@ class Scrubber:
             text = self._names.sub("{name}", text)
         if _MAYBE_NAME.search(text):  # two capitalised words in a row
             text = CUE_NAME.sub(self._cue_name, text)
-            text = CAPS_CUE_NAME.sub(self._cue_name, text)
             if "from" in text or "here" in text:  # what _LEAD_NAME's lookahead needs
                 text = _LEAD_NAME.sub(self._cue_name, text)
         return text
