@@ -59,13 +59,15 @@ def main(argv: list[str] | None = None) -> None:
         return
     detail: list[dict[str, Any]] = json.loads(args.eval.read_text(encoding="utf-8"))["questions"]
     rows = [q for q in detail if q["id"] in types]
+    if not rows:
+        raise SystemExit(f"{args.eval}: no question of {args.questions} in it; pass the eval of these questions")
     systems = [s for s in ("one-search", "rules", "routed", "routed+original") if s in rows[0]]
     print(f"{'system':<16} {'all parts':>10} {'of those':>9} {'without those':>14}")
     for s in systems:
         whole = {q["id"] for q in rows if q[s]["coverage"] == 1.0}
         rest = len(types) - len(unnamed)
         print(f"{s:<16} {len(whole):>4}/{len(types)} {len(whole & unnamed):>5}/{len(unnamed)} "
-              f"{len(whole - unnamed):>6}/{rest} {len(whole - unnamed) / rest:.3f}")
+              f"{len(whole - unnamed):>6}/{rest} {len(whole - unnamed) / max(rest, 1):.3f}")
 
 
 if __name__ == "__main__":

@@ -150,40 +150,40 @@ class Lexicon:
 
     def _extract_folded(self, text: str, now: date | datetime | None) -> list[Constraint]:
         found: list[Constraint] = []
-        starts: list[int] = []  # the spans taken so far, disjoint and sorted: a long text stays linear
-        ends: list[int] = []
+        spans: list[tuple[int, int]] = []  # taken by the passes so far: disjoint and sorted
+        starts: list[int] = []
 
-        def add(facet: str, value: str, start: int, end: int) -> None:
-            at = bisect.bisect_right(starts, start)
-            if (at and ends[at - 1] > start) or (at < len(starts) and starts[at] < end):
-                return  # overlaps a span an earlier pass took
-            starts.insert(at, start)
-            ends.insert(at, end)
-            found.append(Constraint(facet, value, start, end))
+        def take(matches: Iterable[tuple[str, str, int, int]]) -> None:
+            """One pass's matches (disjoint among themselves), each kept unless it overlaps an earlier pass's."""
+            nonlocal spans, starts
+            kept = []
+            for facet, value, start, end in matches:
+                at = bisect.bisect_right(starts, start)
+                if (at and spans[at - 1][1] > start) or (at < len(spans) and spans[at][0] < end):
+                    continue
+                kept.append((start, end))
+                found.append(Constraint(facet, value, start, end))
+            if kept:  # two sorted runs, merged in linear time: a long text stays linear
+                spans = sorted(spans + kept)
+                starts = [s for s, _ in spans]
 
         if self.date_facet:
-            for m in _ISO_DATE.finditer(text):
-                add(self.date_facet, m.group(0), m.start(), m.end())
-            for m in _MONTH_DAY_YEAR.finditer(text):
-                if 1 <= int(m.group(2)) <= 31:
-                    add(self.date_facet, f"{m.group(3)}-{_MONTHS[m.group(1)]:02d}-{int(m.group(2)):02d}",
-                        m.start(), m.end())
-            for m in _DAY_MONTH_YEAR.finditer(text):
-                if 1 <= int(m.group(1)) <= 31:
-                    add(self.date_facet, f"{m.group(3)}-{_MONTHS[m.group(2)]:02d}-{int(m.group(1)):02d}",
-                        m.start(), m.end())
-            for m in _MONTH_YEAR.finditer(text):
-                add(self.date_facet, f"{m.group(2)}-{_MONTHS[m.group(1)]:02d}", m.start(1), m.end())
+            day = self.date_facet
+            take((day, m.group(0), m.start(), m.end()) for m in _ISO_DATE.finditer(text))
+            take((day, f"{m.group(3)}-{_MONTHS[m.group(1)]:02d}-{int(m.group(2)):02d}", m.start(), m.end())
+                 for m in _MONTH_DAY_YEAR.finditer(text) if 1 <= int(m.group(2)) <= 31)
+            take((day, f"{m.group(3)}-{_MONTHS[m.group(2)]:02d}-{int(m.group(1)):02d}", m.start(), m.end())
+                 for m in _DAY_MONTH_YEAR.finditer(text) if 1 <= int(m.group(1)) <= 31)
+            take((day, f"{m.group(2)}-{_MONTHS[m.group(1)]:02d}", m.start(1), m.end())
+                 for m in _MONTH_YEAR.finditer(text))
         if self._pattern is not None:
-            for m in self._pattern.finditer(text):
-                facet, value = self.forms[m.group(1)]
-                add(facet, value, m.start(), m.end())
+            take((*self.forms[m.group(1)], m.start(), m.end()) for m in self._pattern.finditer(text))
         if self.year_facet:
-            for m in _YEAR.finditer(text):
-                add(self.year_facet, m.group(1), m.start(), m.end())
+            year = self.year_facet
+            take((year, m.group(1), m.start(), m.end()) for m in _YEAR.finditer(text))
             if now is not None:
-                for m in _RELATIVE_YEAR.finditer(text):
-                    add(self.year_facet, str(now.year + _RELATIVE_OFFSET[m.group(1)]), m.start(), m.end())
+                take((year, str(now.year + _RELATIVE_OFFSET[m.group(1)]), m.start(), m.end())
+                     for m in _RELATIVE_YEAR.finditer(text))
         return sorted(found, key=lambda c: c.start)
 
     def skeleton(self, question: str, now: date | datetime | None = None) -> Skeleton:

@@ -71,6 +71,26 @@ def slot_groups(text: str) -> list[dict[str, str]]:
     return [{**g, **shared} for g in groups] or ([shared] if shared else [])
 
 
+NO_CHUNK = -1.0  # what `Reach` gives for filters no chunk matches
+
+
+def fit_shared(groups: list[dict[str, str]], text: str, reach: Reach, facets: set[str]) -> list[dict[str, str]]:
+    """A value named once filters every group; one of `facets` is dropped from a group that no chunk matches
+    with it but some chunk does without it ("the Sporting News report on December 5 and the CBSSports.com
+    report": CBSSports.com published nothing that day), while another group keeps it."""
+    shared = {f: ss[0] for f, ss in slots_by_facet(text).items() if len(ss) == 1 and f in facets}
+    if len(groups) < 2 or not shared:
+        return groups
+    out = [dict(g) for g in groups]
+    for facet in shared:
+        empty = [i for i, g in enumerate(out) if reach(text, _filters([g])[0]) <= NO_CHUNK
+                 and reach(text, _filters([{f: s for f, s in g.items() if f != facet}])[0]) > NO_CHUNK]
+        if len(empty) < len(out):
+            for i in empty:
+                del out[i][facet]
+    return out
+
+
 def clause_scores(parts: list[str], groups: list[dict[str, str]], reach: Reach) -> list[list[float]]:
     """Per clause, its best evidence score under each group's filters."""
     filters = _filters(groups)

@@ -66,6 +66,9 @@ def _check_record(rec: Any, where: str, key_lines: dict[str, str] | None = None)
         raise CorpusError(f"{where}: field 'metadata' must be an object of facet -> value, got "
                           f"{type(meta).__name__}")
     for key, value in meta.items():
+        if not isinstance(key, str):  # YAML reads `2026:` as a number and `yes:` as true
+            raise CorpusError(f"{key_lines.get(str(key), where)}: metadata key {key!r} of document {doc_id!r} is "
+                              f"not text; quote it ('{key}':) or rename it")
         if not isinstance(value, _SCALAR):
             raise CorpusError(f"{key_lines.get(key, where)}: metadata '{key}' of document {doc_id!r} must be a "
                               "string, number "
@@ -196,7 +199,7 @@ def chunk_corpus(docs: list[Document], chunking: Chunking) -> list[Chunk]:
     refused: one chunk would silently replace the other."""
     chunks: list[Chunk] = []
     owner: dict[str, str] = {}
-    source = {d.id: d.source for d in docs}
+    source = {d.id: d.source_of("id") for d in docs}
     for doc in docs:
         for chunk in chunk_document(doc, chunking):
             first = owner.setdefault(chunk.id, chunk.doc_id)

@@ -6,7 +6,16 @@ import re
 
 from schemas.config import Config
 from schemas.plan import Extract, Plan, Step, slots_by_facet
-from tasks.clauses import Reach, asks_for_name, clause_plan, clause_scores, clauses, name_bridge, slot_groups
+from tasks.clauses import (
+    Reach,
+    asks_for_name,
+    clause_plan,
+    clause_scores,
+    clauses,
+    fit_shared,
+    name_bridge,
+    slot_groups,
+)
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 _JOINERS = r"(?:and|or|to|vs|versus|with|than|from|between|in|for|at)"
@@ -75,6 +84,8 @@ def write_template(skeleton: str, shape_type: str, config: Config, reach: Reach 
         return plan
     parts = clauses(text, config.planning.clause_words, config.planning.clause_min_words)
     groups = slot_groups(text)
+    if reach is not None:
+        groups = fit_shared(groups, text, reach, {f.name for f in config.facets if f.kind == "date"})
     if reach is not None and len(parts) >= 2 and 0 < len(groups) <= config.planning.max_steps and shape_type != "null":
         scores = clause_scores(parts, groups, reach)
         if sum(max(row) >= config.mining.null_floor for row in scores) >= 2:

@@ -16,7 +16,7 @@ from schemas.answers import NAME_AGREEMENT, ExtractRefused, extract_name, extrac
 from schemas.config import Config, load_config
 from schemas.extract import Lexicon
 from schemas.plan import Plan, check_plan, check_words, fill_slots, validate_plan
-from tasks.clauses import clause_plan, clauses, slot_groups
+from tasks.clauses import NO_CHUNK, clause_plan, clauses, fit_shared, slot_groups
 from tasks.executor import retrieve, run_plan
 from tasks.indexing import build_index
 from tasks.plan_stage import evidence_reach
@@ -81,6 +81,29 @@ def test_each_clause_goes_to_the_group_with_its_evidence_and_groups_alternate() 
         ("alpha one", "{source_1}"), ("whole", "{source_2}"), ("alpha two", "{source_1}")]
     many = [f"alpha {n}" for n in range(9)]
     assert len(clause_plan(many, groups, _scores(many, owner, 2), lambda i: "w", 4).steps) == 4
+
+
+def test_a_date_named_once_leaves_the_part_it_would_empty() -> None:
+    """"The Sporting News report ... before December 5, 2023, and the CBSSports.com report ...": the date filters
+    both parts, but CBSSports.com published nothing that day, so its part searches every day; the part that
+    finds chunks on that date keeps it. A date that empties every part stays (the corpus cannot answer)."""
+    text = "between the {source_1} report before {published_date_1} and the {source_2} report on his yards"
+    groups = slot_groups(text)
+    published = {("{source_1}", "{published_date_1}"), ("{source_2}", None), ("{source_1}", None)}
+
+    def reach(clause: str, filters: dict[str, str]) -> float:
+        return 0.5 if (filters["source"], filters.get("published_date")) in published else NO_CHUNK
+
+    assert fit_shared(groups, text, reach, {"published_date"}) == [
+        {"source": "source_1", "published_date": "published_date_1"}, {"source": "source_2"}]
+    assert fit_shared(groups, text, lambda c, f: NO_CHUNK if "published_date" in f else 0.5,
+                      {"published_date"}) == groups
+    assert fit_shared(groups, text, reach, set()) == groups  # only the facets asked for
+    skeleton = ("between the {source} report on tyreek hill s chances of 2 000 receiving yards before {published_date} "
+                "and the {source} report on the average yards per game he needs was there a change in the reporting")
+    plan = write_template(skeleton, "temporal", NO_NAMES, reach)
+    assert {tuple(sorted(s.filters.items())) for s in plan.steps} == {
+        (("published_date", "{published_date_1}"), ("source", "{source_1}")), (("source", "{source_2}"),)}
 
 
 def test_a_question_whose_clauses_find_no_evidence_is_not_split_by_clause() -> None:
