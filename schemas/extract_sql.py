@@ -139,7 +139,8 @@ class SqlSkeletons:
         scrubbed = "|".join([slot, *(_re2(_without_lookarounds(p.pattern, p.flags)) for _, p, _ in PATTERNS)])
         if self.lexicon.date_facet:
             scrubbed += r"|(?:19|20)[0-9]{2}-[0-9]|(?i:\b(?:" + _MONTHS + r")\b)"
-        named = _re2(CUE_NAME.pattern) + r"|(?:^|[.!?:;] )" + _re2(NAME) + r" +(?:from|here)\b"
+        named = (_re2(_without_lookarounds(CUE_NAME.pattern)) + r"|(?:^|[.!?:;] )" + _re2(_without_lookarounds(NAME))
+                 + r" +(?:from|here)\b")
         parts = [f"regexp_full_match({col}, '[ -~]*')", f"NOT regexp_matches({col}, {_lit(scrubbed)})",
                  f"NOT regexp_matches({col}, {_lit(named)})"]
         if self.names:

@@ -61,7 +61,9 @@ def _letters(test: Callable[[str], bool]) -> str:
 
 
 _UPPER, _LOWER = _letters(str.isupper), _letters(str.islower)
-_NAME_WORD = f"(?:[{_UPPER}][{_LOWER}]+|[{_UPPER}]{{2,}})"
+# An upper-case word starts where its run of capitals does: tried from inside a long run ("AAAA..."), each start
+# would scan the rest of the run again (quadratic; 0.25 s for 4,000 capitals).
+_NAME_WORD = f"(?:[{_UPPER}][{_LOWER}]+|(?<![{_UPPER}])[{_UPPER}]{{2,}})"
 NAME = (_NAME_WORD + r"(?:(?:-|\s+(?:(?:de|da|das|do|dos|du|del|della|der|den|di|"
         r"la|le|van|von|ten|ter|bin|al)\s+)*)" + _NAME_WORD + ")+")
 # A cue before a name, in lower case anywhere ("asking for my colleague ..."), and capitalised where a sentence

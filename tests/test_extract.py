@@ -399,6 +399,18 @@ def test_scrubber_keeps_years_dates_and_ordinary_text(text: str) -> None:
     assert SCRUB(text) == text
 
 
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="AÉBaéb -'.", max_size=40))
+def test_a_name_word_starts_where_its_capitals_do(text: str) -> None:
+    """NAME does not try an upper-case word from inside a run of capitals (which made 4,000 capitals take 0.25 s
+    to scan); it finds exactly what it found when it did."""
+    from schemas.pii import NAME
+
+    every_start = re.sub(r"\(\?<!\[[^\]]*\]\)", "", NAME)
+    assert every_start != NAME
+    assert [m.span() for m in re.finditer(NAME, text)] == [m.span() for m in re.finditer(every_start, text)]
+
+
 _YEARISH = st.one_of(st.integers(1900, 2099).map(str),
                      st.dates(date(1900, 1, 1), date(2099, 12, 31)).map(date.isoformat))
 
