@@ -71,8 +71,7 @@ def _check_record(rec: Any, where: str, key_lines: dict[str, str] | None = None)
                               f"not text; quote it ('{key}':) or rename it")
         if not isinstance(value, _SCALAR):
             raise CorpusError(f"{key_lines.get(key, where)}: metadata '{key}' of document {doc_id!r} must be a "
-                              "string, number "
-                              f"or null, got {type(value).__name__}")
+                              f"string, number or null, got {type(value).__name__}")
     return Document(str(doc_id), text, dict(meta), where, key_lines)
 
 
