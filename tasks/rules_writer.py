@@ -84,9 +84,8 @@ def write_template(skeleton: str, shape_type: str, config: Config, reach: Reach 
         return plan
     parts = clauses(text, config.planning.clause_words, config.planning.clause_min_words)
     groups = slot_groups(text)
-    if reach is not None:
-        groups = fit_shared(groups, text, reach, {f.name for f in config.facets if f.kind == "date"})
     if reach is not None and len(parts) >= 2 and 0 < len(groups) <= config.planning.max_steps and shape_type != "null":
+        groups = fit_shared(groups, text, reach, {f.name for f in config.facets if f.kind == "date"})
         scores = clause_scores(parts, groups, reach)
         if sum(max(row) >= config.mining.null_floor for row in scores) >= 2:
             plan = clause_plan(parts, groups, scores, lambda _: text, config.planning.max_steps)
