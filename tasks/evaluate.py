@@ -155,6 +155,11 @@ def _plans(cache: PlanCache, filled: Plan | None, res: LookupResult) -> tuple[Pl
     return rule_plan, routed, bool(res.plan and res.plan.get("keep_original"))
 
 
+def labeled_plans(cache: PlanCache, q: Labeled, res: LookupResult) -> tuple[Plan | None, Plan | None, bool]:
+    """A labeled question's rule plan, routed plan and keep-original, as `evaluate` runs them."""
+    return _plans(cache, _filled(cache, q, res), res)
+
+
 def _score(a: dict[str, float], q: Labeled, run: Retrieved, system: str, sound: bool | None,
            bridge: bool | None) -> float:
     """Add one question's outcome to an accumulator; returns its part coverage."""
