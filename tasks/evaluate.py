@@ -34,6 +34,9 @@ class Labeled:
     answer: str | None = None  # the label's answer: what a name step should find ("Google")
 
 
+NULL_SHAPE = "null"  # the corpus holds no answer: a split can only cost searches, so it is a split against the label
+
+
 def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]:
     """A labeled set (JSONL); `option` names where the path came from, for the error's fix."""
     out = []
@@ -56,9 +59,10 @@ def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]
                 if not isinstance(given, list) or not all(isinstance(part, list) for part in given):
                     raise TypeError(f"'parts' is {json.dumps(given)[:60]}")
                 parts = [set(map(str, part)) for part in given]
-                answer = rec.get("answer")
-                out.append(Labeled(str(rec.get("id", n)), str(rec["question"]), parts, rec.get("should_split"),
-                                   rec.get("shape"), str(answer) if answer is not None else None))
+                answer, shape = rec.get("answer"), rec.get("shape")
+                should_split = rec.get("should_split", False if shape == NULL_SHAPE else None)
+                out.append(Labeled(str(rec.get("id", n)), str(rec["question"]), parts, should_split,
+                                   shape, str(answer) if answer is not None else None))
             except json.JSONDecodeError as exc:  # its own "line 1" would be a second line number
                 raise LabelError(f"{p}:{n}: not JSON ({exc.msg} at column {exc.colno}); each line is one JSON object "
                                  "with 'question' and 'parts' (a list of lists of chunk ids)") from None

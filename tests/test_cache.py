@@ -345,6 +345,27 @@ def test_labels_that_cannot_be_scored_are_refused(tmp_path: Path) -> None:
         check_parts(read_labeled(bad), doc_facets(index).keys(), str(bad))  # type: ignore[arg-type]
 
 
+def test_a_split_of_a_null_question_is_a_split_against_the_label(tmp_path: Path) -> None:
+    """A question labeled null (the corpus holds no answer) should not be split unless its label says
+    otherwise; a question of another type without `should_split` is not judged."""
+    from collections import defaultdict
+
+    from tasks.evaluate import _score, read_labeled
+    from tasks.executor import Retrieved, StepResult
+
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"id": "n", "question": "a?", "shape": "null", "parts": []}\n'
+                    '{"id": "m", "question": "b?", "shape": "null", "parts": [], "should_split": true}\n'
+                    '{"id": "c", "question": "c?", "shape": "comparison", "parts": [["d1"]]}\n', encoding="utf-8")
+    null, marked, other = read_labeled(path)
+    assert (null.should_split, marked.should_split, other.should_split) == (False, True, None)
+    split = Retrieved(["d1#0"], [StepResult("s1", "a", {}), StepResult("s2", "b", {})], 2)
+    counts: dict[str, float] = defaultdict(float)
+    for q in (null, marked, other):
+        _score(counts, q, split, "routed", None, None)
+    assert counts["split_against_label"] == 1 and counts["missed_splits"] == 0
+
+
 def test_eval_refuses_before_any_work(tmp_path: Path) -> None:
     """eval checks its labels against the corpus before it builds anything, and never publishes into a folder
     whose live publication another command made (it would replace it, index table and all)."""
