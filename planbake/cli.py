@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import date
 from functools import wraps
 from pathlib import Path
@@ -106,24 +106,35 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
             raise _failed(kwargs, "rejected", exc, EXIT_GATE, report=str(exc.kept / "report" / "report.md")) from None
         except (NoPublication, FileNotFoundError) as exc:
             raise _failed(kwargs, "error", exc, EXIT_NOT_PUBLISHED) from None
-        except httpx.HTTPError as exc:  # the flow engine's client: the model writer's failures fall back to rules
-            if _interrupted:  # Ctrl-C stopped the local Prefect server too
-                _stopped()
-            if publishes and (run := _published_here(kwargs.get("out"))) is not None:  # lost after publishing
-                _published_anyway(run, exc, bool(kwargs.get("as_json")))
-                return None
-            console.print(f"error: the Prefect API did not answer ({exc.__class__.__name__}: {exc}); check "
-                          "PREFECT_API_URL and the server, then run the command again", markup=False)
-            raise typer.Exit(EXIT_INTERNAL) from None
         except (PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError) as exc:
             console.print(f"error: {exc.filename}: {exc.strerror}; check --out and the paths given", markup=False)
             raise typer.Exit(EXIT_INPUT) from None
-        except Exception:
-            if _interrupted:
+        except Exception as exc:
+            if _interrupted:  # Ctrl-C stopped the local Prefect server too
                 _stopped()
-            raise
+            # the flow engine's client (the model writer's failures fall back to rules); Prefect re-raises a
+            # server it cannot reach as RuntimeError("Failed to reach API ...") from the client's error
+            lost = next((e for e in _causes(exc) if isinstance(e, httpx.HTTPError)), None)
+            if lost is None:
+                raise
+            if publishes and (run := _published_here(kwargs.get("out"))) is not None:  # lost after publishing
+                _published_anyway(run, lost, bool(kwargs.get("as_json")))
+                return None
+            raise _failed(kwargs, "error", RuntimeError(
+                f"the Prefect API did not answer ({lost.__class__.__name__}: {lost}); check PREFECT_API_URL and "
+                "the server, then run the command again"), EXIT_INTERNAL) from None
 
     return wrapper
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """An exception and the ones it was raised from or during, innermost last."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        yield cur
+        cur = cur.__cause__ or cur.__context__
 
 
 def _live_run(out: Any) -> Path | None:

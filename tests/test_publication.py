@@ -533,6 +533,16 @@ def test_an_interrupted_run_and_a_lost_api_are_clear(capsys: pytest.CaptureFixtu
         with pytest.raises(typer.Exit) as done:
             fails(exc)
         assert done.value.exit_code == code and said in capsys.readouterr().err
+    try:  # how the Prefect client reports a server it cannot reach: a RuntimeError from the client's error
+        raise RuntimeError("Failed to reach API at http://127.0.0.1:9/api/") from httpx.ConnectError("refused")
+    except RuntimeError as exc:
+        unreachable = exc
+    with pytest.raises(typer.Exit) as done:
+        fails(unreachable)
+    assert done.value.exit_code == cli.EXIT_INTERNAL
+    assert "the Prefect API did not answer (ConnectError: refused)" in capsys.readouterr().err
+    with pytest.raises(RuntimeError, match="unrelated"):  # any other failure keeps its traceback
+        fails(RuntimeError("unrelated"))
     cli._interrupted.append(True)
     with pytest.raises(typer.Exit) as done:
         fails(httpx.ConnectError("refused"))
