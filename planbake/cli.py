@@ -20,6 +20,7 @@ from rich.table import Table
 
 from schemas.config import ConfigError, load_config
 from schemas.publication import NoPublication
+from schemas.text import fold, words
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Precompute query-decomposition plans for RAG, offline, in batch.",
@@ -40,14 +41,23 @@ def _on_interrupt(signum: int, frame: Any) -> None:
     _interrupted.append(True)
     raise KeyboardInterrupt
 
-ConfigOpt = Annotated[str | None, typer.Option("--config", help="Config YAML (default: data/configs/demo.yaml).")]
+def _given(value: str | None) -> str | None:
+    """An option given as an empty string ("--corpus $UNSET") is refused, not read as left out: the default it
+    would fall back to is another input (the demo corpus, the demo config, every logged day)."""
+    if value is not None and not value.strip():
+        raise typer.BadParameter("is empty; give a value or leave the option out")
+    return value
+
+
+ConfigOpt = Annotated[str | None, typer.Option("--config", callback=_given,
+                                               help="Config YAML (default: data/configs/demo.yaml).")]
 OutOpt = Annotated[Path, typer.Option("--out", help="Publication root.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
-CorpusOpt = Annotated[str | None, typer.Option("--corpus", help="Corpus (default: the config's).")]
-LogsOpt = Annotated[str | None, typer.Option("--logs", help="Logs (default: the config's).")]
-SinceOpt = Annotated[str | None, typer.Option("--since", help="First log date (YYYY-MM-DD; with neither --since nor "
+CorpusOpt = Annotated[str | None, typer.Option("--corpus", callback=_given, help="Corpus (default: the config's).")]
+LogsOpt = Annotated[str | None, typer.Option("--logs", callback=_given, help="Logs (default: the config's).")]
+SinceOpt = Annotated[str | None, typer.Option("--since", callback=_given, help="First log date (YYYY-MM-DD; with neither --since nor "
                                                               "--until: the last mining.window_days logged days).")]
-UntilOpt = Annotated[str | None, typer.Option("--until", help="Last log date (YYYY-MM-DD).")]
+UntilOpt = Annotated[str | None, typer.Option("--until", callback=_given, help="Last log date (YYYY-MM-DD).")]
 WaitOpt = Annotated[float, typer.Option("--wait", min=0.0, help="Seconds to wait for a running publisher (a stage run "
                                                         "alone also waits for one just starting).")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Publish even if the quality gate finds a regression "
@@ -224,10 +234,10 @@ def _quiet_libraries() -> None:
 @app.command()
 @_errors
 def index(
-    corpus: Annotated[str | None, typer.Option("--corpus", help="JSONL file or Markdown folder.")] = None,
+    corpus: Annotated[str | None, typer.Option("--corpus", callback=_given, help="JSONL file or Markdown folder.")] = None,
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
-    run_date: Annotated[str | None, typer.Option("--run-date", help="Date deciding current versions.")] = None,
+    run_date: Annotated[str | None, typer.Option("--run-date", callback=_given, help="Date deciding current versions.")] = None,
     wait: WaitOpt = 0.0,
     force: ForceOpt = False,
     as_json: JsonOpt = False,
@@ -269,7 +279,7 @@ def search(
     filter_: Annotated[list[str] | None, typer.Option("--filter", help="FACET=VALUE exact filter (an alias or "
                                                                        "another casing names its value).")] = None,
     all_versions: Annotated[bool, typer.Option("--all-versions", help="Include superseded versions.")] = False,
-    config: Annotated[str | None, typer.Option("--config", help="Config YAML, for a publication that has no plans "
+    config: Annotated[str | None, typer.Option("--config", callback=_given, help="Config YAML, for a publication that has no plans "
                                                                 "yet (default: the publication's own, else "
                                                                 "data/configs/demo.yaml).")] = None,
     out: OutOpt = Path("data/out"),
@@ -280,8 +290,8 @@ def search(
 
     Example: planbake search "parental leave for the second parent, Amsterdam office" --filter office=Amsterdam
     """
-    if not question.strip():
-        raise ValueError("the search text is empty; pass the words to search for")
+    if not words(question):
+        raise ValueError("the search text has no words; pass the words to search for")
     _quiet_libraries()
     from schemas.config import published_config
     from schemas.extract import Lexicon
@@ -305,8 +315,9 @@ def search(
                          "the index was built with")
     known = index.facet_values()
     lexicon = Lexicon(cfg, known)
-    for facet, value in list(filters.items()):
-        named = {c.value for c in lexicon.extract(value) if c.facet == facet}
+    for facet, value in list(filters.items()):  # an alias names the whole value: "Berlin=x" is no "Berlin"
+        whole = len(fold(value))
+        named = {c.value for c in lexicon.extract(value) if c.facet == facet and (c.start, c.end) == (0, whole)}
         if facet in known and value not in known[facet] and len(named) == 1:  # an alias, or another casing
             filters[facet] = value = named.pop()
         if facet in known and value not in known[facet]:
@@ -335,8 +346,23 @@ def search(
     _emit(as_json, doc, human)
 
 
-def main() -> None:
-    app()
+def main(argv: list[str] | None = None) -> None:
+    """The `planbake` command. With --json, a usage error (an unknown option, a value out of range) is also one
+    JSON document on stdout, as every other failure is."""
+    args = sys.argv[1:] if argv is None else argv
+    if "--json" not in args:
+        app(args)
+        return
+    # click's UsageError, of which typer.BadParameter is one (typer vendors click from 0.20 on)
+    usage_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+    try:
+        code = app(args, standalone_mode=False)  # returns the exit code a command raised
+    except usage_error as exc:
+        exc.show()  # type: ignore[attr-defined]
+        code = exc.exit_code  # type: ignore[attr-defined]
+        _emit(True, {"error": "usage", "message": exc.format_message(), "exit_code": code},  # type: ignore[attr-defined]
+              lambda: None)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _date(value: str | None, option: str) -> date | None:
@@ -450,7 +476,7 @@ def mine(
 @app.command()
 @_errors
 def plan(
-    writer: Annotated[str | None, typer.Option("--writer", help="rules | vllm | openai (default: config)")] = None,
+    writer: Annotated[str | None, typer.Option("--writer", callback=_given, help="rules | vllm | openai (default: config)")] = None,
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
     wait: WaitOpt = 0.0,
@@ -475,7 +501,7 @@ def plan(
 @_errors
 def lookup(
     question: Annotated[str, typer.Argument(help="The user's question.")],
-    now: Annotated[str | None, typer.Option("--now", help="Date that resolves 'this year'.")] = None,
+    now: Annotated[str | None, typer.Option("--now", callback=_given, help="Date that resolves 'this year'.")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Print the trace: key, template, run.")] = False,
     history: Annotated[list[str] | None, typer.Option(
         "--history", help="An earlier question of the same user, oldest first (repeat the option); a follow-up "
@@ -519,7 +545,7 @@ def lookup(
 def retrieve(
     question: Annotated[str, typer.Argument(help="The user's question.")],
     budget: Annotated[int | None, typer.Option("--budget", min=1, help="Chunks in the context.")] = None,
-    now: Annotated[str | None, typer.Option("--now", help="Date that resolves 'this year'.")] = None,
+    now: Annotated[str | None, typer.Option("--now", callback=_given, help="Date that resolves 'this year'.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Not used: a lookup runs with the config the "
                                                                 "publication was made with.")] = None,
     out: OutOpt = Path("data/out"),
@@ -530,8 +556,8 @@ def retrieve(
     Example: planbake retrieve "What per diem do I get at the 2026 engineering offsite?"
     """
     _quiet_libraries()
-    if not question.strip():
-        raise ValueError("the question is empty; pass the user's question")
+    if not words(question):
+        raise ValueError("the question has no words; pass the user's question")
     from schemas.cache import PlanCache
     from schemas.plan import Plan
     from tasks.executor import retrieve as run_retrieve
@@ -594,10 +620,10 @@ def _mark_eval_folder(out: Path) -> None:
 @app.command(name="eval")
 @_errors(publishes=False)
 def eval_(
-    corpus: Annotated[str, typer.Option("--corpus", help="Corpus JSONL of the labeled set.")],
-    questions: Annotated[str, typer.Option("--questions", help="Labeled questions JSONL.")],
+    corpus: Annotated[str, typer.Option("--corpus", callback=_given, help="Corpus JSONL of the labeled set.")],
+    questions: Annotated[str, typer.Option("--questions", callback=_given, help="Labeled questions JSONL.")],
     budget: Annotated[int | None, typer.Option("--budget", min=1, help="Chunks in the context.")] = None,
-    merge: Annotated[str | None, typer.Option("--merge", help="round_robin | max | rrf (default: config)")] = None,
+    merge: Annotated[str | None, typer.Option("--merge", callback=_given, help="round_robin | max | rrf (default: config)")] = None,
     rerank: Annotated[bool | None, typer.Option("--rerank/--no-rerank", help="Within a part, order chunks by "
                                                 "similarity to the question (default: config).")] = None,
     config: ConfigOpt = None,

@@ -59,6 +59,8 @@ def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]
                 if not isinstance(given, list) or not all(isinstance(part, list) for part in given):
                     raise TypeError(f"'parts' is {json.dumps(given)[:60]}")
                 parts = [set(map(str, part)) for part in given]
+                if not words(str(rec["question"])):
+                    raise LabelError(f"{p}:{n}: 'question' has no words; give the question's text or remove the line")
                 answer, shape = rec.get("answer"), rec.get("shape")
                 should_split = rec.get("should_split", False if shape == NULL_SHAPE else None)
                 out.append(Labeled(str(rec.get("id", n)), str(rec["question"]), parts, should_split,

@@ -296,16 +296,19 @@ def test_index_and_search_commands(tmp_path: Path, prefect_harness: None) -> Non
         res = runner.invoke(app, ["search", "leave", "--filter", f"office={value}", "--out", out, "--json"])
         assert {h["facets"]["office"] for h in json.loads(res.stdout)["hits"]} == {office}, res.output
     for args, says in [(["--filter", "office=Paris"], "the index holds Amsterdam"),
+                       (["--filter", "office=Berlin=x"], "office=Berlin=x: no chunk has that value"),
+                       (["--filter", "office=Berlin!!"], "office=Berlin!!: no chunk has that value"),
                        (["--filter", "office=Berlin", "--filter", "office=Lisbon"], "given twice"),
                        (["--filter", "year=abc"], "a year filter takes a year"), (["-k", "0"], "-k")]:
         res = runner.invoke(app, ["search", "leave", *args, "--out", out])
         assert res.exit_code == 2 and says in res.output, (args, res.output)
     res = runner.invoke(app, ["search", "leave", "--filter", "year=1999", "--out", out])  # any year is a value
     assert res.exit_code == 0 and "no current chunk matches year=1999 (the index holds 2025, 2026)" in res.output
-    res = runner.invoke(app, ["search", "  ", "--out", out])
-    assert res.exit_code == 2 and "the search text is empty" in res.output
-    res = runner.invoke(app, ["retrieve", " \t ", "--out", out])
-    assert res.exit_code == 2 and "the question is empty" in res.output
+    for blank in ("  ", "?", "\u200b"):  # no words: nothing to search for, no context to return
+        res = runner.invoke(app, ["search", blank, "--out", out])
+        assert res.exit_code == 2 and "the search text has no words" in res.output, blank
+        res = runner.invoke(app, ["retrieve", blank, "--out", out])
+        assert res.exit_code == 2 and "the question has no words" in res.output, blank
     for command in (["lookup", "parental leave"], ["report"], ["search", "leave"]):  # --out names a file
         res = runner.invoke(app, [*command, "--out", str(tmp_path / "out" / "CURRENT")])
         assert res.exit_code == 2 and "is a file" in res.output, (command, res.output)
@@ -512,6 +515,30 @@ def test_crash_mid_write_of_the_cache(seed_run: dict, monkeypatch: pytest.Monkey
     assert not list((out / "runs" / ".staging").iterdir())
     again = run_stages(["index", "mine", "plan"], **seed_run["kwargs"])
     assert (Path(again["publication"]) / "cache.parquet").read_bytes() == before["cache.parquet"]
+
+
+def test_an_empty_option_and_a_usage_error_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An option given as an empty string ("--corpus $UNSET") exits 2 before any work, instead of falling back to
+    the demo corpus; with --json, a usage error is one JSON document on stdout like every other failure."""
+    from planbake import cli
+
+    out = tmp_path / "out"
+    for args in (["index", "--corpus", ""], ["nightly", "--config", " "], ["mine", "--since", ""],
+                 ["eval", "--corpus", "c.jsonl", "--questions", ""]):
+        res = CliRunner().invoke(app, [*args, "--out", str(out)])
+        assert res.exit_code == 2 and "is empty; give a value or leave the option out" in res.output, args
+    assert not out.exists()
+    for args, said in [(["search", "x", "-k", "0"], "Invalid value for '-k'"),
+                       (["nightly", "--bogus"], "No such option: --bogus"),
+                       (["index", "--corpus", ""], "Invalid value for '--corpus': is empty")]:
+        with pytest.raises(SystemExit) as done:
+            cli.main([*args, "--out", str(out), "--json"])
+        doc = json.loads(capsys.readouterr().out)
+        assert done.value.code == 2 and doc["error"] == "usage" and doc["exit_code"] == 2, doc
+        assert said in doc["message"], (args, doc)
+    with pytest.raises(SystemExit) as done:  # a command's own failure keeps its code and document
+        cli.main(["report", "--out", str(out), "--json"])
+    assert done.value.code == cli.EXIT_NOT_PUBLISHED and json.loads(capsys.readouterr().out)["exit_code"] == 4
 
 
 def test_an_interrupted_run_and_a_lost_api_are_clear(capsys: pytest.CaptureFixture[str],
