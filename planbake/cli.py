@@ -55,8 +55,8 @@ OutOpt = Annotated[Path, typer.Option("--out", help="Publication root.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 CorpusOpt = Annotated[str | None, typer.Option("--corpus", callback=_given, help="Corpus (default: the config's).")]
 LogsOpt = Annotated[str | None, typer.Option("--logs", callback=_given, help="Logs (default: the config's).")]
-SinceOpt = Annotated[str | None, typer.Option("--since", callback=_given, help="First log date (YYYY-MM-DD; with neither --since nor "
-                                                              "--until: the last mining.window_days logged days).")]
+SinceOpt = Annotated[str | None, typer.Option("--since", callback=_given, help="First log date (YYYY-MM-DD; with "
+                                              "neither --since nor --until: the last mining.window_days logged days).")]
 UntilOpt = Annotated[str | None, typer.Option("--until", callback=_given, help="Last log date (YYYY-MM-DD).")]
 WaitOpt = Annotated[float, typer.Option("--wait", min=0.0, help="Seconds to wait for a running publisher (a stage run "
                                                         "alone also waits for one just starting).")]
@@ -234,10 +234,12 @@ def _quiet_libraries() -> None:
 @app.command()
 @_errors
 def index(
-    corpus: Annotated[str | None, typer.Option("--corpus", callback=_given, help="JSONL file or Markdown folder.")] = None,
+    corpus: Annotated[str | None, typer.Option("--corpus", callback=_given,
+                                               help="JSONL file or Markdown folder.")] = None,
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
-    run_date: Annotated[str | None, typer.Option("--run-date", callback=_given, help="Date deciding current versions.")] = None,
+    run_date: Annotated[str | None, typer.Option("--run-date", callback=_given,
+                                                 help="Date deciding current versions.")] = None,
     wait: WaitOpt = 0.0,
     force: ForceOpt = False,
     as_json: JsonOpt = False,
@@ -279,9 +281,9 @@ def search(
     filter_: Annotated[list[str] | None, typer.Option("--filter", help="FACET=VALUE exact filter (an alias or "
                                                                        "another casing names its value).")] = None,
     all_versions: Annotated[bool, typer.Option("--all-versions", help="Include superseded versions.")] = False,
-    config: Annotated[str | None, typer.Option("--config", callback=_given, help="Config YAML, for a publication that has no plans "
-                                                                "yet (default: the publication's own, else "
-                                                                "data/configs/demo.yaml).")] = None,
+    config: Annotated[str | None, typer.Option("--config", callback=_given,
+                                               help="Config YAML, for a publication that has no plans yet (default: "
+                                                    "the publication's own, else data/configs/demo.yaml).")] = None,
     out: OutOpt = Path("data/out"),
     as_json: JsonOpt = False,
 ) -> None:
@@ -354,14 +356,14 @@ def main(argv: list[str] | None = None) -> None:
         app(args)
         return
     # click's UsageError, of which typer.BadParameter is one (typer vendors click from 0.20 on)
-    usage_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+    usage_error: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
     try:
         code = app(args, standalone_mode=False)  # returns the exit code a command raised
     except usage_error as exc:
-        exc.show()  # type: ignore[attr-defined]
-        code = exc.exit_code  # type: ignore[attr-defined]
-        _emit(True, {"error": "usage", "message": exc.format_message(), "exit_code": code},  # type: ignore[attr-defined]
-              lambda: None)
+        usage: Any = exc  # show(), format_message(), exit_code
+        usage.show()
+        code = usage.exit_code
+        _emit(True, {"error": "usage", "message": usage.format_message(), "exit_code": code}, lambda: None)
     sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -476,7 +478,8 @@ def mine(
 @app.command()
 @_errors
 def plan(
-    writer: Annotated[str | None, typer.Option("--writer", callback=_given, help="rules | vllm | openai (default: config)")] = None,
+    writer: Annotated[str | None, typer.Option("--writer", callback=_given,
+                                               help="rules | vllm | openai (default: config)")] = None,
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
     wait: WaitOpt = 0.0,
@@ -623,7 +626,8 @@ def eval_(
     corpus: Annotated[str, typer.Option("--corpus", callback=_given, help="Corpus JSONL of the labeled set.")],
     questions: Annotated[str, typer.Option("--questions", callback=_given, help="Labeled questions JSONL.")],
     budget: Annotated[int | None, typer.Option("--budget", min=1, help="Chunks in the context.")] = None,
-    merge: Annotated[str | None, typer.Option("--merge", callback=_given, help="round_robin | max | rrf (default: config)")] = None,
+    merge: Annotated[str | None, typer.Option("--merge", callback=_given,
+                                              help="round_robin | max | rrf (default: config)")] = None,
     rerank: Annotated[bool | None, typer.Option("--rerank/--no-rerank", help="Within a part, order chunks by "
                                                 "similarity to the question (default: config).")] = None,
     config: ConfigOpt = None,
