@@ -165,6 +165,9 @@ def test_malformed_rows_are_quarantined_with_their_reason(run_dir: Path) -> None
     where = Counter((Path(m["file"]).parent.name, m["line"], REASON[m["kind"]]) for m in malformed["lines"])
     assert Counter((Path(r["file"]).parent.name, r["line"], r["reason"]) for r in rows) == where
     assert all(len(r["raw"]) <= 200 for r in rows)
+    # no user id, whether or not it looks like one to the scrubber ("u-e3f3d4" and "u-123456" alike)
+    users = [m.group(1) for r in rows for m in re.finditer(r'"user"\s*:\s*"([^"]*)', r["raw"])]
+    assert users and set(users) == {"{user}"}, users
 
 
 def test_top_shapes_are_the_ones_generated_most(shapes: list[dict[str, Any]], labels: dict[int, tuple[str, str]],
