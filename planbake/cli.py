@@ -51,7 +51,16 @@ def _given(value: str | None) -> str | None:
 
 ConfigOpt = Annotated[str | None, typer.Option("--config", callback=_given,
                                                help="Config YAML (default: data/configs/demo.yaml).")]
-OutOpt = Annotated[Path, typer.Option("--out", help="Publication root.")]
+def _path(value: str) -> Path:
+    """A path option's value; an empty one ("--out $UNSET") is refused, not read as the current folder."""
+    if isinstance(value, Path):  # a default
+        return value
+    if not value.strip():
+        raise typer.BadParameter("is empty; give a path or leave the option out")
+    return Path(value)
+
+
+OutOpt = Annotated[Path, typer.Option("--out", parser=_path, help="Publication root.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 CorpusOpt = Annotated[str | None, typer.Option("--corpus", callback=_given, help="Corpus (default: the config's).")]
 LogsOpt = Annotated[str | None, typer.Option("--logs", callback=_given, help="Logs (default: the config's).")]
@@ -96,8 +105,6 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        import httpx  # the flow engine's client; imported here, so `lookup` does not load it at start-up
-
         from tasks.corpus import CorpusError
         from tasks.gate import GateRejected
         from tasks.publish import PublishBusy
@@ -124,7 +131,7 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
                 _stopped()
             # the flow engine's client (the model writer's failures fall back to rules); Prefect re-raises a
             # server it cannot reach as RuntimeError("Failed to reach API ...") from the client's error
-            lost = next((e for e in _causes(exc) if isinstance(e, httpx.HTTPError)), None)
+            lost = _api_error(exc)
             if lost is None:
                 raise
             if publishes and (run := _published_here(kwargs.get("out"))) is not None:  # lost after publishing
@@ -138,13 +145,22 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
 
 
 def _causes(exc: BaseException) -> Iterator[BaseException]:
-    """An exception and the ones it was raised from or during, innermost last."""
+    """An exception and the ones it was raised from (`raise ... from cause`), innermost last. Not the ones it was
+    raised while handling: a bug in a handler of a lost connection is a bug, not a lost connection."""
     seen: set[int] = set()
     cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
         seen.add(id(cur))
         yield cur
-        cur = cur.__cause__ or cur.__context__
+        cur = cur.__cause__
+
+
+def _api_error(exc: BaseException) -> BaseException | None:
+    """The flow engine client's error an exception comes from (Prefect re-raises a server it cannot reach as
+    RuntimeError("Failed to reach API ...") from it), or None."""
+    import httpx
+
+    return next((e for e in _causes(exc) if isinstance(e, httpx.HTTPError)), None)
 
 
 def _live_run(out: Any) -> Path | None:
@@ -168,12 +184,12 @@ def _published_here(out: Any) -> Path | None:
     return live if live is not None and live.name in PUBLISHED_HERE else None
 
 
-def _api_lost(exc: Exception) -> str:
+def _api_lost(exc: BaseException) -> str:
     return (f"the Prefect API stopped answering after the publication ({exc.__class__.__name__}: {exc}); the "
             "run's record in Prefect may be incomplete")
 
 
-def _published_anyway(run: Path, exc: Exception, as_json: bool) -> None:
+def _published_anyway(run: Path, exc: BaseException, as_json: bool) -> None:
     """A run whose publication went live before the flow engine's API stopped answering: its files are whole
     and live (the pointer moves last), only the record of the run in Prefect is incomplete. Exit 0, saying so."""
     console.print(f"warning: {_api_lost(exc)}", markup=False)
@@ -201,7 +217,8 @@ class _OneLineFor(logging.Filter):
                     httpx.HTTPError)
         if getattr(record, EXPECTED_FAILURE, False):
             return False
-        if record.exc_info and isinstance(record.exc_info[1], expected):
+        if record.exc_info and record.exc_info[1] is not None and (
+                isinstance(record.exc_info[1], expected) or _api_error(record.exc_info[1])):
             if str(record.exc_info[1]):
                 self.seen.add(str(record.exc_info[1]))
             return False
@@ -631,8 +648,9 @@ def eval_(
     rerank: Annotated[bool | None, typer.Option("--rerank/--no-rerank", help="Within a part, order chunks by "
                                                 "similarity to the question (default: config).")] = None,
     config: ConfigOpt = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Where to build (default: a temporary folder).")] = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="PNG of the four systems per question type "
+    out: Annotated[Path | None, typer.Option("--out", parser=_path,
+                                             help="Where to build (default: a temporary folder).")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", parser=_path, help="PNG of the four systems per question type "
                                                              "(default: eval.png in --out, else here).")] = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the rows as a Markdown table.")] = False,
     as_json: JsonOpt = False,
@@ -643,7 +661,6 @@ def eval_(
     """
     import tempfile
 
-    import httpx
 
     _quiet_libraries()
     cfg = load_config(config)
@@ -685,10 +702,11 @@ def eval_(
         try:
             flow(name="eval", log_prints=True)(run_stages)(["index", "mine", "plan"], corpus=corpus, logs=str(log),
                                                             config=cfg, out=str(root), quiet=True)
-        except httpx.HTTPError as exc:  # the index and plans are whole once published: the scores can follow
-            if _published_here(root) is None:
+        except Exception as exc:  # the index and plans are whole once published: the scores can follow
+            lost = _api_error(exc)
+            if lost is None or _published_here(root) is None:
                 raise
-            console.print(f"warning: {_api_lost(exc)}", markup=False)
+            console.print(f"warning: {_api_lost(lost)}", markup=False)
         if out is not None:
             _mark_eval_folder(out)
         cache = PlanCache.open(root)

@@ -62,7 +62,9 @@ def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]
                 if not words(str(rec["question"])):
                     raise LabelError(f"{p}:{n}: 'question' has no words; give the question's text or remove the line")
                 answer, shape = rec.get("answer"), rec.get("shape")
-                should_split = rec.get("should_split", False if shape == NULL_SHAPE else None)
+                should_split = rec.get("should_split")
+                if should_split is None and shape == NULL_SHAPE:
+                    should_split = False
                 out.append(Labeled(str(rec.get("id", n)), str(rec["question"]), parts, should_split,
                                    shape, str(answer) if answer is not None else None))
             except json.JSONDecodeError as exc:  # its own "line 1" would be a second line number

@@ -359,14 +359,16 @@ def test_a_split_of_a_null_question_is_a_split_against_the_label(tmp_path: Path)
     path = tmp_path / "q.jsonl"
     path.write_text('{"id": "n", "question": "a?", "shape": "null", "parts": []}\n'
                     '{"id": "m", "question": "b?", "shape": "null", "parts": [], "should_split": true}\n'
+                    '{"id": "o", "question": "d?", "shape": "null", "parts": [], "should_split": null}\n'
                     '{"id": "c", "question": "c?", "shape": "comparison", "parts": [["d1"]]}\n', encoding="utf-8")
-    null, marked, other = read_labeled(path)
-    assert (null.should_split, marked.should_split, other.should_split) == (False, True, None)
+    null, marked, unsaid, other = read_labeled(path)
+    assert (null.should_split, marked.should_split, unsaid.should_split, other.should_split) == (False, True, False,
+                                                                                                   None)
     split = Retrieved(["d1#0"], [StepResult("s1", "a", {}), StepResult("s2", "b", {})], 2)
     counts: dict[str, float] = defaultdict(float)
-    for q in (null, marked, other):
+    for q in (null, marked, unsaid, other):
         _score(counts, q, split, "routed", None, None)
-    assert counts["split_against_label"] == 1 and counts["missed_splits"] == 0
+    assert counts["split_against_label"] == 2 and counts["missed_splits"] == 0
 
 
 def test_eval_refuses_before_any_work(tmp_path: Path) -> None:

@@ -527,6 +527,10 @@ def test_an_empty_option_and_a_usage_error_are_refused(tmp_path: Path, capsys: p
                  ["eval", "--corpus", "c.jsonl", "--questions", ""]):
         res = CliRunner().invoke(app, [*args, "--out", str(out)])
         assert res.exit_code == 2 and "is empty; give a value or leave the option out" in res.output, args
+    for args in (["nightly", "--out", ""], ["report", "--out", " "], ["eval", "--corpus", "c", "--questions", "q",
+                                                                      "--plot", ""]):
+        res = CliRunner().invoke(app, args)  # not the current folder
+        assert res.exit_code == 2 and "is empty; give a path or leave the option out" in res.output, args
     assert not out.exists()
     for args, said in [(["search", "x", "-k", "0"], "Invalid value for '-k'"),
                        (["nightly", "--bogus"], "No such option: --bogus"),
@@ -570,6 +574,15 @@ def test_an_interrupted_run_and_a_lost_api_are_clear(capsys: pytest.CaptureFixtu
     assert "the Prefect API did not answer (ConnectError: refused)" in capsys.readouterr().err
     with pytest.raises(RuntimeError, match="unrelated"):  # any other failure keeps its traceback
         fails(RuntimeError("unrelated"))
+    try:  # so does a bug met while handling a lost connection
+        try:
+            raise httpx.ReadTimeout("slow")
+        except httpx.ReadTimeout:
+            raise KeyError("a bug") from None
+    except KeyError as exc:
+        bug = exc
+    with pytest.raises(KeyError, match="a bug"):
+        fails(bug)
     cli._interrupted.append(True)
     with pytest.raises(typer.Exit) as done:
         fails(httpx.ConnectError("refused"))
