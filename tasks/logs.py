@@ -436,7 +436,7 @@ def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...
         # Each record takes the next number of its line (a line logged twice has two); a question quarantined
         # for its timestamp often recurs, so each distinct raw text is scrubbed once.
         taken = {key: iter(found) for key, found in numbers.items()}
-        scrubbed = functools.cache(lambda raw: scrub(_USER_FIELD.sub(r'\1"{user}"', raw))[:200])
+        scrubbed = functools.cache(lambda raw: scrub(without_user(raw))[:200])
         records: list[tuple[Any, ...]] = [(f, next(taken.get((f, text), iter(())), None), r, scrubbed(str(raw)))
                                           for f, text, r, raw in bad]
         records += rejects
@@ -462,9 +462,18 @@ def _unreadable(bad: Counter[str], lines: dict[str, int]) -> list[str]:
     return sorted(out)
 
 
-# A quarantined line's user field: its value is replaced, so no output holds a user id (a pseudonym the scrubber's
-# patterns catch only sometimes: "u-123456" looks like an id, "u-e3f3d4" does not).
-_USER_FIELD = re.compile(r'("user"\s*:\s*)(?:"(?:[^"\\]|\\.)*"?|[^\s,}\]]+)')
+# A quarantined line's user field, written as JSON or loosely ('user': ..., user: ...; a value quoted, an object, a
+# list, cut off, or bare); not "username" or "superuser".
+_USER_FIELD = re.compile(r"""((?<![\w"'])["']?user["']?\s*:\s*)"""
+                         r"""(?:"(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?|\{[^}]*\}?|\[[^\]]*\]?|[^\s,}\]]+)""",
+                         re.IGNORECASE)
+
+
+def without_user(raw: str) -> str:
+    """A quarantined line with its user field's value replaced by "{user}": no output holds a user id (a pseudonym
+    the scrubber's patterns catch only sometimes: "u-123456" looks like an id, "u-e3f3d4" does not)."""
+    return _USER_FIELD.sub(r'\1"{user}"', raw)
+
 _QUARANTINE = pa.schema([("file", pa.string()), ("line", pa.int64()), ("reason", pa.string()), ("raw", pa.string())])
 
 

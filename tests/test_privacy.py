@@ -13,6 +13,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from schemas.config import Config, load_config
 from schemas.extract import Lexicon
@@ -234,3 +236,28 @@ def test_find_leaks_sees_a_planted_string(tmp_path: Path) -> None:
                                                  "EMP-906662", "9906621"])}
     assert {"greta.lindqvist@example.com", "+49 30 2638516", "79520956", "906662"} <= found
     assert "9906621" not in found  # a digit run counts only standing alone
+
+
+@given(user=st.from_regex(r"u-[A-Za-z0-9._@-]{4,20}", fullmatch=True),
+       query=st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\x00"), max_size=40),
+       cut=st.integers(min_value=0, max_value=200))
+def test_a_quarantined_line_keeps_no_user_id(user: str, query: str, cut: int) -> None:
+    """Whatever the user id looks like, and wherever a bad line is cut off after it, the id is gone from what the
+    quarantine stores; the rest of the line stays."""
+    from tasks.logs import without_user
+
+    assume(user not in query and "{user}" not in query)
+    line = json.dumps({"ts": "2026-11-23T03:47:20Z", "user": user, "query": query})
+    start = line.index('"user"')
+    kept = without_user(line[:max(cut, start + 9 + len(user))])
+    assert user not in kept.replace('"{user}"', "") and '"user": "{user}"' in kept
+    assert without_user(line).replace('"{user}"', json.dumps(user)) == line
+
+
+def test_a_loosely_written_user_field_is_replaced_too() -> None:
+    from tasks.logs import without_user
+
+    for line in ["{'user': 'u-e3f3d4', 'query': 'x'}", 'user: "u-e3f3d4" how many days', '{"user": u-e3f3d4}',
+                 '{"user": {"id": "u-e3f3d4"}, "query": "x"}', '{"User": ["u-e3f3d4"]}']:
+        assert "u-e3f3d4" not in without_user(line), line
+    assert without_user('{"username": "u-e3f3d4", "superuser": "x"}') == '{"username": "u-e3f3d4", "superuser": "x"}'
