@@ -24,7 +24,12 @@ def current_run(out: str | Path) -> Path:
         run_id = (root / POINTER).read_text(encoding="utf-8").strip()
     except FileNotFoundError:
         raise NoPublication(f"{root}: nothing published yet; run 'planbake nightly' (or 'planbake index')") from None
-    return root / "runs" / run_id
+    run = root / "runs" / run_id
+    if not run_id or run_id in (".", "..") or Path(run_id).name != run_id or not run.is_dir():
+        # damaged by hand or by a failing disk: as good as nothing published, so a nightly run publishes anew
+        raise NoPublication(f"{root / POINTER} names run {run_id!r}, which is not a folder under {root / 'runs'}; "
+                            "the live publication is lost: run 'planbake nightly' to publish again")
+    return run
 
 
 def run_root(run_dir: str | Path) -> Path:

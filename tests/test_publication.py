@@ -316,6 +316,24 @@ def test_index_and_search_commands(tmp_path: Path, prefect_harness: None) -> Non
     assert res.exit_code == 4 and "no plan cache yet" in res.output
 
 
+def test_a_damaged_pointer_is_named_and_the_next_run_publishes_anew(tmp_path: Path, prefect_harness: None) -> None:
+    """CURRENT emptied, or naming a run folder that is gone: readers say so (exit 4, the pointer named), not
+    "no plan cache yet" or a path outside the runs; the next run publishes as if nothing were published."""
+    runner = CliRunner()
+    out = tmp_path / "out"
+    index = ["index", "--corpus", str(SEED / "corpus.jsonl"), "--out", str(out), "--json"]
+    assert runner.invoke(app, index).exit_code == 0
+    for damaged in ("20990101T000000Z-gone", "", "../..", "."):
+        (out / "CURRENT").write_text(damaged + "\n", encoding="utf-8")
+        for command in (["lookup", "parental leave in Berlin"], ["report"], ["search", "leave"]):
+            res = runner.invoke(app, [*command, "--out", str(out)])
+            assert res.exit_code == 4 and f"names run {damaged!r}, which is not a folder under" in res.output, \
+                (damaged, command, res.output)
+    res = runner.invoke(app, index)
+    assert res.exit_code == 0, res.output
+    assert current_run(out).name == json.loads(res.stdout)["run_id"] and (current_run(out) / "manifest.json").exists()
+
+
 def test_a_stage_that_waits_waits_for_the_first_publisher_starting_beside_it(tmp_path: Path,
                                                                             prefect_harness: None) -> None:
     """`plan --wait` scheduled at the same minute as the first nightly run starts before that run has taken its
