@@ -49,8 +49,6 @@ def _given(value: str | None) -> str | None:
     return value
 
 
-ConfigOpt = Annotated[str | None, typer.Option("--config", callback=_given,
-                                               help="Config YAML (default: data/configs/demo.yaml).")]
 def _path(value: str) -> Path:
     """A path option's value; an empty one ("--out $UNSET") is refused, not read as the current folder."""
     if isinstance(value, Path):  # a default
@@ -60,6 +58,8 @@ def _path(value: str) -> Path:
     return Path(value)
 
 
+ConfigOpt = Annotated[str | None, typer.Option("--config", callback=_given,
+                                               help="Config YAML (default: data/configs/demo.yaml).")]
 OutOpt = Annotated[Path, typer.Option("--out", parser=_path, help="Publication root.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 CorpusOpt = Annotated[str | None, typer.Option("--corpus", callback=_given, help="Corpus (default: the config's).")]
@@ -660,7 +660,6 @@ def eval_(
     Example: planbake eval --corpus corpus.jsonl --questions questions.jsonl --budget 4 --plot eval.png
     """
     import tempfile
-
 
     _quiet_libraries()
     cfg = load_config(config)
