@@ -63,6 +63,8 @@ def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]
                     raise LabelError(f"{p}:{n}: 'question' has no words; give the question's text or remove the line")
                 answer, shape = rec.get("answer"), rec.get("shape")
                 should_split = rec.get("should_split")
+                if should_split is not None and not isinstance(should_split, bool):
+                    raise TypeError(f"'should_split' is {json.dumps(should_split)[:60]}, not true, false or null")
                 if should_split is None and shape == NULL_SHAPE:
                     should_split = False
                 out.append(Labeled(str(rec.get("id", n)), str(rec["question"]), parts, should_split,

@@ -340,6 +340,10 @@ def test_labels_that_cannot_be_scored_are_refused(tmp_path: Path) -> None:
     bad.write_text('{"question": "a?", "parts": [["d1"]]}\n{"question": " ? ", "parts": [["d1"]]}\n', encoding="utf-8")
     with pytest.raises(LabelError, match=f"{bad}:2: 'question' has no words"):  # not the eval's own log file
         read_labeled(bad)
+    for said in ('"yes"', "1"):  # scored, either would count as no label at all
+        bad.write_text('{"question": "a?", "parts": [["d1"]], "should_split": ' + said + '}\n', encoding="utf-8")
+        with pytest.raises(LabelError, match=f"{bad}:1: .*'should_split' is {said}, not true, false or null"):
+            read_labeled(bad)
     bad.write_text('{"id": "q1", "question": "a?", "parts": [["d1"], ["d2", "d3"]]}\n', encoding="utf-8")
     index = SimpleNamespace(config=SimpleNamespace(facet_names=["office"]),
                             to_arrow=lambda: pa.table({"doc_id": ["d1", "d2"], "office": ["Berlin", None]}))
