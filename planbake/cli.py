@@ -41,6 +41,9 @@ def _on_interrupt(signum: int, frame: Any) -> None:
     _interrupted.append(True)
     raise KeyboardInterrupt
 
+MAX_DEPTH = 10_000  # -k, --budget: chunks one search returns (a larger number overflows the index's query)
+
+
 def _given(value: str | None) -> str | None:
     """An option given as an empty string ("--corpus $UNSET") is refused, not read as left out: the default it
     would fall back to is another input (the demo corpus, the demo config, every logged day)."""
@@ -294,7 +297,7 @@ def _parse_filters(items: list[str]) -> dict[str, str]:
 @_errors
 def search(
     question: Annotated[str, typer.Argument(help="The search text.")],
-    k: Annotated[int, typer.Option("-k", min=1, help="Number of hits.")] = 5,
+    k: Annotated[int, typer.Option("-k", min=1, max=MAX_DEPTH, help="Number of hits.")] = 5,
     filter_: Annotated[list[str] | None, typer.Option("--filter", help="FACET=VALUE exact filter (an alias or "
                                                                        "another casing names its value).")] = None,
     all_versions: Annotated[bool, typer.Option("--all-versions", help="Include superseded versions.")] = False,
@@ -537,6 +540,11 @@ def lookup(
     """
     from schemas.cache import PlanCache
 
+    if not words(question):
+        raise ValueError("the question has no words; pass the user's question")
+    if any(not words(h) for h in history or []):
+        raise ValueError("--history: an earlier question has no words; pass each earlier question, or leave the "
+                         "option out")
     res = PlanCache.open(out).lookup(question, _date(now, "--now"), history=history or [])
     doc = res.to_json()
 
@@ -564,7 +572,8 @@ def lookup(
 @_errors
 def retrieve(
     question: Annotated[str, typer.Argument(help="The user's question.")],
-    budget: Annotated[int | None, typer.Option("--budget", min=1, help="Chunks in the context.")] = None,
+    budget: Annotated[int | None, typer.Option("--budget", min=1, max=MAX_DEPTH,
+                                                        help="Chunks in the context.")] = None,
     now: Annotated[str | None, typer.Option("--now", callback=_given, help="Date that resolves 'this year'.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Not used: a lookup runs with the config the "
                                                                 "publication was made with.")] = None,
@@ -642,7 +651,8 @@ def _mark_eval_folder(out: Path) -> None:
 def eval_(
     corpus: Annotated[str, typer.Option("--corpus", callback=_given, help="Corpus JSONL of the labeled set.")],
     questions: Annotated[str, typer.Option("--questions", callback=_given, help="Labeled questions JSONL.")],
-    budget: Annotated[int | None, typer.Option("--budget", min=1, help="Chunks in the context.")] = None,
+    budget: Annotated[int | None, typer.Option("--budget", min=1, max=MAX_DEPTH,
+                                                        help="Chunks in the context.")] = None,
     merge: Annotated[str | None, typer.Option("--merge", callback=_given,
                                               help="round_robin | max | rrf (default: config)")] = None,
     rerank: Annotated[bool | None, typer.Option("--rerank/--no-rerank", help="Within a part, order chunks by "

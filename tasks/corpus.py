@@ -93,6 +93,7 @@ def _read_jsonl(path: Path) -> Iterator[Document]:
             yield _check_record(rec, where)
 
 
+_OPEN = re.compile(r"---[ \t]*(?:\r?\n|$)")  # a first line "---" alone opens front matter ("----" is a rule)
 _CLOSE = re.compile(r"\n---[ \t]*(?:\r?\n|$)")  # the line that closes front matter: "---" alone
 
 
@@ -104,7 +105,7 @@ def _read_markdown(path: Path) -> Document:
     meta: dict[str, Any] = {}
     key_lines: dict[str, str] = {}
     body = raw
-    if raw.startswith("---"):
+    if _OPEN.match(raw):
         close = _CLOSE.search(raw, 3)
         if close is None:
             raise CorpusError(f"{path}:1: front matter opened with '---' is never closed; add a '---' line")

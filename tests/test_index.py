@@ -357,6 +357,10 @@ def test_markdown_is_read_from_a_file_and_any_suffix_case(tmp_path: Path) -> Non
     assert (doc.id, doc.metadata, doc.text) == ("a", {"office": "Berlin"}, "Per diem, Berlin.\n----\nMore.\n")
     [one] = read_corpus(folder / "a.MD")
     assert one == doc
+    rule = tmp_path / "rule.md"  # a first line "----" is a horizontal rule, not front matter
+    rule.write_text("----\nPer diem, Warsaw.\n---\nMore.\n", encoding="utf-8")
+    [ruled] = read_corpus(rule)
+    assert (ruled.metadata, ruled.text) == ({}, "----\nPer diem, Warsaw.\n---\nMore.\n")
 
 
 def test_failed_index_run_leaves_publication(

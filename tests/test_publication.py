@@ -549,6 +549,12 @@ def test_an_empty_option_and_a_usage_error_are_refused(tmp_path: Path, capsys: p
                                                                       "--plot", ""]):
         res = CliRunner().invoke(app, args)  # not the current folder
         assert res.exit_code == 2 and "is empty; give a path or leave the option out" in res.output, args
+    for args, said in [(["lookup", "?"], "the question has no words"),
+                       (["lookup", "what about Lisbon?", "--history", ""], "--history: an earlier question has no"),
+                       (["search", "leave", "-k", "5000000000"], "Invalid value for '-k'"),
+                       (["retrieve", "leave", "--budget", "100000000000"], "Invalid value for '--budget'")]:
+        res = CliRunner().invoke(app, [*args, "--out", str(out)])  # no traceback from the index's query either
+        assert res.exit_code == 2 and said in res.output, (args, res.output)
     assert not out.exists()
     for args, said in [(["search", "x", "-k", "0"], "Invalid value for '-k'"),
                        (["nightly", "--bogus"], "No such option: --bogus"),
