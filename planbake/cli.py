@@ -72,6 +72,9 @@ SinceOpt = Annotated[str | None, typer.Option("--since", callback=_given, help="
 UntilOpt = Annotated[str | None, typer.Option("--until", callback=_given, help="Last log date (YYYY-MM-DD).")]
 WaitOpt = Annotated[float, typer.Option("--wait", min=0.0, help="Seconds to wait for a running publisher (a stage run "
                                                         "alone also waits for one just starting).")]
+HistoryOpt = Annotated[list[str] | None, typer.Option(
+    "--history", help="An earlier question of the same user, oldest first (repeat the option); a follow-up resolves "
+                      "into the last one's shape.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Publish even if the quality gate finds a regression "
                                                         "(recorded in the manifest and the report).")]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -387,6 +390,14 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
+def _has_words(question: str, history: list[str] | None = None) -> None:
+    if not words(question):
+        raise ValueError("the question has no words; pass the user's question")
+    if any(not words(h) for h in history or []):
+        raise ValueError("--history: an earlier question has no words; pass each earlier question, or leave the "
+                         "option out")
+
+
 def _date(value: str | None, option: str) -> date | None:
     try:
         return date.fromisoformat(value) if value else None
@@ -526,9 +537,7 @@ def lookup(
     question: Annotated[str, typer.Argument(help="The user's question.")],
     now: Annotated[str | None, typer.Option("--now", callback=_given, help="Date that resolves 'this year'.")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Print the trace: key, template, run.")] = False,
-    history: Annotated[list[str] | None, typer.Option(
-        "--history", help="An earlier question of the same user, oldest first (repeat the option); a follow-up "
-                          "resolves into the last one's shape.")] = None,
+    history: HistoryOpt = None,
     out: OutOpt = Path("data/out"),
     as_json: JsonOpt = False,
 ) -> None:
@@ -540,11 +549,7 @@ def lookup(
     """
     from schemas.cache import PlanCache
 
-    if not words(question):
-        raise ValueError("the question has no words; pass the user's question")
-    if any(not words(h) for h in history or []):
-        raise ValueError("--history: an earlier question has no words; pass each earlier question, or leave the "
-                         "option out")
+    _has_words(question, history)
     res = PlanCache.open(out).lookup(question, _date(now, "--now"), history=history or [])
     doc = res.to_json()
 
@@ -572,6 +577,7 @@ def lookup(
 @_errors
 def retrieve(
     question: Annotated[str, typer.Argument(help="The user's question.")],
+    history: HistoryOpt = None,
     budget: Annotated[int | None, typer.Option("--budget", min=1, max=MAX_DEPTH,
                                                         help="Chunks in the context.")] = None,
     now: Annotated[str | None, typer.Option("--now", callback=_given, help="Date that resolves 'this year'.")] = None,
@@ -585,8 +591,7 @@ def retrieve(
     Example: planbake retrieve "What per diem do I get at the 2026 engineering offsite?"
     """
     _quiet_libraries()
-    if not words(question):
-        raise ValueError("the question has no words; pass the user's question")
+    _has_words(question, history)
     from schemas.cache import PlanCache
     from schemas.plan import Plan
     from tasks.executor import retrieve as run_retrieve
@@ -597,11 +602,12 @@ def retrieve(
         console.print(f"note: --config {config} is not used; retrieve runs with the config the publication was "
                       f"made with ({cache.run_dir / 'config.json'})", markup=False)
     cfg = cache.lexicon.config
-    res = cache.lookup(question, _date(now, "--now"))
+    res = cache.lookup(question, _date(now, "--now"), history=history or [])
     index = Index(cache.index_uri, cfg, cache.manifest["index"]["version"])
     plan_ = Plan.model_validate(res.plan) if res.plan else None
     keep = bool(res.plan and res.plan.get("keep_original"))
-    got = run_retrieve(question, plan_, index, cache.lexicon, budget or cfg.planning.budget,
+    asked = res.resolved or question  # a follow-up searches as the standalone question it resolved to
+    got = run_retrieve(asked, plan_, index, cache.lexicon, budget or cfg.planning.budget,
                        cfg.planning.per_step_k, keep_original=keep, merge=cfg.planning.merge,
                        rerank=cfg.planning.rerank)
     hits = got.hits_by_id()
@@ -612,7 +618,8 @@ def retrieve(
            "searches": got.searches}
 
     def human() -> None:
-        out_console.print(f"Question: {question}\nroute: {res.route} ({'hit' if res.hit else 'miss'})",
+        resolved = f"\nfollow-up resolved to: {res.resolved}" if res.resolved else ""
+        out_console.print(f"Question: {question}{resolved}\nroute: {res.route} ({'hit' if res.hit else 'miss'})",
                           markup=False)
         for p in parts:
             filled = f" answer={p['answer']}" if p["answer"] else ""

@@ -316,6 +316,18 @@ def test_index_and_search_commands(tmp_path: Path, prefect_harness: None) -> Non
     assert res.exit_code == 4 and "no plan cache yet" in res.output
 
 
+def test_retrieve_searches_a_follow_up_as_the_question_it_resolves_to(seed_run: dict) -> None:
+    """`retrieve --history` looks the follow-up up as `lookup` does, and searches the standalone question it
+    resolved to: "what about Berlin?" alone finds any Berlin chunk, not its vacation days."""
+    res = CliRunner().invoke(app, ["retrieve", "what about Berlin?", "--history", "How many vacation days do we get "
+                                   "in Amsterdam?", "--budget", "1", "--out", str(seed_run["out"]), "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["lookup"]["resolved"] == "how many vacation days do we get in Berlin", doc["lookup"]
+    assert {p["query"] for p in doc["parts"]} == {doc["lookup"]["resolved"]}, doc["parts"]
+    assert [c["id"] for c in doc["context"]] == ["vacation-berlin"], doc["context"]
+
+
 def test_a_damaged_pointer_is_named_and_the_next_run_publishes_anew(tmp_path: Path, prefect_harness: None) -> None:
     """CURRENT emptied, or naming a run folder that is gone: readers say so (exit 4, the pointer named), not
     "no plan cache yet" or a path outside the runs; the next run publishes as if nothing were published."""
