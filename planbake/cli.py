@@ -212,18 +212,15 @@ class _OneLineFor(logging.Filter):
         self.seen: set[str] = set()  # the messages of expected failures already recorded
 
     def filter(self, record: logging.LogRecord) -> bool:
-        import httpx
-
         from flows.run import EXPECTED_FAILURE
         from tasks.corpus import CorpusError
         from tasks.gate import GateRejected
         from tasks.publish import PublishBusy
 
-        expected = (ConfigError, CorpusError, ValueError, PublishBusy, GateRejected, NoPublication, FileNotFoundError,
-                    httpx.HTTPError)
+        expected = (ConfigError, CorpusError, ValueError, PublishBusy, GateRejected, NoPublication, FileNotFoundError)
         if getattr(record, EXPECTED_FAILURE, False):
             return False
-        if record.exc_info and record.exc_info[1] is not None and (
+        if record.exc_info and record.exc_info[1] is not None and (  # a lost API: the client's error, or from it
                 isinstance(record.exc_info[1], expected) or _api_error(record.exc_info[1])):
             if str(record.exc_info[1]):
                 self.seen.add(str(record.exc_info[1]))
