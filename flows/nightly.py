@@ -13,10 +13,11 @@ from flows.run import run_stages
 @flow(name="nightly", log_prints=True)
 def nightly_flow(corpus: str | None = None, logs: str | None = None, config: str | None = None,
                  out: str = "data/out", since: date | None = None, until: date | None = None,
-                 wait_s: float = 0.0, quiet: bool = False, force: bool = False) -> dict[str, Any]:
+                 run_date: date | None = None, wait_s: float = 0.0, quiet: bool = False,
+                 force: bool = False) -> dict[str, Any]:
     """index (incremental) -> mine -> plan -> quality gate -> publish (`force`: past a failed gate)."""
     return run_stages(["index", "mine", "plan"], corpus=corpus, logs=logs, config=config, out=out, since=since,
-                      until=until, wait_s=wait_s, quiet=quiet, force=force)
+                      until=until, run_date=run_date, wait_s=wait_s, quiet=quiet, force=force)
 
 
 @flow(name="mine", log_prints=True)

@@ -70,6 +70,8 @@ LogsOpt = Annotated[str | None, typer.Option("--logs", callback=_given, help="Lo
 SinceOpt = Annotated[str | None, typer.Option("--since", callback=_given, help="First log date (YYYY-MM-DD; with "
                                               "neither --since nor --until: the last mining.window_days logged days).")]
 UntilOpt = Annotated[str | None, typer.Option("--until", callback=_given, help="Last log date (YYYY-MM-DD).")]
+RunDateOpt = Annotated[str | None, typer.Option("--run-date", callback=_given, help="Date deciding which version of "
+                                                "a policy is current (YYYY-MM-DD; default today).")]
 WaitOpt = Annotated[float, typer.Option("--wait", min=0.0, help="Seconds to wait for a running publisher (a stage run "
                                                         "alone also waits for one just starting).")]
 HistoryOpt = Annotated[list[str] | None, typer.Option(
@@ -258,8 +260,7 @@ def index(
                                                help="JSONL file or Markdown folder.")] = None,
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
-    run_date: Annotated[str | None, typer.Option("--run-date", callback=_given,
-                                                 help="Date deciding current versions.")] = None,
+    run_date: RunDateOpt = None,
     wait: WaitOpt = 0.0,
     force: ForceOpt = False,
     as_json: JsonOpt = False,
@@ -428,6 +429,7 @@ def nightly(
     logs: LogsOpt = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
+    run_date: RunDateOpt = None,
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
     wait: WaitOpt = 0.0,
@@ -443,8 +445,8 @@ def nightly(
     _precheck(["index", "mine", "plan"], config, out, corpus=corpus, logs=logs, since=first, until=last)
     from flows.nightly import nightly_flow
 
-    res = nightly_flow(corpus=corpus, logs=logs, config=config, out=str(out), since=first, until=last, wait_s=wait,
-                       quiet=as_json, force=force)
+    res = nightly_flow(corpus=corpus, logs=logs, config=config, out=str(out), since=first, until=last,
+                       run_date=_date(run_date, "--run-date"), wait_s=wait, quiet=as_json, force=force)
     _emit(as_json, res, lambda: _summary(res))
 
 
@@ -816,6 +818,7 @@ def backfill(
     logs: LogsOpt = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
+    run_date: RunDateOpt = None,
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
     wait: WaitOpt = 0.0,
@@ -832,7 +835,7 @@ def backfill(
     from flows.backfill import backfill_flow
 
     res = backfill_flow(corpus=corpus, logs=logs, config=config, out=str(out), since=first, until=last,
-                        wait_s=wait, quiet=as_json, force=force)
+                        run_date=_date(run_date, "--run-date"), wait_s=wait, quiet=as_json, force=force)
 
     def human() -> None:
         _summary(res)

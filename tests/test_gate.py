@@ -224,3 +224,25 @@ def test_a_bad_corpus_record_fails_before_the_flow_starts(tmp_path: Path, monkey
     assert res.exit_code == EXIT_INPUT, res.output
     assert "bad.jsonl:2: metadata 'year' of document 'b' must be a year" in " ".join(res.output.split())
     assert not out.exists()
+
+
+def test_nightly_and_backfill_decide_current_versions_on_the_run_date(tmp_path: Path, prefect_harness: None) -> None:
+    import pyarrow.parquet as pq
+
+    config, out = _seed_config(tmp_path), tmp_path / "out"
+
+    def current(doc: dict) -> dict[str, bool]:
+        rows = pq.read_table(Path(doc["publication"]) / "chunks.parquet").to_pylist()
+        return {r["id"]: r["is_current"] for r in rows if r["id"].startswith("remote-")}
+
+    res = CliRunner().invoke(app, ["backfill", "--config", str(config), "--out", str(out), "--run-date", "2025-06-01",
+                                   "--json"])
+    assert res.exit_code == 0, res.output
+    past = json.loads(res.stdout)
+    assert past["index"]["run_date"] == "2025-06-01"
+    assert current(past) == {"remote-2025": True, "remote-2026": False}  # 2026's was not yet in force
+    code, output, today = _nightly("--config", str(config), "--out", str(out), "--run-date", "2026-12-05")
+    assert code == 0, output
+    assert current(today) == {"remote-2025": False, "remote-2026": True}
+    assert today["index"]["embedded"] == 0 and today["index"]["updated"] == 2  # only the markers moved
+    assert _nightly("--config", str(config), "--out", str(out), "--run-date", "2026-13-01")[0] == EXIT_INPUT
