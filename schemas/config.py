@@ -117,6 +117,10 @@ class Planning(_Strict):
     min_gain: float = Field(0.0, ge=0)
     # routing: a chunk of a step is evidence for its value within this cosine of the step's best (tasks/routing.py)
     evidence_margin: float = Field(0.2, ge=0)
+    # routing: a split needs the question or one of its steps to find a chunk at or above this cosine; below it
+    # the corpus likely holds no answer (everything found is merely on topic) and a split only costs searches.
+    # Off by default (-1): where it lies depends on the corpus, and a misspelt question scores low too
+    split_floor: float = Field(-1.0, ge=-1, le=1)
     corpus_words: bool = True  # sub-queries say a synonym the way their partition's chunks do
     # clause splits (tasks/clauses.py): words that start a new clause ([] turns clause splits off), and the
     # content words a clause needs to stand alone

@@ -252,7 +252,8 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                     ev = decide_route(template, samples[:SAMPLES_PER_SHAPE], index, lexicon,
                                       config.planning.budget, config.planning.per_step_k, config.planning.merge,
                                       floor=config.mining.null_floor, vocabulary=vocabulary,
-                                      rerank=config.planning.rerank, margin=config.planning.evidence_margin)
+                                      rerank=config.planning.rerank, margin=config.planning.evidence_margin,
+                                      split_floor=config.planning.split_floor)
                 except PlanError as exc:  # a filled plan that fails validation is served as one search
                     status.update(valid=False, complaint=str(exc))
                     rejected += 1

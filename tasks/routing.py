@@ -5,9 +5,10 @@ that have their evidence in the context. A value's evidence is its own step's be
 part's share of the budget (budget / steps rounded up when the plan splits, else one), each within
 `planning.evidence_margin` of the best. The route is the cheapest way that reaches the best facet coverage. A
 question none of whose filtered values has a chunk at or above the similarity floor (searched with the whole
-question), or whose plan steps' best chunks average below the floor, has no evidence: no route can do better
-than one search. The whole question's top chunks (its share of the budget, current versions) that a split
-leaves out make the route split plus the original.
+question), whose plan steps' best chunks average below the floor, or where neither the question nor any step
+finds a chunk at `planning.split_floor`, has no evidence: no route can do better than one search. The whole
+question's top chunks (its share of the budget, current versions) that a split leaves out make the route split
+plus the original.
 """
 
 from __future__ import annotations
@@ -76,6 +77,13 @@ def parts_find_evidence(split: Retrieved, floor: float) -> bool:
     return not best or sum(best) / len(best) >= floor
 
 
+def finds_answer(original: StepResult, split: Retrieved, split_floor: float) -> bool:
+    """Whether the whole question or one of the plan's steps finds a chunk at or above `split_floor`. Questions
+    the corpus cannot answer find chunks on their topic (MultiHop-RAG's null questions: at most 0.47 at budget
+    10), answerable ones mostly a clear match of at least one part."""
+    return best_cosine([h for p in (original, *split.parts) for h in p.hits], -1.0) >= split_floor
+
+
 def facet_coverage(needed: set[tuple[str, str]], got: Retrieved, targets: dict[tuple[str, str], set[str]]) -> float:
     """Share of needed values reached: the share of the value's evidence chunks in the context, or, where no
     step filters on the value, whether any chunk carries it."""
@@ -138,9 +146,10 @@ def measure_vocabulary(plans: list[Plan], vocabulary: Vocabulary | None, index: 
 def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon: Lexicon, budget: int,
                  k: int, merge: str = "round_robin", floor: float = -1.0,
                  vocabulary: Vocabulary | None = None, rerank: bool = False,
-                 margin: float = EVIDENCE_MARGIN) -> ShapeEvaluation:
+                 margin: float = EVIDENCE_MARGIN, split_floor: float = -1.0) -> ShapeEvaluation:
     """Run the shape's logged questions one search, as the plan, and as the plan plus the original.
-    `floor`: the similarity below which a chunk is no evidence (the null floor). `vocabulary`: measured, and
+    `floor`: the similarity below which a chunk is no evidence (the null floor); `split_floor`: the one some
+    chunk of the question or its steps must reach for a split to count (see finds_answer). `vocabulary`: measured, and
     the plans run with their sub-queries in the corpus's words where that helps (see measure_vocabulary)."""
     if len(template.steps) == 1 and template.steps[0].extract is None and not template.steps[0].filters:
         return ShapeEvaluation("one_search", len(samples), searches={"one_search": 1.0})
@@ -167,7 +176,7 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         both = merge_parts(question, [original, *steps], index, budget, merge, rerank)
         need = needed_values(sk, split, lexicon)
         own = Retrieved([], steps, len(steps))  # the steps alone, without the whole question's top-up
-        if not (parts_find_evidence(own, floor)  # no search: before the probes
+        if not (parts_find_evidence(own, floor) and finds_answer(original, own, split_floor)  # no search: first
                 and has_evidence(need, whole_question_probe(question, own, index), floor)):
             need = set()  # the corpus holds no answer: every route covers the same (nothing)
         targets = part_targets(need, split, evidence_depth(budget, len(plan.steps)), margin)

@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from schemas.cache import PlanCache
 from schemas.extract import fill_skeleton
-from schemas.plan import Plan
+from schemas.plan import Plan, fill_slots
 from tasks.evaluate import bridge_right, markdown_rows
-from tasks.executor import Retrieved, StepResult, retrieve
+from tasks.executor import Retrieved, StepResult, retrieve, run_plan
 from tasks.routing import (
     decide_route,
     evidence_depth,
@@ -282,6 +283,14 @@ def test_route_without_evidence_is_one_search(seed_eval: dict) -> None:
     sk = cache.lexicon.skeleton(question)
     assert decide_route(template, [sk], index, cache.lexicon, 4, 4, floor=0.35).route == "split"
     assert decide_route(template, [sk], index, cache.lexicon, 4, 4, floor=0.99).route == "one_search"
+    # a split needs one chunk at the split floor, found by the question or a step (the best here is about 0.73)
+    found = [index.search(question, 4, all_versions=True), *(p.hits for p in run_plan(fill_slots(template, sk.slots),
+                                                                                     index, cache.lexicon, 4))]
+    best = max(h.score for hits in found for h in hits)
+    assert 0.6 < best < 0.9
+    route = partial(decide_route, template, [sk], index, cache.lexicon, 4, 4, floor=0.35)
+    assert route(split_floor=best).route == "split"
+    assert route(split_floor=best + 0.01).route == "one_search"
 
 
 REPORT_PLOTS = ["shape_frequency.png", "shape_types.png", "routes.png", "coverage.png", "bill_cost.png",
