@@ -116,8 +116,9 @@ def enrich(chunks: Sequence[Chunk], docs: Sequence[Document], config: Config, le
            run_date: date) -> list[EnrichedChunk]:
     """Facets from metadata (or from the text by the lexicon), effective dates and version links.
 
-    Versions: documents with an effective date and the same policy key (metadata "policy", else the id
-    without its year) and the same category facets are versions of one policy. The version in force on
+    Versions: documents with an effective date and the same policy key (metadata "policy", else that of the
+    document named by metadata "supersedes", else the id without its year) and the same category facets are
+    versions of one policy. The version in force on
     `run_date` is current; older ones are superseded, future ones not yet current.
     """
     doc_by_id = {d.id: d for d in docs}
@@ -126,15 +127,65 @@ def enrich(chunks: Sequence[Chunk], docs: Sequence[Document], config: Config, le
         eff = d.metadata.get("effective_from")
         effective_of[d.id] = date.fromisoformat(str(eff)) if eff else parse_effective(d.text)
     named_in = functools.cache(lambda doc_id: _named_values(doc_by_id[doc_id].text, lexicon))
+    policy_of = policy_keys(docs, effective_of)
     out: list[EnrichedChunk] = []
     for c in chunks:
         d = doc_by_id[c.doc_id]
         eff = effective_of[d.id]
-        policy = str(d.metadata.get("policy") or _YEAR_IN_ID.sub("", d.id))
         named = functools.partial(named_in, d.id)
-        out.append(EnrichedChunk(c, _facet_values(c, named, config, eff), eff, policy))
+        out.append(EnrichedChunk(c, _facet_values(c, named, config, eff), eff, policy_of[d.id]))
+    _check_superseded_facets(out, doc_by_id, config)
     _link_versions(out, config, run_date)
     return out
+
+
+def policy_keys(docs: Sequence[Document], effective_of: dict[str, date | None]) -> dict[str, str]:
+    """Each document's policy key: metadata `policy`; else that of the document its `supersedes` names (both
+    need an effective date); else its id without its year."""
+    by_id = {d.id: d for d in docs}
+    keys: dict[str, str] = {}
+
+    def key(d: Document, chain: tuple[str, ...]) -> str:
+        if d.id in keys:
+            return keys[d.id]
+        target = d.metadata.get("supersedes")
+        if d.metadata.get("policy") or target is None:
+            return str(d.metadata.get("policy") or _YEAR_IN_ID.sub("", d.id))
+        where = d.source_of("supersedes")
+        if not isinstance(target, str) or target not in by_id:
+            raise CorpusError(f"{where}: document {d.id!r} supersedes {target!r}, which is no document id of the "
+                              "corpus; write the id of the version it replaces, or remove the key")
+        if target in chain:
+            raise CorpusError(f"{where}: document {d.id!r} supersedes {target!r}, which supersedes it in turn; "
+                              "the older version must not name the newer one")
+        if effective_of[d.id] is None or effective_of[target] is None:
+            missing = d.id if effective_of[d.id] is None else target
+            raise CorpusError(f"{where}: document {d.id!r} supersedes {target!r}, but {missing!r} has no effective "
+                              "date; give it `effective_from: YYYY-MM-DD` (versions are ordered by it)")
+        return key(by_id[target], (*chain, d.id))
+
+    for d in docs:
+        keys[d.id] = key(d, (d.id,))
+    return keys
+
+
+def _check_superseded_facets(chunks: Sequence[EnrichedChunk], doc_by_id: dict[str, Document],
+                             config: Config) -> None:
+    """A document that names the version it supersedes must share its category facets (its office), or the
+    two would not be versions of one policy."""
+    categories = [f.name for f in config.facets if f.kind == "category"]
+    facets = {e.chunk.doc_id: {n: e.facets.get(n) for n in categories} for e in chunks}
+    for doc_id, d in doc_by_id.items():
+        target = d.metadata.get("supersedes")
+        if d.metadata.get("policy") or target not in facets or doc_id not in facets:
+            continue
+        differ = {n: (facets[doc_id][n], facets[target][n]) for n in categories
+                  if facets[doc_id][n] != facets[target][n]}
+        if differ:
+            n, (mine, theirs) = next(iter(differ.items()))
+            raise CorpusError(f"{d.source_of('supersedes')}: document {doc_id!r} supersedes {target!r}, but its "
+                              f"{n} is {mine!r} and {target!r}'s is {theirs!r}; versions of one policy share their "
+                              f"{', '.join(categories)}: set the same value, or remove the key")
 
 
 def _link_versions(chunks: list[EnrichedChunk], config: Config, run_date: date) -> None:

@@ -468,3 +468,42 @@ def test_a_long_document_is_read_for_its_facets_once(monkeypatch: pytest.MonkeyP
     assert {e.facets["office"] for e in enriched if e.chunk.doc_id == "berlin-handbook"} == {"Berlin"}
     assert [e.facets["office"] for e in enriched if e.chunk.doc_id == "plain"] == [None]
     assert sorted(reads) == sorted([len(text), len("No office here.")])
+
+
+def _versions(folder: Path, files: dict[str, str]) -> dict[str, tuple[str | None, str | None, bool]]:
+    from schemas.extract import Lexicon
+    from tasks.corpus import chunk_corpus, read_corpus
+    from tasks.enrich import enrich
+
+    folder.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    config = load_config(DEMO_CONFIG)
+    docs = read_corpus(folder)
+    enriched = enrich(chunk_corpus(docs, config.chunking), docs, config, Lexicon(config), RUN_DATE)
+    return {e.chunk.doc_id: (e.supersedes, e.superseded_by, e.is_current) for e in enriched}
+
+
+def test_a_document_that_names_the_version_it_supersedes_is_linked_to_it(tmp_path: Path) -> None:
+    """Ids that share no policy key ("travel-rules", "travel-handbook-new") are versions when the newer says so."""
+    from tasks.corpus import CorpusError
+
+    old = "---\noffice: Berlin\neffective_from: 2025-01-01\n---\nTravel: economy class.\n"
+    new = "---\noffice: Berlin\neffective_from: 2026-01-01\nsupersedes: travel-rules\n---\nTravel: any class.\n"
+    newer = "---\noffice: Berlin\neffective_from: 2027-01-01\nsupersedes: travel-handbook-new\n---\nTravel: rail.\n"
+    got = _versions(tmp_path / "ok", {"travel-rules.md": old, "travel-handbook-new.md": new, "t3.md": newer})
+    assert got == {"travel-rules": (None, "travel-handbook-new", False),
+                   "travel-handbook-new": ("travel-rules", "t3", True),  # 2027's is not in force on RUN_DATE
+                   "t3": ("travel-handbook-new", None, False)}
+    bad = {"travel-rules.md": old, "b.md": new.replace("supersedes: travel-rules", "supersedes: travel-rule")}
+    with pytest.raises(CorpusError, match=r"b.md:4: .*supersedes 'travel-rule', which is no document id"):
+        _versions(tmp_path / "unknown", bad)
+    bad = {"travel-rules.md": old.replace("effective_from: 2025-01-01\n", ""), "b.md": new}
+    with pytest.raises(CorpusError, match=r"b.md:4: .*'travel-rules' has no effective date; give it `effective_from"):
+        _versions(tmp_path / "undated", bad)
+    bad = {"travel-rules.md": old.replace("Berlin", "Lisbon"), "b.md": new}
+    with pytest.raises(CorpusError, match=r"b.md:4: .*its office is 'Berlin' and 'travel-rules''s is 'Lisbon'"):
+        _versions(tmp_path / "other-office", bad)
+    loop = {"a.md": new.replace("travel-rules", "b"), "b.md": old.replace("---\nT", "supersedes: a\n---\nT")}
+    with pytest.raises(CorpusError, match=r"supersedes it in turn"):
+        _versions(tmp_path / "loop", loop)
