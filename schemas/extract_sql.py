@@ -6,8 +6,8 @@ same answer by construction:
 
 - printable ASCII, so case folding is `lower` and RE2's ASCII word classes equal Python's;
 - personal data SQL scrubs like Python (`scrubbed`): emails, URLs, ids and phone numbers become the same
-  placeholders; a name (listed, or after a cue) and a run of years or dates (which the scrubber keeps when it
-  looks like a phone number) send the question to Python;
+  placeholders; a name (listed, or after a cue, in a question of capitals alone too) and a run of years or
+  dates (which the scrubber keeps when it looks like a phone number) send the question to Python;
 - no lexicon form SQL cannot match (one that ends in punctuation, such as "yahoo!");
 - no placeholder typed literally ("{office}"); and, when the config has a date facet, nothing that looks like a date.
 
@@ -26,7 +26,7 @@ import re
 
 from schemas.constraint import QUALIFIER, Constraint
 from schemas.extract import Lexicon
-from schemas.pii import CUE_NAME, DATE_SEPARATORS, NAME, PATTERNS, YEAR_OR_DATE, Scrubber
+from schemas.pii import CUE_NAME, DATE_SEPARATORS, NAME, PATTERNS, SHOUTED_CUE, YEAR_OR_DATE, Scrubber
 from schemas.text import fold
 
 START, END, NOT_A_YEAR = "\x01", "\x03", "\x04"
@@ -141,8 +141,10 @@ class SqlSkeletons:
             scrubbed += r"|(?:19|20)[0-9]{2}-[0-9]|(?i:\b(?:" + _MONTHS + r")\b)"
         named = (_re2(_without_lookarounds(CUE_NAME.pattern)) + r"|(?:^|[.!?:;] )" + _re2(_without_lookarounds(NAME))
                  + r" +(?:from|here)\b")
+        shouted = "(?i:" + _re2(SHOUTED_CUE.pattern) + ")"  # in a question without a lower-case letter
         parts = [f"regexp_full_match({col}, '[ -~]*')", f"NOT regexp_matches({col}, {_lit(scrubbed)})",
-                 f"NOT regexp_matches({col}, {_lit(named)})"]
+                 f"NOT regexp_matches({col}, {_lit(named)})",
+                 f"(regexp_matches({col}, '[a-z]') OR NOT regexp_matches({col}, {_lit(shouted)}))"]
         if self.names:
             listed = r"(?i:\b(?:" + "|".join(_escape(n) for n in self.names) + r")\b)"
             parts.append(f"NOT regexp_matches({col}, {_lit(listed)})")

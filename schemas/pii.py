@@ -76,6 +76,20 @@ _CUE = (r"\b(?:" + "|".join(_CUES) + r"|i am|i'm|I am|I'm)|(?:^|[.!?:;]\s+)(?:"
 CUE_NAME = re.compile(r"(?P<cue>" + _CUE + r")\s+(?P<name>" + NAME + ")")
 # A name that opens the text (or a sentence) and introduces the asker: "Jan Kowalski from HR told me ...".
 _LEAD_NAME = re.compile(r"(?:^|(?<=[.!?:;]\s))(?P<cue>)(?P<name>" + NAME + r")(?=\s+(?:from|here)\b)")
+# A question typed in capitals alone ("MY MANAGER JAN KOWALSKI ASKED ...") shows no name by its case: after a
+# strong cue (any case), its next two words are a name unless one is a function word ("THIS IS THE PER DIEM").
+_STRONG_CUES = ["my" + _ROLE, "our" + _ROLE, "name is", "this is", "called", "i am", "i'm"]
+SHOUTED_CUE = re.compile(r"\b(?:" + "|".join(_STRONG_CUES) + r")\b", re.IGNORECASE)
+_SHOUTED_WORD = f"[{_UPPER}]{{2,}}(?:-[{_UPPER}]{{2,}})*"  # "MEI-LING" is one word of a name
+_SHOUTED_NAME = re.compile(r"(?P<cue>" + SHOUTED_CUE.pattern + r")\s+(?P<name>" + _SHOUTED_WORD + r"\s+"
+                           + _SHOUTED_WORD + r")(?![" + _UPPER + r"-])", re.IGNORECASE)
+_FUNCTION_WORDS = frozenset([
+    "a", "an", "the", "this", "that", "these", "those", "is", "are", "was", "were", "be", "been", "am", "do", "does",
+    "did", "can", "could", "should", "would", "will", "may", "must", "what", "which", "who", "whom", "whose", "how",
+    "when", "where", "why", "if", "whether", "in", "on", "at", "of", "for", "to", "from", "with", "by", "about",
+    "into", "over", "under", "per", "and", "or", "but", "not", "no", "my", "our", "your", "their", "his", "her",
+    "its", "me", "us", "them", "we", "you", "he", "she", "it", "they", "i", "there", "here", "any", "all", "some"
+])
 
 
 # Every pattern above needs a digit (of any script: \\d), an "@" or a URL; the name rules need a name.
@@ -111,7 +125,15 @@ class Scrubber:
             text = CUE_NAME.sub(self._cue_name, text)
             if "from" in text or "here" in text:  # what _LEAD_NAME's lookahead needs
                 text = _LEAD_NAME.sub(self._cue_name, text)
+        if shouted(text):
+            text = _SHOUTED_NAME.sub(self._shouted_name, text)
         return text
+
+    def _shouted_name(self, m: re.Match[str]) -> str:
+        words = re.split(r"[\s-]+", m.group("name"))
+        if any(w.casefold() in _FUNCTION_WORDS or w.casefold() in self._keep for w in words):
+            return m.group(0)
+        return f"{m.group('cue')} {{name}}"
 
     def _cue_name(self, m: re.Match[str]) -> str:
         """Replace the name, but keep lexicon words at its edges ("Lisbon Jan Kowalski" -> "Lisbon {name}")."""
@@ -126,6 +148,11 @@ class Scrubber:
             return m.group(0)
         name = "".join(parts[:2 * i]) + "{name}" + "".join(parts[2 * j - 1:])
         return f"{m.group('cue')} {name}" if m.group("cue") else name
+
+
+def shouted(text: str) -> bool:
+    """Whether a text has no lower-case letter and a strong cue before a name (see _SHOUTED_NAME)."""
+    return not any(c.islower() for c in text) and SHOUTED_CUE.search(text) is not None
 
 
 def replace_patterns(text: str) -> str:

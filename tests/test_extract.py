@@ -375,6 +375,10 @@ def test_offline_mining_path_equals_online(tmp_path_factory: pytest.TempPathFact
     ("per diem, asking for my colleague \uff2a\uff41\uff4e \uff2b\uff4f\uff57\uff41\uff4c\uff53\uff4b\uff49", "name",
      "kowalski"),
     ("per diem, asking for my colleague \u0141ukasz Nowak", "name", "Nowak"),
+    # a question in capitals alone: the two words after a strong cue, unless one is a function word
+    ("MY MANAGER JAN KOWALSKI ASKED WHAT THE PER DIEM IN LISBON IS", "name", "KOWALSKI"),
+    ("HI, THIS IS MEI-LING CHAU. HOW MANY VACATION DAYS?", "name", "CHAU"),
+    ("I'M GRETA LINDQVIST, PER DIEM BERLIN", "name", "LINDQVIST"),
     # full-width characters are read as the ASCII they stand for
     ("vacation days in Berlin, my email is jan\uff20example.com", "email", "example"),
     ("per diem, call \uff10\uff12\uff10 \uff17\uff19\uff14\uff16 \uff10\uff11\uff12\uff13", "phone", "7946"),
@@ -394,6 +398,8 @@ def test_scrubber_replaces_pii_with_typed_placeholders(text: str, kind: str, sec
     "What Changed In The Remote Work Allowance From This Year To Next Year?",
     "Hi, Is There A Budget For A Desk And Chair For Working From Home In Toronto",
     "WHAT CHANGED IN THE REMOTE WORK ALLOWANCE FROM 2024 TO 2025?",
+    "THIS IS THE PER DIEM FOR BERLIN?", "MY MANAGER SAID THAT BERLIN HAS MORE", "I AM IN THE LISBON OFFICE",
+    "MY MANAGER ASKED ABOUT PARENTAL LEAVE", "I AM BERLIN STAFF",
 ])
 def test_scrubber_keeps_years_dates_and_ordinary_text(text: str) -> None:
     assert SCRUB(text) == text

@@ -59,6 +59,7 @@ TOKENS = [
     "how many", "vacation", "days", "do", "we", "get", "in", "and", "or", "vs", "compare", "the", "per diem",
     "{office}", "{year}", "{email}", "{name}", "{", "}", "office", "year", "_", "x1", "a2024", "24", "123456",
     "Jan Kowalski", "jan kowalski", "Ann", "my manager Sanne de Vries", "Mei-Ling Chau from HR", "EMP-123456",
+    "MY MANAGER", "I'M", "THIS IS", "JAN KOWALSKI", "MEI-LING", "PER DIEM", "BERLIN OFFICE",
     "me@example.com", "www.example.com", "https://x.y", "+49 30 1234 5678", "employee id 123456", "staff",
     "?", "??", "!", ",", ".", ":", ";", "-", "(", ")", "'", '"', "|", "/", "&", "$", "\u2026", "é", "\u00a0",
 ]
