@@ -188,6 +188,8 @@ class Gate(_Strict):
     max_validity_drop: float = Field(0.05, ge=0, le=1)
     max_fallback_rise: float = Field(0.10, ge=0, le=1)  # templates the model failed, written by rules
     max_cache_coverage_drop: float = Field(0.10, ge=0, le=1)  # last day's questions with a recurring shape
+    max_quarantined: float = Field(0.5, ge=0, le=1)  # log rows of the window that are bad
+    max_quarantine_rise: float = Field(0.05, ge=0, le=1)
     max_route_change: float = Field(0.5, ge=0, le=1)  # shapes in both runs whose route changed
     min_part_coverage: float = Field(0.5, ge=0, le=1)
     max_part_coverage_drop: float = Field(0.05, ge=0, le=1)

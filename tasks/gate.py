@@ -4,6 +4,7 @@ Figures, each a share in [0, 1]:
 - validity: templates that pass validation and the constraint check;
 - fallbacks: templates a model failed to write, written by the rule writer instead;
 - cache coverage: questions of the last logged day that have a recurring shape (their key hits the cache);
+- quarantined: log rows of the mined window that were bad (a log whose format changed turns many rows bad);
 - route changes: shapes in both runs whose route differs;
 - per labeled set (config `labeled:`), the routed system as `planbake eval` scores it: part coverage, all-parts
   rate, and each question's part coverage.
@@ -120,7 +121,7 @@ class QualityGate:
         """Measure the staged run (its manifest already in `staging`), write its figures, compare."""
         if not self.config.gate.enabled:
             return Verdict([], prev_dir.name if prev_dir else None, self.force, enabled=False)
-        new = self.measure(staging, manifest.get("index"))
+        new = {**self.measure(staging, manifest.get("index")), "quarantined": quarantined(manifest.get("mine"))}
         (staging / GATE_FILE).write_text(json.dumps(new, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         last = self.baseline(prev_dir, prev_manifest) if prev_dir is not None else None
         if prev_dir is not None:
@@ -137,7 +138,8 @@ class QualityGate:
         stored = {}
         if (prev_dir / GATE_FILE).exists():
             stored = json.loads((prev_dir / GATE_FILE).read_text(encoding="utf-8")).get("labeled", {})
-        figures: dict[str, Any] = {**template_figures(prev_dir), "cache_coverage": cache_coverage(prev_dir)}
+        figures: dict[str, Any] = {**template_figures(prev_dir), "cache_coverage": cache_coverage(prev_dir),
+                                   "quarantined": quarantined(prev_manifest.get("mine"))}
         figures["labeled"] = {s.key: stored.get(s.key) or self._rescore(prev_dir, prev_manifest, s) for s in self.sets}
         return figures
 
@@ -178,6 +180,14 @@ def template_figures(run_dir: Path) -> dict[str, float | None]:
             "fallbacks": _share(sum(bool(r["fallback"]) for r in rows), len(rows))}
 
 
+def quarantined(mine: dict[str, Any] | None) -> float | None:
+    """Share of the mined window's log rows that went to quarantine (None: nothing mined)."""
+    if not mine or mine.get("rows") is None or mine.get("quarantined") is None:
+        return None
+    total = int(mine["rows"]) + int(mine["quarantined"])
+    return _share(int(mine["quarantined"]), total) if total else None
+
+
 def cache_coverage(run_dir: Path) -> float | None:
     """Share of the last logged day's questions that have a recurring shape (as the report counts it)."""
     path = run_dir / "questions.parquet"
@@ -206,6 +216,8 @@ def compare(new: dict[str, Any], last: dict[str, Any] | None, g: Gate) -> list[C
         _check("fallbacks", new.get("fallbacks"), prev.get("fallbacks"), rise=g.max_fallback_rise),
         _check("cache coverage (last day)", new.get("cache_coverage"), prev.get("cache_coverage"),
                drop=g.max_cache_coverage_drop),
+        _check("quarantined log rows", new.get("quarantined"), prev.get("quarantined"), rise=g.max_quarantine_rise,
+               cap=g.max_quarantined),
     ]
     if last is not None:
         checks.append(_check("route changes", new.get("route_changes"), None, cap=g.max_route_change))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import functools
 import gzip
 import re
@@ -190,12 +191,43 @@ def _source_sql(files: list[str], kind: str, lines: str | None = None) -> str:
 
 
 def _reader(files: list[str], kind: str) -> str:
-    """DuckDB's reader of a Parquet or CSV log, every column as it is."""
-    g = sql_files(files)
+    """DuckDB's reader of a Parquet or CSV log, every column as it is.
+
+    A CSV log is read as RFC 4180 (comma, double quotes, a quote doubled inside one), never sniffed: one line with
+    a stray quote would make a sniffer give up quoting for the whole file, and every quoted question with a comma
+    would then be a bad row. Files are read per header (the columns each file's first line names)."""
     if kind == "parquet":
-        return f"read_parquet({g}, filename=true, hive_partitioning=false)"
-    return (f"read_csv({g}, all_varchar=true, header=true, filename=true, store_rejects=true, "
-            "ignore_errors=true, hive_partitioning=false)")
+        return f"read_parquet({sql_files(files)}, filename=true, hive_partitioning=false)"
+    by_header: dict[tuple[str, ...], list[str]] = {}
+    for f in files:
+        by_header.setdefault(csv_header(f), []).append(f)
+    reads = []
+    for header, group in by_header.items():
+        columns = ", ".join(f"{_sql_string(c)}: 'VARCHAR'" for c in header)
+        reads.append(f"SELECT * FROM read_csv({sql_files(group)}, header=true, auto_detect=false, delim=',', "
+                     f"quote='\"', escape='\"', columns={{{columns}}}, filename=true, store_rejects=true, "
+                     "ignore_errors=true, hive_partitioning=false)")
+    return "(" + " UNION ALL BY NAME ".join(reads) + ")"
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def csv_header(file: str) -> tuple[str, ...]:
+    """The column names a CSV log's first line gives."""
+    opener = gzip.open if file.lower().endswith(".gz") else open
+    try:
+        with opener(file, "rt", encoding="utf-8-sig", newline="") as fh:
+            first = next(csv.reader(fh), [])
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise LogError(f"{file}:1: cannot read the CSV header ({exc}); the first line must name the columns, "
+                       "such as ts,user,query") from None
+    names = tuple(c.strip() for c in first)
+    if not names or any(not c for c in names) or len(set(names)) < len(names):
+        raise LogError(f"{file}:1: the CSV header {','.join(first)!r} must name each column once, such as "
+                       "ts,user,query")
+    return names
 
 
 def utc_sql(col: str) -> str:
@@ -611,7 +643,18 @@ def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
                 counted = (start, number + _breaks(data, pos, start))
                 line = counted[1]
         out.append((f, line, reason.get(str(kind), f"unreadable line ({str(kind).lower()})"), ""))
-    return out
+    return _one_per_line(out)
+
+
+def _one_per_line(rejects: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """One record per rejected line: DuckDB can report a line twice (a stray quote is an unquoted value and, as
+    it runs into the next line, too many columns); the more telling reason is kept."""
+    best: dict[tuple[Any, Any], tuple[Any, ...]] = {}
+    for r in rejects:
+        key = (r[0], r[1] if r[1] is not None else id(r))  # a record without its line is its own
+        if key not in best or best[key][2].endswith("(too many columns)"):
+            best[key] = r
+    return list(best.values())
 
 
 def _undecodable_start(data: bytes, at: int, look: int = 4) -> int | None:

@@ -139,7 +139,7 @@ def test_first_run_is_held_to_its_own_floors(tmp_path: Path, prefect_harness: No
 
 
 def _figures(**kw: object) -> dict:
-    base = {"validity": 0.9, "fallbacks": 0.0, "cache_coverage": 0.8, "route_changes": 0.1,
+    base = {"validity": 0.9, "fallbacks": 0.0, "cache_coverage": 0.8, "route_changes": 0.1, "quarantined": 0.01,
             "labeled": {"k": {"name": "set", "part_coverage": 0.8, "all_parts": 0.6,
                               "questions": {"1": 1.0, "2": 0.5, "3": 1.0}}}}
     return {**base, **kw}
@@ -152,6 +152,8 @@ def _figures(**kw: object) -> dict:
     ({"fallbacks": 0.2}, ["fallbacks"]),
     ({"cache_coverage": 0.6}, ["cache coverage (last day)"]),
     ({"route_changes": 0.6}, ["route changes"]),
+    ({"quarantined": 0.05}, []),
+    ({"quarantined": 0.14}, ["quarantined log rows"]),  # a log whose format changed: many rows bad at once
     ({"labeled": {"k": {"name": "set", "part_coverage": 0.8, "all_parts": 0.6,
                         "questions": {"1": 0.5, "2": 1.0, "3": 1.0}}}}, ["set: questions losing coverage"]),
     ({"labeled": {"k": {"name": "set", "part_coverage": 0.7, "all_parts": 0.4,
@@ -178,6 +180,15 @@ def test_first_run_checks_floors_only() -> None:
     assert "route changes" not in {c.name for c in compare(low, None, Gate())}
     failed = [c.name for c in compare(low, None, Gate(min_validity=0.7, min_all_parts=0.7)) if not c.ok]
     assert failed == ["plan validity", "set: all parts"]
+    unreadable = _figures(quarantined=0.6)  # most of the logs unreadable: no baseline needed to refuse it
+    assert [c.name for c in compare(unreadable, None, Gate()) if not c.ok] == ["quarantined log rows"]
+
+
+def test_the_gate_reads_the_quarantined_share_from_the_mined_figures() -> None:
+    from tasks.gate import quarantined
+
+    assert quarantined({"rows": 48157, "quarantined": 8108}) == pytest.approx(0.1441, abs=1e-4)
+    assert quarantined({"rows": 0, "quarantined": 0}) is None and quarantined(None) is None
 
 
 def test_gate_config_section(tmp_path: Path) -> None:
