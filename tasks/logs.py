@@ -257,10 +257,11 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     """Load valid rows into `rows` and everything else into `quarantine` with a reason, in one DuckDB session.
 
     `since`/`until` (inclusive dates) restrict the window; with neither, `last_days` makes it the last that many
-    days up to the newest logged day (a folder partitioned by date: its newest `date=` folder; else the newest
-    valid row's timestamp). Quarantined raw text is scrubbed and cut to 200
-    characters, so no personal data reaches an output through it. With `defer_quarantine`, the table
-    `quarantine` is complete only once `Ingested.finish` returns.
+    days up to the newest logged day before today (UTC; today only when no earlier day is logged, since a day
+    still being logged is incomplete): a folder partitioned by date by its `date=` folders, else by the valid
+    rows' timestamps. Quarantined raw text is scrubbed and cut to 200 characters, so no personal data reaches
+    an output through it. With `defer_quarantine`, the table `quarantine` is complete only once
+    `Ingested.finish` returns.
 
     With a line memo (`tasks.lines`; a JSONL log), the lines it holds are not parsed: their rows, extracted by
     an earlier run, are the view `recalled_lines` (ts, user as its hash, question_id, y, and skh and vsh, 64 bits
@@ -268,11 +269,12 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     holds the others, with their memo key (filename, key, len). Without one, `recalled_lines` is empty.
     """
     every, kind = log_files(path)
-    future = (now or datetime.now(UTC).replace(tzinfo=None)) + timedelta(days=1)  # timestamps are UTC
+    today = (now or datetime.now(UTC).replace(tzinfo=None)).date()  # timestamps are UTC
+    future = (now or datetime.now(UTC).replace(tzinfo=None)) + timedelta(days=1)
     days = _partition_days(path, every) if since or until or last_days else None
     logged = [day for day, _ in days or [] if day <= future.date()]  # a folder dated in the future holds no window
-    if last_days and not (since or until) and logged:  # the newest `date=` folder ends the window
-        until = max(logged)
+    if last_days and not (since or until) and logged:  # the newest complete `date=` folder ends the window
+        until = max([d for d in logged if d < today] or logged)  # today is still being logged
         since = until - timedelta(days=last_days - 1)
     files = window_files(every, days, since, until)
     con = duckdb.connect()
@@ -298,10 +300,10 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
         con.execute("RESET preserve_insertion_order")
     except duckdb.Error as exc:
         raise LogError(f"{path}: cannot read the logs ({str(exc).splitlines()[0]}); check the format") from None
-    if last_days and not (since or until):  # not partitioned by date: the newest valid row ends the window
-        recalled_newest = " UNION ALL SELECT max(t) FROM held" if memo else ""
-        newest = con.sql("SELECT max(t)::DATE FROM (SELECT max(t) AS t FROM staged WHERE reason IS NULL"
-                         f"{recalled_newest})").fetchall()[0][0]
+    if last_days and not (since or until):  # not partitioned by date: the newest valid row's day ends the window,
+        recalled = " UNION ALL SELECT t FROM held" if memo else ""  # the newest before today if there is one
+        newest = con.sql(f"""SELECT coalesce(max(t) FILTER (WHERE t < DATE '{today}'), max(t))::DATE
+                             FROM (SELECT t FROM staged WHERE reason IS NULL{recalled})""").fetchall()[0][0]
         if newest is not None:
             since, until = newest - timedelta(days=last_days - 1), newest
     window = _window_sql("t", since, until)

@@ -936,3 +936,23 @@ def test_a_next_run_recalls_the_extraction_of_the_last(tmp_path: Path, small_ind
     assert run(aliased) == first  # no question names the alias: the same extraction, made afresh
     (new_memo,) = memo_dir.glob("extracted-*.parquet")
     assert new_memo != memo  # the old fingerprint's memo is gone
+
+
+@pytest.mark.parametrize("partitioned", [True, False])
+def test_the_default_window_ends_before_the_day_still_being_logged(tmp_path: Path, partitioned: bool) -> None:
+    """A nightly run at 02:30 sees two and a half hours of today: the window is the last complete days."""
+    log = tmp_path / "logs"
+    days = [date(2026, 11, 28), date(2026, 11, 29), date(2026, 11, 30)]
+    for day in days:
+        folder = log / f"date={day}" if partitioned else log
+        folder.mkdir(parents=True, exist_ok=True)
+        rows = [{"ts": f"{day}T{h:02d}:00:00Z", "user": f"u{h}", "query": f"per diem {day}"} for h in range(3)]
+        (folder / f"{day}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    ing = ingest(log, now=datetime(2026, 11, 30, 2, 30), last_days=2)
+    assert (ing.since, ing.until) == (date(2026, 11, 28), date(2026, 11, 29))
+    ing.con.close()
+    only_today = tmp_path / "today.jsonl"  # nothing logged before today: today is the window
+    only_today.write_text(json.dumps({"ts": "2026-11-30T01:00:00Z", "user": "u", "query": "q"}) + "\n")
+    ing = ingest(only_today, now=datetime(2026, 11, 30, 2, 30), last_days=2)
+    assert ing.until == date(2026, 11, 30) and ing.rows == 1
+    ing.con.close()
