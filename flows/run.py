@@ -35,6 +35,9 @@ def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, l
     The stages check the contents as they read them."""
     if Path(out).exists() and not Path(out).is_dir():
         raise ValueError(f"--out {out}: is a file; pass the publication folder (created when missing)")
+    if cfg.model_path and not Path(cfg.model_path).is_dir():
+        raise ConfigError(f"model_path {cfg.model_path}: no such folder{cfg.where('model_path')}; point it at a "
+                          "sentence-transformers model folder, or remove it for the packaged all-MiniLM-L6-v2")
     if "index" in stages:
         source = corpus or cfg.corpus
         if not source:

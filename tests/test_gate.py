@@ -235,6 +235,14 @@ def test_a_bad_corpus_record_fails_before_the_flow_starts(tmp_path: Path, monkey
     assert res.exit_code == EXIT_INPUT, res.output
     assert "bad.jsonl:2: metadata 'year' of document 'b' must be a year" in " ".join(res.output.split())
     assert not out.exists()
+    config = tmp_path / "model.yaml"  # a model folder that is not there: named with the config's line
+    config.write_text(DEMO_CONFIG.read_text() + "model_path: /nonexistent/model\n", encoding="utf-8")
+    res = CliRunner().invoke(app, ["index", "--config", str(config), "--out", str(out)])
+    assert res.exit_code == EXIT_INPUT, res.output
+    line = len(DEMO_CONFIG.read_text().splitlines()) + 1
+    assert f"model_path /nonexistent/model: no such folder (from {config}:{line}: `model_path:`)" in " ".join(
+        res.output.split())
+    assert not out.exists()
 
 
 def test_nightly_and_backfill_decide_current_versions_on_the_run_date(tmp_path: Path, prefect_harness: None) -> None:
