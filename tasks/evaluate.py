@@ -40,6 +40,7 @@ NULL_SHAPE = "null"  # the corpus holds no answer: a split can only cost searche
 def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]:
     """A labeled set (JSONL); `option` names where the path came from, for the error's fix."""
     out = []
+    first_line: dict[str, int] = {}  # question id -> the line that gave it
     p = Path(path)
     if not p.is_file():
         raise LabelError(f"{p}: labeled questions not found; give {option} an existing JSONL file")
@@ -67,7 +68,12 @@ def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]
                     raise TypeError(f"'should_split' is {json.dumps(should_split)[:60]}, not true, false or null")
                 if should_split is None and shape == NULL_SHAPE:
                     should_split = False
-                out.append(Labeled(str(rec.get("id", n)), str(rec["question"]), parts, should_split,
+                qid = str(rec.get("id", n))
+                if qid in first_line:
+                    raise LabelError(f"{p}:{n}: id {qid!r} given twice (first on line {first_line[qid]}); each "
+                                     "question needs its own id, or none (its line number is then its id)")
+                first_line[qid] = n
+                out.append(Labeled(qid, str(rec["question"]), parts, should_split,
                                    shape, str(answer) if answer is not None else None))
             except json.JSONDecodeError as exc:  # its own "line 1" would be a second line number
                 raise LabelError(f"{p}:{n}: not JSON ({exc.msg} at column {exc.colno}); each line is one JSON object "

@@ -353,6 +353,10 @@ def test_labels_that_cannot_be_scored_are_refused(tmp_path: Path) -> None:
         bad.write_text('{"question": "a?", "parts": [["d1"]], "should_split": ' + said + '}\n', encoding="utf-8")
         with pytest.raises(LabelError, match=f"{bad}:1: .*'should_split' is {said}, not true, false or null"):
             read_labeled(bad)
+    bad.write_text('{"id": "1", "question": "a?", "parts": []}\n{"id": "1", "question": "b?", "parts": []}\n',
+                   encoding="utf-8")  # the scores would name one question for two
+    with pytest.raises(LabelError, match=f"{bad}:2: id '1' given twice \\(first on line 1\\)"):
+        read_labeled(bad)
     bad.write_text('{"id": "q1", "question": "a?", "parts": [["d1"], ["d2", "d3"]]}\n', encoding="utf-8")
     index = SimpleNamespace(config=SimpleNamespace(facet_names=["office"]),
                             to_arrow=lambda: pa.table({"doc_id": ["d1", "d2"], "office": ["Berlin", None]}))
