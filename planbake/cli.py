@@ -52,6 +52,15 @@ def _given(value: str | None) -> str | None:
     return value
 
 
+def _one_of(*choices: str) -> Callable[[str | None], str | None]:
+    """A callback refusing a value not among `choices` as a usage error (exit 2), as click refuses a bad number."""
+    def check(value: str | None) -> str | None:
+        if _given(value) is not None and value not in choices:
+            raise typer.BadParameter(f"{value!r}: choose {', '.join(choices)}")
+        return value
+    return check
+
+
 def _path(value: str) -> Path:
     """A path option's value; an empty one ("--out $UNSET") is refused, not read as the current folder."""
     if isinstance(value, Path):  # a default
@@ -508,7 +517,7 @@ def mine(
 @app.command()
 @_errors
 def plan(
-    writer: Annotated[str | None, typer.Option("--writer", callback=_given,
+    writer: Annotated[str | None, typer.Option("--writer", callback=_one_of("rules", "vllm", "openai"),
                                                help="rules | vllm | openai (default: config)")] = None,
     config: ConfigOpt = None,
     out: OutOpt = Path("data/out"),
@@ -521,8 +530,6 @@ def plan(
     Example: planbake plan --writer rules
     """
     _quiet_libraries()
-    if writer not in (None, "rules", "vllm", "openai"):
-        raise ValueError(f"--writer {writer}: choose rules, vllm or openai")
     _precheck(["plan"], config, out, wait_s=wait, writer=writer)
     from flows.nightly import plan_flow
 
@@ -659,7 +666,7 @@ def eval_(
     questions: Annotated[str, typer.Option("--questions", callback=_given, help="Labeled questions JSONL.")],
     budget: Annotated[int | None, typer.Option("--budget", min=1, max=MAX_DEPTH,
                                                         help="Chunks in the context.")] = None,
-    merge: Annotated[str | None, typer.Option("--merge", callback=_given,
+    merge: Annotated[str | None, typer.Option("--merge", callback=_one_of("round_robin", "max", "rrf"),
                                               help="round_robin | max | rrf (default: config)")] = None,
     rerank: Annotated[bool | None, typer.Option("--rerank/--no-rerank", help="Within a part, order chunks by "
                                                 "similarity to the question (default: config).")] = None,
@@ -704,8 +711,6 @@ def eval_(
     if budget:
         cfg.planning.budget = budget
     if merge:
-        if merge not in ("round_robin", "max", "rrf"):
-            raise ValueError(f"--merge {merge}: choose round_robin, max or rrf")
         cfg.planning.merge = merge  # type: ignore[assignment]
     if rerank is not None:
         cfg.planning.rerank = rerank

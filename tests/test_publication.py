@@ -570,7 +570,9 @@ def test_an_empty_option_and_a_usage_error_are_refused(tmp_path: Path, capsys: p
     assert not out.exists()
     for args, said in [(["search", "x", "-k", "0"], "Invalid value for '-k'"),
                        (["nightly", "--bogus"], "No such option: --bogus"),
-                       (["index", "--corpus", ""], "Invalid value for '--corpus': is empty")]:
+                       (["index", "--corpus", ""], "Invalid value for '--corpus': is empty"),
+                       (["plan", "--writer", "foo"], "'foo': choose rules, vllm, openai"),
+                       (["eval", "--corpus", "c", "--questions", "q", "--merge", "sum"], "choose round_robin, max")]:
         with pytest.raises(SystemExit) as done:
             cli.main([*args, "--out", str(out), "--json"])
         doc = json.loads(capsys.readouterr().out)
