@@ -263,6 +263,14 @@ class Config(_Strict):
     retention: Retention = Field(default_factory=lambda: Retention())
     runner: Runner = Field(default_factory=lambda: Runner())
 
+    @field_validator("table")
+    @classmethod
+    def _table_name(cls, table: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", table):
+            raise ValueError(f"{table!r} is no table name; use letters, digits, '_', '.' and '-' (no path: the "
+                             "table lives under index_uri)")
+        return table
+
     @field_validator("facets")
     @classmethod
     def _unique_facets(cls, facets: list[Facet]) -> list[Facet]:

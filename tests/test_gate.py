@@ -199,6 +199,10 @@ def test_gate_config_section(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump({**raw, "gate": {"max_route_chnge": 0.2}}))
     with pytest.raises(ConfigError, match="gate.max_route_chnge"):
         load_config(path)
+    for table in ("", "../../elsewhere"):  # LanceDB's own error named no config line; a path left the index
+        path.write_text(yaml.safe_dump({**raw, "table": table}))
+        with pytest.raises(ConfigError, match=f"c.yaml:\\d+: field 'table': '{re.escape(table)}' is no table name"):
+            load_config(path)
 
 
 def test_bad_labeled_set_fails_before_any_work(tmp_path: Path, prefect_harness: None) -> None:
