@@ -57,7 +57,7 @@ def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, l
     if since and until and since > until:
         raise ValueError(f"--since {since} is after --until {until}: the window holds no day; swap them")
     if "plan" in stages and (writer or cfg.planning.writer) == "openai":
-        check_server(cfg.planning.openai_base_url)
+        check_server(cfg.planning.openai_base_url, cfg.planning.openai_api_key_env)
     # A stage alone needs a publication; one that waits may get it from the run it waits for, if a run started
     # here (a mistyped folder never gets a lock file, and is not created); under the lock it checks again
     if "index" not in stages and not (wait_s and publisher_started(out, min(wait_s, PUBLISHER_START_S))):

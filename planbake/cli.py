@@ -478,7 +478,8 @@ def _summary(res: dict[str, Any]) -> None:
                           f"{mine_['recurring']} recurring shapes of {mine_['shapes']}: {mine_['by_type']}"
                           f"{carried('mine')}")
     if plan_:
-        out_console.print(f"plan: {plan_['templates']} templates ({plan_['rejected']} rejected), routes "
+        fell = f", {plan_['fallbacks']} written by rules after the model failed" if plan_.get("fallbacks") else ""
+        out_console.print(f"plan: {plan_['templates']} templates ({plan_['rejected']} rejected{fell}), routes "
                           f"{plan_['routes']}, {plan_['cache_entries']} cache entries{carried('plan')}")
     gate = res.get("gate") or {}
     if gate:

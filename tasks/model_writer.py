@@ -120,6 +120,9 @@ def write_batch(shapes: Sequence[dict[str, Any]], config: Config, known: dict[st
         try:
             texts = generate(msgs)
         except Exception as exc:  # noqa: BLE001 - any model or server failure: the rule writer takes over
+            if (status := refused_status(exc)) is not None:  # but a refused key: the config is wrong
+                p = config.planning
+                raise ModelServerRefused(p.openai_base_url, status, p.openai_api_key_env) from None
             for i, m in zip(pending, msgs, strict=True):
                 outcomes[i].attempts += 1
                 outcomes[i].prompt_hash = prompt_hash(m)
@@ -184,20 +187,41 @@ def _retry_if_transient(task: Any, task_run: Any, state: State[Any]) -> bool:
       retry_condition_fn=_retry_if_transient)
 def chat_completion(base_url: str, body: dict[str, Any], api_key_env: str) -> str:
     """One chat request to an OpenAI-compatible endpoint; transient failures retry after 1, 2, 4 s."""
-    headers = {"Authorization": f"Bearer {os.environ.get(api_key_env, 'none')}"}
-    r = httpx.post(f"{base_url.rstrip('/')}/chat/completions", json=body, headers=headers, timeout=120)
+    r = httpx.post(f"{base_url.rstrip('/')}/chat/completions", json=body, headers=_auth(api_key_env), timeout=120)
     r.raise_for_status()
     return str(r.json()["choices"][0]["message"]["content"])
 
 
-def check_server(base_url: str, timeout: float = 5.0) -> None:
-    """Refuse, before any work, a model server that does not answer: else every shape would wait out its
-    retries and fall back to the rule writer. Any HTTP answer (even 404 for /models) means it is up."""
+class ModelServerRefused(ValueError):
+    """The model server refused the API key (HTTP 401 or 403): no retry or fallback mends that; the run fails."""
+
+    def __init__(self, base_url: str, status: int, api_key_env: str) -> None:
+        super().__init__(f"{base_url}: the model server refused the API key (HTTP {status}); set ${api_key_env} "
+                         "to a key it accepts (planning.openai_api_key_env names the variable), or use --writer rules")
+
+
+def refused_status(exc: BaseException) -> int | None:
+    """401 or 403 when `exc` is the server refusing the API key, else None."""
+    if isinstance(exc, httpx.HTTPStatusError) and exc.response.status_code in (401, 403):
+        return exc.response.status_code
+    return None
+
+
+def _auth(api_key_env: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {os.environ.get(api_key_env, 'none')}"}
+
+
+def check_server(base_url: str, api_key_env: str = "OPENAI_API_KEY", timeout: float = 5.0) -> None:
+    """Refuse, before any work, a model server that does not answer, or refuses the API key: else every shape
+    would wait out its retries and fall back to the rule writer. Any other HTTP answer (even 404 for /models)
+    means it is up."""
     try:
-        httpx.get(f"{base_url.rstrip('/')}/models", timeout=timeout)
+        r = httpx.get(f"{base_url.rstrip('/')}/models", headers=_auth(api_key_env), timeout=timeout)
     except httpx.TransportError as exc:
         raise ValueError(f"{base_url}: the model server did not answer ({exc.__class__.__name__}: {exc}); start "
                          "it, check planning.openai_base_url, or use --writer rules") from None
+    if r.status_code in (401, 403):
+        raise ModelServerRefused(base_url, r.status_code, api_key_env)
 
 
 def openai_generator(config: Config) -> Generate:

@@ -247,6 +247,50 @@ def test_a_server_that_keeps_failing_leaves_the_shapes_to_the_rule_writer(prefec
     assert status["valid"] and plan.steps
 
 
+def test_a_refused_api_key_fails_the_run_instead_of_falling_back(prefect_harness: None, no_retry_delay: None,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 401 or 403 is the config's fault: every later shape would be refused too, and a night of rule plans
+    published as the model's would pass the gate on a first run. The run fails, naming the variable."""
+    from tasks import model_writer
+
+    monkeypatch.setenv("PLANBAKE_TEST_KEY", "wrong")
+    for status in (401, 403):
+        with ChatServer([status]) as srv:
+            srv.config.planning.openai_api_key_env = "PLANBAKE_TEST_KEY"
+            with pytest.raises(model_writer.ModelServerRefused, match=f"HTTP {status}\\); set \\$PLANBAKE_TEST_KEY"):
+                write_templates([(SHAPE, [SK])], srv.config, LEXICON, model_writer.openai_generator(srv.config),
+                                "openai")
+        assert len(srv.seen) == 1  # not retried
+
+
+def test_the_server_check_sends_the_key_and_refuses_a_refused_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from tasks.model_writer import ModelServerRefused, check_server
+
+    class Models(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            self.send_response(200 if self.headers["Authorization"] == "Bearer right" else 401)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Models)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/v1"
+    try:
+        monkeypatch.setenv("PLANBAKE_TEST_KEY", "right")
+        check_server(url, "PLANBAKE_TEST_KEY")
+        monkeypatch.setenv("PLANBAKE_TEST_KEY", "wrong")
+        with pytest.raises(ModelServerRefused, match="refused the API key \\(HTTP 401\\)"):
+            check_server(url, "PLANBAKE_TEST_KEY")
+    finally:
+        server.shutdown()
+
+
 def test_transient_error_classes() -> None:
     import httpx
 
@@ -351,6 +395,11 @@ def test_rejections_are_counted_per_kind(bad_model_run: dict) -> None:
     assert f"{2 * len(BAD_KINDS)} model outputs rejected; {len(BAD_KINDS)} shapes fell back" in section
     rows = dict(re.findall(r"^\| (\w+) \| (\d+) \|$", section, re.MULTILINE))
     assert rows == {kind: "2" for kind in BAD_KINDS}
+    from planbake import cli
+
+    with cli.out_console.capture() as said:  # the command's summary says it too, not only the report
+        cli._summary(bad_model_run["res"])
+    assert f"{len(BAD_KINDS)} written by rules after the model failed" in said.get()
 
 
 def test_model_is_shown_each_values_partition(bad_model_run: dict, seed_corpus: Path) -> None:
