@@ -17,6 +17,7 @@ from schemas.followup import NO_PREVIOUS, Conversation, Followups
 from schemas.pii import Scrubber
 from schemas.plan import CONSTRAINT_SLOT, Plan, drop_repeated_steps
 from schemas.publication import POINTER, NoPublication, current_run, index_location, read_manifest, run_root
+from schemas.text import words
 from schemas.vocabulary import Vocabulary
 
 MAX_QUESTION_CHARS = 4000
@@ -130,8 +131,8 @@ class PlanCache:
         if bad is not None:
             return bad
         sk = self._skeleton(question, when)
-        if not sk.text:
-            return _empty()
+        if not sk.text:  # words, but only a greeting or filler ("hello", "thanks")
+            return _empty() if not words(question) else LookupResult(False, "one_search", reason=FILLER_ONLY)
         if not history:
             res = self._from_skeleton(sk)
             if res.shape_id is None and self.followups.is_followup(sk):
@@ -211,6 +212,9 @@ def _utc_date(now: date | datetime | None) -> date:
     if isinstance(now, date):
         return now
     raise TypeError(f"now must be a date or a datetime, got {type(now).__name__}")
+
+
+FILLER_ONLY = "only greetings or filler words"
 
 
 def _empty() -> LookupResult:

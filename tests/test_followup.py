@@ -365,6 +365,12 @@ def test_a_question_with_no_words_is_an_empty_question(cache: PlanCache, questio
         assert not res.hit and res.route == "one_search" and res.reason == "empty question"
 
 
+@pytest.mark.parametrize("question", ["hello", "Thanks!", "hi, thank you"])
+def test_a_question_of_fillers_alone_says_so(cache: PlanCache, question: str) -> None:
+    res = cache.lookup(question)
+    assert not res.hit and res.route == "one_search" and res.reason == "only greetings or filler words"
+
+
 def test_a_time_zone_counts_in_utc(cache: PlanCache) -> None:
     """The same instant resolves "this year" to the same year wherever the service runs, as mining does
     with each row's UTC time."""
