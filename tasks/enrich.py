@@ -13,6 +13,7 @@ from typing import Any
 
 from schemas.config import Config
 from schemas.extract import Lexicon
+from schemas.text import fold
 from tasks.corpus import Chunk, CorpusError, Document
 
 _MONTHS = {name.casefold(): i for i, name in enumerate(calendar.month_name) if name}
@@ -61,6 +62,7 @@ def check_facet_types(docs: Sequence[Document], config: Config) -> None:
     """A facet value of the wrong type, or under its key in another case ("Office"), fails with the file, the line
     and the fix."""
     keys = {f.metadata_key.casefold(): f.metadata_key for f in config.facets} | {"effective_from": "effective_from"}
+    aliases = {f.name: {fold(a): value for a, value in f.aliases.items()} for f in config.facets}
     for d in docs:
         for key in d.metadata:
             if (want := keys.get(key.casefold())) is not None and key != want and want not in d.metadata:
@@ -76,6 +78,10 @@ def check_facet_types(docs: Sequence[Document], config: Config) -> None:
             if f.kind in ("category", "date") and not isinstance(v, str):
                 raise CorpusError(f"{d.source_of(f.metadata_key)}: metadata '{f.metadata_key}' of document "
                                   f"{d.id!r} must be a string, got {type(v).__name__} {v!r}")
+            if f.kind == "category" and (canonical := aliases[f.name].get(fold(str(v)))) not in (None, v):
+                raise CorpusError(f"{d.source_of(f.metadata_key)}: {f.metadata_key} {v!r} of document {d.id!r} is "
+                                  f"an alias of {canonical!r} in the config; write {canonical!r} (documents name a "
+                                  "value as the config's values do; questions may use the alias)")
         eff = d.metadata.get("effective_from")
         if eff is not None:
             try:

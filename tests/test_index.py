@@ -446,6 +446,11 @@ def test_a_facet_key_in_another_case_is_refused_only_alone() -> None:
     check_facet_types([Document("a", "text", {"office": "Berlin", "Office": "HQ"}, "c.jsonl:1")], config)
     with pytest.raises(CorpusError, match=r"c.jsonl:2: metadata key 'Year' .* rename it to 'year'"):
         check_facet_types([Document("b", "text", {"Year": 2026}, "c.jsonl:2")], config)
+    # a document naming its office by an alias: the document is at fault, not the config's alias
+    with pytest.raises(CorpusError, match=r"n.md:2: office 'lisboa' of document 'n' is an alias of 'Lisbon' in "
+                                          r"the config; write 'Lisbon'"):
+        check_facet_types([Document("n", "text", {"office": "lisboa"}, "n.md:1", {"office": "n.md:2"})], config)
+    check_facet_types([Document("n", "text", {"office": "Lisbon"}, "n.md:1")], config)
 
 
 def test_a_long_document_is_read_for_its_facets_once(monkeypatch: pytest.MonkeyPatch) -> None:
