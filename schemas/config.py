@@ -57,6 +57,22 @@ class Facet(_Strict):
             raise ValueError(f"facet name {name!r} is reserved for qualifier terms; rename the facet")
         return name
 
+    @model_validator(mode="after")
+    def _sound_values(self) -> Facet:
+        """A year facet's values are years; no value is listed twice in another case ("Berlin", "berlin"), which
+        would make one office two filters."""
+        if self.kind == "year" and (bad := [v for v in self.values if not re.fullmatch(r"\d{1,4}", str(v))]):
+            raise ValueError(f"facet {self.name!r} is a year facet, but its values list {bad[0]!r}; list years such "
+                             "as 2026, or leave `values:` out (years are read from questions and the corpus)")
+        seen: dict[str, str] = {}
+        for v in self.values:
+            key = " ".join(str(v).casefold().split())
+            if key in seen:
+                raise ValueError(f"facet {self.name!r} lists {seen[key]!r} and {v!r}: one value, named twice; keep "
+                                 "one, and make the other an alias if questions spell it so")
+            seen[key] = v
+        return self
+
 
 class Chunking(_Strict):
     size: int = Field(600, ge=100, le=20_000)

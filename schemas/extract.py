@@ -104,7 +104,13 @@ class Lexicon:
             for v in vals:
                 owners.setdefault(fold(v), set()).add((name, v))
         for canonical, terms in self.config.qualifiers.items():
-            for t in {canonical, *terms}:
+            for t in sorted({canonical, *terms}):
+                if named := sorted(owners.get(fold(t), set())):
+                    facet, value = named[0]
+                    raise ConfigError(
+                        f"{self.config.place(['qualifiers', canonical])}: qualifier term {t!r} of {canonical!r} is "
+                        f"also {facet} value {value!r}: questions naming {value!r} would be read as the qualifier; "
+                        "remove the term")
                 owners.setdefault(fold(t), set()).add((QUALIFIER, canonical))
         for at, f in enumerate(self.config.facets):
             for alias, value in f.aliases.items():

@@ -62,7 +62,9 @@ def check_facet_types(docs: Sequence[Document], config: Config) -> None:
     """A facet value of the wrong type, or under its key in another case ("Office"), fails with the file, the line
     and the fix."""
     keys = {f.metadata_key.casefold(): f.metadata_key for f in config.facets} | {"effective_from": "effective_from"}
-    aliases = {f.name: {fold(a): value for a, value in f.aliases.items()} for f in config.facets}
+    # an alias spelled as a listed value is the config's mistake (Lexicon.check_aliases says so), not the corpus's
+    aliases = {f.name: {fold(a): value for a, value in f.aliases.items() if fold(a) not in {fold(v) for v in f.values}}
+               for f in config.facets}
     for d in docs:
         for key in d.metadata:
             if (want := keys.get(key.casefold())) is not None and key != want and want not in d.metadata:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Sequence
 from datetime import date
@@ -287,6 +288,23 @@ def test_an_alias_spelled_as_another_value_is_refused(tmp_path: Path, seed_corpu
         build_index(seed_corpus, load_config(path), tmp_path, RUN_DATE, quiet=True)
     assert str(err.value) == (f"{path}:{line}: alias 'Berlin' of facet 'office' names 'Warsaw', but 'Berlin' is also "
                               "office value 'Berlin': questions naming it would be read as 'Warsaw'; remove the alias")
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    (("values: [Berlin, Amsterdam", "values: [Berlin, berlin, Amsterdam"),
+     "facet 'office' lists 'Berlin' and 'berlin': one value, named twice"),
+    (("    kind: year", "    kind: year\n    values: [twenty]"), "its values list 'twenty'; list years"),
+    (("foster: [foster]", "foster: [foster, Berlin]"), "qualifier term 'Berlin' of 'foster' is also office value"),
+])
+def test_a_config_whose_values_contradict_each_other_is_refused(tmp_path: Path, seed_corpus: Path,
+                                                                change: tuple[str, str], said: str) -> None:
+    text = DEMO_CONFIG.read_text(encoding="utf-8")
+    assert change[0] in text
+    path = tmp_path / "config.yaml"
+    path.write_text(text.replace(change[0], change[1]), encoding="utf-8")
+    with pytest.raises(ConfigError, match=f"{path}:\\d+: .*{re.escape(said)}"):
+        build_index(seed_corpus, load_config(path), tmp_path, RUN_DATE, quiet=True)
+    assert not (tmp_path / "lancedb").exists()
 
 
 def test_a_byte_order_mark_opens_a_corpus_file_unseen(tmp_path: Path) -> None:
