@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,12 @@ def task_runner(runner: Runner) -> Iterator[Any | None]:
     init: dict[str, Any] = {"include_dashboard": False} if not runner.address else {}
     if runner.num_cpus and not runner.address:
         init["num_cpus"] = runner.num_cpus
-    with RayTaskRunner(address=runner.address or None, init_kwargs=init) as ray_runner:
+    with ExitStack() as stack:
+        try:
+            ray_runner = stack.enter_context(RayTaskRunner(address=runner.address or None, init_kwargs=init))
+        except ConnectionError as exc:  # the Ray client gives up on an address nobody answers at
+            raise ConfigError(f"runner.address {runner.address}: no Ray cluster answered ({exc}); start it, fix the "
+                              "address, or set `runner: {kind: default}`") from None
         yield ray_runner
 
 

@@ -56,9 +56,21 @@ def _rows(chunks: Sequence[EnrichedChunk], vectors: dict[str, np.ndarray], confi
     return rows
 
 
+class IndexUnreachable(ValueError):
+    """A remote index (`index_uri`) whose store does not answer: a bad address or credentials, bad input."""
+
+
 def open_table(uri: str, name: str) -> Any | None:
-    db = lancedb.connect(uri)
-    return db.open_table(name) if name in db.list_tables().tables else None
+    try:
+        db = lancedb.connect(uri)
+        tables = db.list_tables().tables
+    except (OSError, RuntimeError) as exc:  # LanceDB reports a store it cannot reach as a RuntimeError
+        if "://" not in uri:
+            raise
+        detail = str(exc).split(", /")[0]  # without the Rust source location
+        raise IndexUnreachable(f"{uri}: the index store did not answer ({detail}); check index_uri in the config "
+                               "and the store's credentials") from None
+    return db.open_table(name) if name in tables else None
 
 
 def existing_state(table: Any | None) -> dict[str, tuple[str, str, np.ndarray]]:
@@ -96,8 +108,8 @@ def _same_model(old: dict[str, tuple[str, str, np.ndarray]], chunks: Sequence[En
 def write_index(chunks: Sequence[EnrichedChunk], config: Config, uri: str, embedder: Embedder,
                 quiet: bool = False) -> IndexResult:
     """Merge the enriched chunks into the table: embed only new or changed text, delete what is gone."""
+    table = open_table(uri, config.table)  # first: a remote store that does not answer is named as bad input
     db = lancedb.connect(uri)
-    table = open_table(uri, config.table)
     old = existing_state(table)
     if not _same_model(old, chunks, embedder, uri, config.table):
         old = {i: ("", "", vec) for i, (_, _, vec) in old.items()}  # every chunk is embedded and written again

@@ -530,3 +530,23 @@ def test_a_document_that_names_the_version_it_supersedes_is_linked_to_it(tmp_pat
     loop = {"a.md": new.replace("travel-rules", "b"), "b.md": old.replace("---\nT", "supersedes: a\n---\nT")}
     with pytest.raises(CorpusError, match=r"supersedes it in turn"):
         _versions(tmp_path / "loop", loop)
+
+
+def test_a_remote_index_that_does_not_answer_is_named_as_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No object store can be reached here: LanceDB's error for one (a RuntimeError with the Rust source
+    location) stands in. It becomes one line naming index_uri, exit 2 in the CLI, not a traceback."""
+    import lancedb
+
+    from tasks.store import IndexUnreachable, open_table
+
+    def unreachable(uri: str) -> None:
+        raise RuntimeError("lance error: LanceError(IO): Generic S3 error: Failed to resolve region for bucket "
+                           "'b', /root/.cargo/registry/src/lance-io-13.0.0/src/object_store/providers/aws.rs:319:13")
+
+    monkeypatch.setattr(lancedb, "connect", unreachable)
+    with pytest.raises(IndexUnreachable, match=r"^s3://b/x: the index store did not answer \(.*bucket 'b'\); check "
+                                               r"index_uri") as err:
+        open_table("s3://b/x", "chunks")
+    assert "aws.rs" not in str(err.value)
+    with pytest.raises(RuntimeError, match="Generic S3 error"):  # a local path's failure is no address problem
+        open_table("/tmp/x", "chunks")

@@ -112,3 +112,28 @@ def test_embedding_results_stay_under_the_root_and_old_ones_are_pruned(tmp_path:
     gone = prune(tmp_path, keep_runs=2, keep_rejected=1, cache_days=14)
     assert gone == [f"{EMBED_CACHE}/{stored[0].relative_to(cache)}"]
     assert not stored[0].exists() and len([p for p in cache.rglob("*") if p.is_file()]) == len(stored)
+
+
+def test_a_ray_address_nobody_answers_at_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Ray client gives up on a dead address after half a minute with a ConnectionError (which the runner
+    stands in for here): one line naming runner.address, not a traceback of the Ray client."""
+    import prefect_ray
+
+    from schemas.config import ConfigError, Runner
+    from tasks.scale import task_runner
+
+    class DeadCluster:
+        def __init__(self, **kwargs: Any) -> None:
+            pass
+
+        def __enter__(self) -> None:
+            raise ConnectionError("ray client connection timeout")
+
+        def __exit__(self, *exc: object) -> None:
+            raise AssertionError("a runner that never started is not stopped")
+
+    monkeypatch.setattr(prefect_ray, "RayTaskRunner", DeadCluster)
+    runner = task_runner(Runner(kind="ray", address="ray://127.0.0.1:1"))
+    with pytest.raises(ConfigError, match=r"runner.address ray://127.0.0.1:1: no Ray cluster answered \(ray client "
+                                          r"connection timeout\); start it"):
+        runner.__enter__()
