@@ -13,6 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from schemas.constraint import QUALIFIER
+from schemas.text import fold
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "data" / "configs" / "demo.yaml"
 
@@ -57,6 +58,13 @@ class Facet(_Strict):
             raise ValueError(f"facet name {name!r} is reserved for qualifier terms; rename the facet")
         return name
 
+    @field_validator("values", mode="before")
+    @classmethod
+    def _years_as_text(cls, values: Any) -> Any:
+        """`values: [2025, 2026]` (YAML numbers) reads as the strings a year facet's values are."""
+        return [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in values] \
+            if isinstance(values, list) else values
+
     @model_validator(mode="after")
     def _sound_values(self) -> Facet:
         """A year facet's values are years; no value is listed twice in another case ("Berlin", "berlin"), which
@@ -66,7 +74,7 @@ class Facet(_Strict):
                              "as 2026, or leave `values:` out (years are read from questions and the corpus)")
         seen: dict[str, str] = {}
         for v in self.values:
-            key = " ".join(str(v).casefold().split())
+            key = fold(v)  # as the lexicon compares them: case, accents and spacing aside
             if key in seen:
                 raise ValueError(f"facet {self.name!r} lists {seen[key]!r} and {v!r}: one value, named twice; keep "
                                  "one, and make the other an alias if questions spell it so")

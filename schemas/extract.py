@@ -138,8 +138,11 @@ class Lexicon:
         return {name: set(vals) for name, vals in self.values.items()}
 
     def name_words(self) -> set[str]:
-        """Words of facet values, kept by the PII scrubber's name heuristic."""
-        return {w for vals in self.values.values() for v in vals for w in words(v).split()}
+        """Words of facet values, aliases, qualifier terms and synonyms, kept by the PII scrubber's name rules
+        ("I AM PART TIME IN BERLIN" names nobody)."""
+        terms = [v for vals in self.values.values() for v in vals] + list(self.forms)
+        terms += [t for canonical, group in self.config.synonyms.items() for t in (canonical, *group)]
+        return {w for t in terms for w in words(t).split()}
 
     def digest(self) -> str:
         """The lexicon hash recorded in the manifest: a cache is only valid with the same lexicon."""

@@ -26,7 +26,16 @@ import re
 
 from schemas.constraint import QUALIFIER, Constraint
 from schemas.extract import Lexicon
-from schemas.pii import CUE_NAME, DATE_SEPARATORS, NAME, PATTERNS, SHOUTED_CUE, YEAR_OR_DATE, Scrubber
+from schemas.pii import (
+    CUE_NAME,
+    DATE_SEPARATORS,
+    NAME,
+    PATTERNS,
+    PLACEHOLDER,
+    SHOUTED_CUE,
+    YEAR_OR_DATE,
+    Scrubber,
+)
 from schemas.text import fold
 
 START, END, NOT_A_YEAR = "\x01", "\x03", "\x04"
@@ -144,7 +153,8 @@ class SqlSkeletons:
         shouted = "(?i:" + _re2(SHOUTED_CUE.pattern) + ")"  # in a question without a lower-case letter
         parts = [f"regexp_full_match({col}, '[ -~]*')", f"NOT regexp_matches({col}, {_lit(scrubbed)})",
                  f"NOT regexp_matches({col}, {_lit(named)})",
-                 f"(regexp_matches({col}, '[a-z]') OR NOT regexp_matches({col}, {_lit(shouted)}))"]
+                 f"(regexp_matches(regexp_replace({col}, {_lit(PLACEHOLDER.pattern)}, '', 'g'), '[a-z]') "
+                 f"OR NOT regexp_matches({col}, {_lit(shouted)}))"]
         if self.names:
             listed = r"(?i:\b(?:" + "|".join(_escape(n) for n in self.names) + r")\b)"
             parts.append(f"NOT regexp_matches({col}, {_lit(listed)})")

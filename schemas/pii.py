@@ -150,9 +150,12 @@ class Scrubber:
         return f"{m.group('cue')} {name}" if m.group("cue") else name
 
 
+PLACEHOLDER = re.compile(r"\{[a-z]+\}")  # what the patterns put in: "{email}" is no lower-case writing
+
+
 def shouted(text: str) -> bool:
-    """Whether a text has no lower-case letter and a strong cue before a name (see _SHOUTED_NAME)."""
-    return not any(c.islower() for c in text) and SHOUTED_CUE.search(text) is not None
+    """Whether a text has no lower-case letter (placeholders aside) and a strong cue (see _SHOUTED_NAME)."""
+    return not any(c.islower() for c in PLACEHOLDER.sub("", text)) and SHOUTED_CUE.search(text) is not None
 
 
 def replace_patterns(text: str) -> str:

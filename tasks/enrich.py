@@ -157,8 +157,9 @@ def policy_keys(docs: Sequence[Document], effective_of: dict[str, date | None]) 
         if d.id in keys:
             return keys[d.id]
         target = d.metadata.get("supersedes")
-        if d.metadata.get("policy") or target is None:
-            return str(d.metadata.get("policy") or _YEAR_IN_ID.sub("", d.id))
+        own = str(d.metadata.get("policy") or _YEAR_IN_ID.sub("", d.id))
+        if target is None:
+            return own
         where = d.source_of("supersedes")
         if not isinstance(target, str) or target not in by_id:
             raise CorpusError(f"{where}: document {d.id!r} supersedes {target!r}, which is no document id of the "
@@ -166,11 +167,20 @@ def policy_keys(docs: Sequence[Document], effective_of: dict[str, date | None]) 
         if target in chain:
             raise CorpusError(f"{where}: document {d.id!r} supersedes {target!r}, which supersedes it in turn; "
                               "the older version must not name the newer one")
-        if effective_of[d.id] is None or effective_of[target] is None:
-            missing = d.id if effective_of[d.id] is None else target
+        mine, theirs = effective_of[d.id], effective_of[target]
+        if mine is None or theirs is None:
+            missing = d.id if mine is None else target
             raise CorpusError(f"{where}: document {d.id!r} supersedes {target!r}, but {missing!r} has no effective "
                               "date; give it `effective_from: YYYY-MM-DD` (versions are ordered by it)")
-        return key(by_id[target], (*chain, d.id))
+        if mine <= theirs:
+            raise CorpusError(f"{where}: document {d.id!r} supersedes {target!r}, but takes effect on {mine}, not "
+                              f"after {target!r} ({theirs}); a newer version takes effect later: fix the dates or "
+                              "the key")
+        linked = key(by_id[target], (*chain, d.id))
+        if d.metadata.get("policy") and linked != own:
+            raise CorpusError(f"{where}: document {d.id!r} is of policy {own!r} but supersedes {target!r} of policy "
+                              f"{linked!r}; give both one policy, or remove one of the keys")
+        return linked
 
     for d in docs:
         keys[d.id] = key(d, (d.id,))
@@ -185,7 +195,7 @@ def _check_superseded_facets(chunks: Sequence[EnrichedChunk], doc_by_id: dict[st
     facets = {e.chunk.doc_id: {n: e.facets.get(n) for n in categories} for e in chunks}
     for doc_id, d in doc_by_id.items():
         target = d.metadata.get("supersedes")
-        if d.metadata.get("policy") or target not in facets or doc_id not in facets:
+        if target not in facets or doc_id not in facets:
             continue
         differ = {n: (facets[doc_id][n], facets[target][n]) for n in categories
                   if facets[doc_id][n] != facets[target][n]}

@@ -121,7 +121,9 @@ class QualityGate:
         """Measure the staged run (its manifest already in `staging`), write its figures, compare."""
         if not self.config.gate.enabled:
             return Verdict([], prev_dir.name if prev_dir else None, self.force, enabled=False)
-        new = {**self.measure(staging, manifest.get("index")), "quarantined": quarantined(manifest.get("mine"))}
+        mined = "mine" in manifest.get("stages_run", ["mine"])  # a stage run alone carries the last mine over
+        new = {**self.measure(staging, manifest.get("index")),
+               "quarantined": quarantined(manifest.get("mine")) if mined else None}
         (staging / GATE_FILE).write_text(json.dumps(new, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         last = self.baseline(prev_dir, prev_manifest) if prev_dir is not None else None
         if prev_dir is not None:

@@ -218,9 +218,10 @@ def csv_header(file: str) -> tuple[str, ...]:
     """The column names a CSV log's first line gives."""
     opener = gzip.open if file.lower().endswith(".gz") else open
     try:
-        with opener(file, "rt", encoding="utf-8-sig", newline="") as fh:
-            first = next(csv.reader(fh), [])
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        with opener(file, "rb") as fh:  # the first line alone: a bad byte further on is a row's problem
+            head = fh.readline(1 << 20).decode("utf-8-sig")
+        first = next(csv.reader([head]), [])
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, csv.Error) as exc:
         raise LogError(f"{file}:1: cannot read the CSV header ({exc}); the first line must name the columns, "
                        "such as ts,user,query") from None
     names = tuple(c.strip() for c in first)
@@ -623,16 +624,21 @@ def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
     """Lines DuckDB could not read at all (bad encoding, broken quoting), with their line numbers."""
     try:
         rows = con.execute("""
-            SELECT s.file_path, e.line, e.line_byte_position, e.error_type
+            SELECT s.file_path, e.line, e.line_byte_position, e.error_type,
+                   e.error_type = 'UNQUOTED VALUE' AND position(chr(10) IN coalesce(e.csv_line, '')) > 0
             FROM reject_errors e JOIN reject_scans s USING (scan_id, file_id)
             ORDER BY s.file_path, e.line_byte_position""").fetchall()
     except duckdb.Error:
         return []
+    for f, line, _, _, runaway in rows:  # a CSV quote never closed: the lines after it became its value
+        if runaway:
+            raise LogError(f"{f}:{line}: a quote opened on this line is never closed, so the lines after it cannot "
+                           "be read as rows; close the quote, or write a quote inside a value as two (\"\")")
     reason = {"INVALID ENCODING": "not UTF-8 text"}
     out: list[tuple[Any, ...]] = []
     data, read = None, None  # one file in memory at a time
     counted = (0, 1)  # the last line start counted in `data` and its number: rejects come in byte order
-    for f, line, at, kind in rows:
+    for f, line, at, kind, _ in rows:
         if str(kind) == "INVALID ENCODING" and at is not None:
             if read != f:
                 data, read, counted = _file_bytes(f), f, (0, 1)

@@ -379,6 +379,7 @@ def test_offline_mining_path_equals_online(tmp_path_factory: pytest.TempPathFact
     ("MY MANAGER JAN KOWALSKI ASKED WHAT THE PER DIEM IN LISBON IS", "name", "KOWALSKI"),
     ("HI, THIS IS MEI-LING CHAU. HOW MANY VACATION DAYS?", "name", "CHAU"),
     ("I'M GRETA LINDQVIST, PER DIEM BERLIN", "name", "LINDQVIST"),
+    ("MY MANAGER JAN KOWALSKI (JAN.K@EXAMPLE.COM) ASKED", "name", "KOWALSKI"),  # "{email}" is no lower case
     # full-width characters are read as the ASCII they stand for
     ("vacation days in Berlin, my email is jan\uff20example.com", "email", "example"),
     ("per diem, call \uff10\uff12\uff10 \uff17\uff19\uff14\uff16 \uff10\uff11\uff12\uff13", "phone", "7946"),
@@ -400,6 +401,8 @@ def test_scrubber_replaces_pii_with_typed_placeholders(text: str, kind: str, sec
     "WHAT CHANGED IN THE REMOTE WORK ALLOWANCE FROM 2024 TO 2025?",
     "THIS IS THE PER DIEM FOR BERLIN?", "MY MANAGER SAID THAT BERLIN HAS MORE", "I AM IN THE LISBON OFFICE",
     "MY MANAGER ASKED ABOUT PARENTAL LEAVE", "I AM BERLIN STAFF",
+    "I AM PART TIME IN BERLIN, HOW MANY VACATION DAYS?", "I'M SECOND PARENT IN BERLIN",  # lexicon terms stay
+    "THIS IS ANNUAL LEAVE FOR INTERNS",
 ])
 def test_scrubber_keeps_years_dates_and_ordinary_text(text: str) -> None:
     assert SCRUB(text) == text

@@ -184,11 +184,18 @@ def test_first_run_checks_floors_only() -> None:
     assert [c.name for c in compare(unreadable, None, Gate()) if not c.ok] == ["quarantined log rows"]
 
 
-def test_the_gate_reads_the_quarantined_share_from_the_mined_figures() -> None:
+def test_the_gate_reads_the_quarantined_share_from_the_mined_figures(tmp_path: Path) -> None:
     from tasks.gate import quarantined
 
     assert quarantined({"rows": 48157, "quarantined": 8108}) == pytest.approx(0.1441, abs=1e-4)
     assert quarantined({"rows": 0, "quarantined": 0}) is None and quarantined(None) is None
+    gate = QualityGate(load_config(DEMO_CONFIG))
+    mostly_bad = {"rows": 10, "quarantined": 90}
+    verdict = gate.judge(tmp_path, {"stages_run": ["mine"], "mine": mostly_bad}, None, {})
+    assert [c.name for c in verdict.regressions] == ["quarantined log rows"]
+    # an `index` or `plan` run alone carries the live mine over: not its own figure to judge
+    verdict = gate.judge(tmp_path, {"stages_run": ["index"], "mine": mostly_bad}, None, {})
+    assert verdict.regressions == []
 
 
 def test_gate_config_section(tmp_path: Path) -> None:

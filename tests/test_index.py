@@ -530,6 +530,15 @@ def test_a_document_that_names_the_version_it_supersedes_is_linked_to_it(tmp_pat
     loop = {"a.md": new.replace("travel-rules", "b"), "b.md": old.replace("---\nT", "supersedes: a\n---\nT")}
     with pytest.raises(CorpusError, match=r"supersedes it in turn"):
         _versions(tmp_path / "loop", loop)
+    same_day = {"travel-rules.md": old, "b.md": new.replace("2026-01-01", "2025-01-01")}  # which would be current?
+    with pytest.raises(CorpusError, match=r"b.md:4: .*takes effect on 2025-01-01, not after 'travel-rules' "
+                                          r"\(2025-01-01\)"):
+        _versions(tmp_path / "same-day", same_day)
+    two_policies = {"travel-rules.md": old.replace("---\nT", "policy: travel\n---\nT"),
+                    "b.md": new.replace("---\nT", "policy: trips\n---\nT")}
+    with pytest.raises(CorpusError, match=r"b.md:4: .*of policy 'trips' but supersedes 'travel-rules' of policy "
+                                          r"'travel'"):
+        _versions(tmp_path / "two-policies", two_policies)
 
 
 def test_a_remote_index_that_does_not_answer_is_named_as_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:

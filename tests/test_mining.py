@@ -475,19 +475,25 @@ def test_ingest_csv(tmp_path: Path) -> None:
         ingest(other)
 
 
-def test_a_stray_quote_in_a_csv_log_costs_its_own_line_only(tmp_path: Path) -> None:
-    """A CSV log is read as RFC 4180, not sniffed: a sniffer that met one unterminated quote read the whole file
-    without quoting, and every quoted question with a comma became a bad row."""
+def test_a_stray_quote_in_a_csv_log_costs_its_own_line_or_stops_the_run(tmp_path: Path) -> None:
+    """A CSV log is read as RFC 4180, not sniffed: a sniffer that met one stray quote read the whole file without
+    quoting, and every quoted question with a comma became a bad row. A quote closed on its own line costs that
+    line; one never closed would swallow the lines after it as its value, so the run stops there, naming it."""
     good = [f'2026-11-24T09:{m:02d}:00Z,u{m},"Hi, how many vacation days in Berlin, {m}?"' for m in range(40)]
     log = tmp_path / "logs"
     log.mkdir()
-    (log / "a.csv").write_text("\n".join(["ts,user,query", *good[:20], '2026-11-24T10:00:00Z,ux,"unterminated',
+    (log / "a.csv").write_text("\n".join(["ts,user,query", *good[:20], '2026-11-24T10:00:00Z,ux,"closed"late',
                                           *good[20:]]) + "\n", encoding="utf-8")
     (log / "b.csv").write_text('query,ts,user\n"per diem, Lisbon",2026-11-24T11:00:00Z,uy\n', encoding="utf-8")
     rows, bad = _ingest_rows(log)
-    kept = {r[1] for r in rows}
-    assert {f"u{m}" for m in range(20)} <= kept and "uy" in kept  # another file's column order, by name
-    assert len(kept) >= 40 and len(bad) == 1  # the bad line takes at most the line it runs into with it
+    assert {r[1] for r in rows} == {f"u{m}" for m in range(40)} | {"uy"}  # another column order, by name
+    assert len(bad) == 1
+    plain = [f"2026-11-24T09:{m:02d}:00Z,u{m},per diem {m}" for m in range(40)]
+    (log / "a.csv").write_text("\n".join(["ts,user,query", *plain[:20], '2026-11-24T10:00:00Z,ux,"unterminated',
+                                          *plain[20:]]) + "\n", encoding="utf-8")
+    with pytest.raises(LogError, match=r"a\.csv:22: a quote opened on this line is never closed, so the lines "
+                                       r"after it cannot be read"):
+        ingest(log)
     (log / "c.csv").write_text("ts,user,ts\n2026-11-24T09:00:00Z,u,q\n", encoding="utf-8")
     with pytest.raises(LogError, match=r"c\.csv:1: the CSV header 'ts,user,ts' must name each column once"):
         ingest(log)
