@@ -250,7 +250,7 @@ def build_publication(run_dir: Path, entries_target: int, config: Config) -> dic
     (run_dir / "config.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
     (run_dir / "lexicon.json").write_text(json.dumps(values, indent=2, sort_keys=True), encoding="utf-8")
     routes = Counter(t["route"] for t in templates)
-    manifest = {"run_id": run_dir.name, "index": {"version": 1, "tag": "bench"}, "lexicon_hash": lexicon.digest(),
+    manifest = {"run_id": run_dir.name, "lexicon_hash": lexicon.digest(),  # no index: lookup needs none
                 "counts": {"shapes": len(templates), "cache_entries": len(entries), "routes": dict(routes)},
                 "synthetic": "benchmarks/bench_lookup.py"}
     (run_dir / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")

@@ -58,7 +58,7 @@ from schemas.cache import LookupResult, PlanCache
 from schemas.constraint import QUALIFIER
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED_QUESTIONS = ROOT.parent / "shared" / "benchmarks" / "seed_handbook" / "questions.jsonl"
+SEED_QUESTIONS = ROOT / "tests" / "fixtures" / "seed_handbook" / "questions.jsonl"  # the shipped copy
 NOW = date(2026, 11, 25)  # the demo logs' week: "this year" is 2026
 THRESHOLDS = (0.8, 0.9, 0.95)
 SEED = 20261207
@@ -157,7 +157,7 @@ def demo_pairs(per_shape: int, seed: int) -> list[Pair]:
 def seed_pairs(path: Path, offices: list[str], years: list[str]) -> list[Pair]:
     """Each seed question naming an office or a year, with one of them replaced by every other value."""
     if not path.exists():
-        return []
+        raise FileNotFoundError(f"{path}: the seed questions are missing; restore tests/fixtures/seed_handbook")
     pairs: list[Pair] = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip():

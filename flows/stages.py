@@ -85,7 +85,8 @@ def plan_stage(run: Run, config: Config, index: Index, quiet: bool, writer: str 
         raise NoPublication(f"{run.out}: no mined shapes; run 'planbake mine' or 'planbake nightly' first")
     lexicon = Lexicon(config, index.facet_values())
     idx = run.manifest.get("index", {})
-    added = "index" in run.stages and idx.get("inserted", 1) > 0
+    # a chunk added, or one that came into force, can rank for any shape: every template's evidence is stale
+    added = "index" in run.stages and (idx.get("inserted", 1) > 0 or idx.get("now_current", 0) > 0)
     result = plan_task(src / "shapes.parquet", src / "questions.parquet", config, lexicon, index, run.staging,
                        quiet, prev_dir=run.prev_dir, corpus_added=added,
                        generate=model_generator(config, writer), writer=writer)

@@ -59,13 +59,16 @@ class PlanResult:
 
 
 def _samples(questions: list[dict[str, Any]], skeleton: str) -> list[tuple[Skeleton, int]]:
-    """Distinct constraint values of a shape's questions, most frequent first, as skeletons."""
-    counts = Counter(q["constraints"] for q in questions)
-    out = []
-    for constraints, n in counts.most_common():
-        cs = tuple(Constraint(f, v) for f, v in json.loads(constraints))
-        out.append((Skeleton(skeleton, cs), n))
-    return out
+    """Distinct slot values of a shape's questions, most frequent first, as skeletons. Constraints listed in
+    another order ("birth parent" before "Berlin") fill the same slots: one value set, one cache key."""
+    counts: Counter[str] = Counter()
+    first: dict[str, Skeleton] = {}
+    for constraints, n in Counter(q["constraints"] for q in questions).items():
+        sk = Skeleton(skeleton, tuple(Constraint(f, v) for f, v in json.loads(constraints)))
+        slots = json.dumps(sk.slots, sort_keys=True)
+        first.setdefault(slots, sk)
+        counts[slots] += n
+    return [(first[slots], n) for slots, n in counts.most_common()]
 
 
 def lexicon_words(config: Config, lexicon: Lexicon) -> set[str]:
@@ -211,7 +214,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     vocabulary = mine_vocabulary(index, config) if config.planning.corpus_words else Vocabulary()
     (staging / VOCABULARY_FILE).write_text(json.dumps(vocabulary.to_json(), indent=2, sort_keys=True),
                                            encoding="utf-8")
-    hashes = index.content_hashes()
+    hashes = index.row_hashes()  # a template's evidence is stale when its text, facets or markers change
     reused = 0
     questions = pq.read_table(questions_path, columns=["shape_id", "constraints"]).to_pylist()
     by_shape: dict[str, list[dict[str, Any]]] = defaultdict(list)

@@ -27,6 +27,7 @@ class IndexResult:
     deleted: int
     version: int
     inserted: int = 0
+    now_current: int = 0  # chunks kept that came into force (a default search can newly find them)
 
 
 def _quote(value: str) -> str:
@@ -73,29 +74,34 @@ def open_table(uri: str, name: str) -> Any | None:
     return db.open_table(name) if name in tables else None
 
 
-def existing_state(table: Any | None) -> dict[str, tuple[str, str, np.ndarray]]:
-    """id -> (content hash, row hash, vector) of the table's latest version."""
+def text_hash(text: str) -> str:
+    """What a chunk's vector depends on: its text alone (a metadata edit re-writes the row, not the vector)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def existing_state(table: Any | None) -> dict[str, tuple[str, str, np.ndarray, bool]]:
+    """id -> (text hash, row hash, vector, is_current) of the table's latest version."""
     if table is None:
         return {}
-    t = table.to_arrow().select(["id", "content_hash", "row_hash", "vector"])
+    t = table.to_arrow().select(["id", "text", "row_hash", "vector", "is_current"])
     vecs = t.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
     dim = t.schema.field("vector").type.list_size
     vecs = vecs.reshape(-1, dim) if len(t) else np.zeros((0, dim), dtype=np.float32)
-    return {i: (ch, rh, vecs[n]) for n, (i, ch, rh) in enumerate(zip(
-        t.column("id").to_pylist(), t.column("content_hash").to_pylist(), t.column("row_hash").to_pylist(),
-        strict=True))}
+    return {i: (text_hash(text), rh, vecs[n], bool(cur)) for n, (i, text, rh, cur) in enumerate(zip(
+        t.column("id").to_pylist(), t.column("text").to_pylist(), t.column("row_hash").to_pylist(),
+        t.column("is_current").to_pylist(), strict=True))}
 
 
 SAME_MODEL_COSINE = 0.999  # a chunk embedded again by the model that stored it gives its vector (within batching)
 
 
-def _same_model(old: dict[str, tuple[str, str, np.ndarray]], chunks: Sequence[EnrichedChunk], embedder: Embedder,
+def _same_model(old: dict[str, tuple[str, str, np.ndarray, bool]], chunks: Sequence[EnrichedChunk], embedder: Embedder,
                 uri: str, table: str) -> bool:
     """Whether the stored vectors come from the embedder's model: the first unchanged chunk, embedded again,
     gives its stored vector. A changed `model_path` (or model version) would otherwise leave the old model's
     vectors beside the new one's; a model of another dimension cannot share the table."""
     probe = next((e for e in sorted(chunks, key=lambda e: e.chunk.id)
-                  if e.chunk.id in old and old[e.chunk.id][0] == e.chunk.content_hash), None)
+                  if e.chunk.id in old and old[e.chunk.id][0] == text_hash(e.chunk.text)), None)
     if probe is None:
         return True
     stored = old[probe.chunk.id][2]
@@ -112,9 +118,9 @@ def write_index(chunks: Sequence[EnrichedChunk], config: Config, uri: str, embed
     db = lancedb.connect(uri)
     old = existing_state(table)
     if not _same_model(old, chunks, embedder, uri, config.table):
-        old = {i: ("", "", vec) for i, (_, _, vec) in old.items()}  # every chunk is embedded and written again
+        old = {i: ("", "", vec, cur) for i, (_, _, vec, cur) in old.items()}  # all embedded and written again
     new_ids = {e.chunk.id for e in chunks}
-    to_embed = [e for e in chunks if e.chunk.id not in old or old[e.chunk.id][0] != e.chunk.content_hash]
+    to_embed = [e for e in chunks if e.chunk.id not in old or old[e.chunk.id][0] != text_hash(e.chunk.text)]
     embed_ids = {e.chunk.id for e in to_embed}
     vectors = {i: old[i][2] for i in new_ids - embed_ids}
     fresh = embedder.encode([e.chunk.text for e in to_embed], label="embedding chunks", quiet=quiet)
@@ -134,7 +140,8 @@ def write_index(chunks: Sequence[EnrichedChunk], config: Config, uri: str, embed
         if changed or gone:
             _create_indexes(table, config)
     return IndexResult(len(chunks), len(to_embed), sum(e.chunk.id in old for e in changed), len(gone),
-                       int(table.version), sum(e.chunk.id not in old for e in changed))
+                       int(table.version), sum(e.chunk.id not in old for e in changed),
+                       sum(e.is_current and e.chunk.id in old and not old[e.chunk.id][3] for e in changed))
 
 
 def reset_head(uri: str, name: str, version: int) -> bool:
@@ -313,9 +320,10 @@ class Index:
         t = self.table.to_arrow().select(cats) if cats else None
         return {c: sorted({v for v in t.column(c).to_pylist() if v}) for c in cats} if t is not None else {}
 
-    def content_hashes(self) -> dict[str, str]:
-        t = self.table.to_arrow().select(["id", "content_hash"])
-        return dict(zip(t.column("id").to_pylist(), t.column("content_hash").to_pylist(), strict=True))
+    def row_hashes(self) -> dict[str, str]:
+        """id -> a hash of all a row holds but its vector: text, facets and version markers."""
+        t = self.table.to_arrow().select(["id", "row_hash"])
+        return dict(zip(t.column("id").to_pylist(), t.column("row_hash").to_pylist(), strict=True))
 
     def to_arrow(self) -> pa.Table:
         return self.table.to_arrow()

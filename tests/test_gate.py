@@ -275,4 +275,6 @@ def test_nightly_and_backfill_decide_current_versions_on_the_run_date(tmp_path: 
     assert code == 0, output
     assert current(today) == {"remote-2025": False, "remote-2026": True}
     assert today["index"]["embedded"] == 0 and today["index"]["updated"] == 2  # only the markers moved
+    # remote-2026 came into force: a default search can newly find it, so no template's evaluation is reused
+    assert today["index"]["now_current"] == 1 and today["plan"]["reused"] == 0
     assert _nightly("--config", str(config), "--out", str(out), "--run-date", "2026-13-01")[0] == EXIT_INPUT

@@ -180,6 +180,11 @@ def test_incremental_merge(tmp_path: Path, seed_corpus: Path) -> None:
     changed = build_index(corpus, config, tmp_path, RUN_DATE, quiet=True).result
     assert (changed.embedded, changed.deleted) == (1, 0)
 
+    records[2]["metadata"]["title"] = "Renamed"  # metadata alone: the row is written again, its vector kept
+    _write(corpus, [*records, long_doc])
+    retitled = build_index(corpus, config, tmp_path, RUN_DATE, quiet=True).result
+    assert (retitled.embedded, retitled.updated, retitled.inserted) == (0, 1, 0)
+
     _write(corpus, records)
     removed = build_index(corpus, config, tmp_path, RUN_DATE, quiet=True).result
     assert (removed.embedded, removed.deleted, removed.chunks) == (0, guide_chunks, 17)

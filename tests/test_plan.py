@@ -747,3 +747,15 @@ def test_a_value_named_once_filters_every_step_of_a_split(skeleton: str, shape_t
 
     plan = write_template(skeleton, shape_type, load_config(DEMO_CONFIG))
     assert [s.filters for s in plan.steps] == filters
+
+
+def test_constraints_listed_in_another_order_are_one_sample() -> None:
+    """One value set is one cache key and one sample, whichever order its questions listed the constraints in."""
+    from tasks.plan_stage import _samples
+
+    berlin_first = json.dumps([["office", "Berlin"], ["qualifier", "birth parent"]])
+    qualifier_first = json.dumps([["qualifier", "birth parent"], ["office", "Berlin"]])
+    lisbon = json.dumps([["office", "Lisbon"], ["qualifier", "birth parent"]])
+    rows = [{"constraints": c} for c in [berlin_first] * 31 + [qualifier_first] * 64 + [lisbon] * 50]
+    samples = _samples(rows, "{office} parental leave birth parent")
+    assert [(sk.slots, n) for sk, n in samples] == [({"office_1": "Berlin"}, 95), ({"office_1": "Lisbon"}, 50)]
