@@ -291,6 +291,16 @@ def index(
         f"{doc['deleted']} deleted; table version {doc['version']}\npublished {doc['publication']}"))
 
 
+def version_state(hit: Any) -> str:
+    """A hit among its policy's versions, for people: "current", "superseded", or "from DATE" (not yet in force);
+    --json has the links."""
+    if hit.is_current:
+        return "current"
+    if hit.effective_from and hit.effective_from > date.today():
+        return f"from {hit.effective_from}"
+    return "superseded" if hit.superseded_by else "not current"
+
+
 def _parse_filters(items: list[str]) -> dict[str, str]:
     out = {}
     for item in items:
@@ -368,11 +378,11 @@ def search(
         if "note" in doc:
             out_console.print(doc["note"], markup=False)
             return
-        table = Table("rank", "id", "score", *cfg.facet_names, "current", "text")
+        table = Table("rank", "id", "score", *cfg.facet_names, "version", "text")
         table.columns[-1].no_wrap = True
         for n, h in enumerate(hits, 1):
             table.add_row(str(n), h.id, f"{h.score:.3f}", *[str(h.facets[f]) for f in cfg.facet_names],
-                          "yes" if h.is_current else "no", h.text[:60] + ("…" if len(h.text) > 60 else ""))
+                          version_state(h), h.text[:60] + ("…" if len(h.text) > 60 else ""))
         out_console.print(table)
 
     _emit(as_json, doc, human)

@@ -715,3 +715,17 @@ def test_a_stage_run_alone_says_which_figures_it_carried_over() -> None:
     lines = {line.split(":")[0]: line for line in cap.get().splitlines()}
     assert "carried over from run r1" in lines["index"] and "carried over" in lines["plan"]
     assert "carried over" not in lines["mine"]
+
+
+def test_search_shows_each_version_as_current_superseded_or_not_yet_in_force() -> None:
+    from dataclasses import replace
+
+    from planbake.cli import version_state
+    from tasks.store import Hit
+
+    base = Hit("remote-2026", 0.8, "text", {}, date(2026, 1, 1), "remote-2025", None, True)
+    assert version_state(base) == "current"
+    assert version_state(replace(base, id="remote-2025", is_current=False, superseded_by="remote-2026",
+                                 effective_from=date(2025, 1, 1))) == "superseded"
+    assert version_state(replace(base, id="remote-2099", is_current=False, effective_from=date(2099, 1, 1))) == (
+        "from 2099-01-01")
