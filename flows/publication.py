@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from schemas.config import Bill, Retention
-from schemas.publication import index_location
+from schemas.publication import index_location, read_manifest
 from tasks.gate import GATE_FILE, GateRejected, QualityGate, Verdict
 from tasks.publish import (
     STAGE_FILES,
@@ -24,7 +24,7 @@ from tasks.publish import (
     write_manifest,
 )
 from tasks.report import write_report
-from tasks.store import tag_version
+from tasks.store import drop_versions, tag_version
 
 
 @dataclass
@@ -84,7 +84,13 @@ class Run:
             if "://" not in uri and Path(uri).is_dir():  # this run's table files, on disk
                 flush_tree(Path(uri), since=self.started - 2)  # 2 s: a coarse file system clock
         final = publish(self.out, self.staging, self.manifest)
-        prune(self.out, self.retention.runs, self.retention.rejected, self.retention.embed_cache_days)
+        gone = prune(self.out, self.retention.runs, self.retention.rejected, self.retention.embed_cache_days)
+        if index:  # the table keeps the versions the publications kept name, and its latest
+            kept = {read_manifest(run).get("index", {}).get("tag") for run in (Path(self.out) / "runs").iterdir()
+                    if (run / "manifest.json").exists()}
+            drop_versions(index_location(index, self.out), table,
+                          [g.split("/", 1)[1] for g in gone if g.startswith("runs/") and "/." not in g
+                           and g.split("/", 1)[1] not in kept])
         return final
 
     def _judge(self, gate: QualityGate) -> Verdict:

@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from typing import Any, Literal
 
 import lancedb
@@ -160,6 +160,21 @@ def _create_indexes(table: Any, config: Config) -> None:
         table.create_scalar_index(f.name, replace=True, index_type="BITMAP" if f.kind != "year" else "BTREE")
     table.create_scalar_index("is_current", replace=True, index_type="BITMAP")
     table.create_fts_index("text", replace=True)
+
+
+def drop_versions(uri: str, name: str, tags: Sequence[str]) -> int:
+    """Delete the tags of publications that are gone, then every table version neither tagged nor the latest
+    (their files with them): a nightly table would otherwise keep every version it ever wrote. Caller holds the
+    publish lock. Returns the versions removed."""
+    table = open_table(uri, name)
+    if table is None:
+        return 0
+    held = table.tags.list()
+    for tag in tags:
+        if tag in held:
+            table.tags.delete(tag)
+    stats = table.to_lance().cleanup_old_versions(older_than=timedelta(0), error_if_tagged_old_versions=False)
+    return int(stats.old_versions)
 
 
 def tag_version(uri: str, name: str, tag: str, version: int) -> None:

@@ -729,3 +729,30 @@ def test_search_shows_each_version_as_current_superseded_or_not_yet_in_force() -
                                  effective_from=date(2025, 1, 1))) == "superseded"
     assert version_state(replace(base, id="remote-2099", is_current=False, effective_from=date(2099, 1, 1))) == (
         "from 2099-01-01")
+
+
+def test_pruned_publications_take_their_table_versions_with_them(tmp_path: Path, prefect_harness: None) -> None:
+    """Retention prunes the table as it prunes runs/: the versions of the runs kept stay (rollback restores
+    them), the rest go, so a nightly table does not grow by a version per write forever."""
+    from tasks.store import open_table
+
+    cfg = load_config(DEMO_CONFIG)
+    cfg.retention.runs = 2
+    rows = [json.loads(x) for x in (SEED / "corpus.jsonl").read_text().splitlines()]
+    corpus, out = tmp_path / "corpus.jsonl", tmp_path / "out"
+    for night in range(4):  # each night edits one document: a new table version (or two) per run
+        rows[0]["text"] += f" Night {night}."
+        corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        run_stages(["index"], corpus=str(corpus), config=cfg, out=str(out), quiet=True)
+        time.sleep(1.1)  # run ids sort by the second they start in
+    kept = sorted(p.name for p in (out / "runs").iterdir() if not p.name.startswith("."))
+    assert len(kept) == 2
+    table = open_table(str(out / "lancedb"), cfg.table)
+    assert sorted(table.tags.list()) == kept
+    versions = [v["version"] if isinstance(v, dict) else v.version for v in table.list_versions()]
+    assert len(versions) <= 3  # the two kept, and the latest (the live one's)
+    res = CliRunner().invoke(app, ["rollback", "--out", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    assert current_run(out).name == kept[0]
+    table.checkout(table.tags.list()[kept[0]]["version"])
+    assert "Night 2." in next(r["text"] for r in table.to_arrow().to_pylist() if r["id"] == rows[0]["id"])
