@@ -169,7 +169,7 @@ def prune(out: str | Path, keep_runs: int, keep_rejected: int, cache_days: int |
     """Delete the oldest publications beyond `keep_runs` and rejected runs beyond `keep_rejected`, never the
     live one or the one before it, staging folders untouched for `STAGING_DAYS` (a run killed before it could
     clean up), and embedding task results older than `cache_days` (a later run that needs one embeds again).
-    Run ids sort by time. Caller holds the lock. Returns what went."""
+    Caller holds the lock. Returns what went."""
     root = Path(out)
     live = current_run(root).name if (root / POINTER).exists() else None
     spared = {live, read_manifest(root / "runs" / live).get("previous") if live else None}
@@ -177,7 +177,9 @@ def prune(out: str | Path, keep_runs: int, keep_rejected: int, cache_days: int |
     for folder, keep in ((root / "runs", keep_runs), (root / "rejected", keep_rejected)):
         if not folder.is_dir():
             continue
-        runs = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+        # by the second the run started, then (two runs in one second) by when its folder was written
+        runs = sorted((p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")),
+                      key=lambda p: (p.name.split("-")[0], p.stat().st_mtime, p.name))
         for old in runs[:max(0, len(runs) - keep)]:
             if old.name not in spared:
                 shutil.rmtree(old, ignore_errors=True)
