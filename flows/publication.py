@@ -85,18 +85,21 @@ class Run:
             if "://" not in uri and Path(uri).is_dir():  # this run's table files, on disk
                 flush_tree(Path(uri), since=self.started - 2)  # 2 s: a coarse file system clock
         final = publish(self.out, self.staging, self.manifest)
-        gone = prune(self.out, self.retention.runs, self.retention.rejected, self.retention.embed_cache_days)
-        if index:  # the table keeps the versions the publications kept name, and its latest
-            kept = {read_manifest(run).get("index", {}).get("tag") for run in (Path(self.out) / "runs").iterdir()
-                    if (run / "manifest.json").exists()}
-            dropped = [g.split("/", 1)[1] for g in gone if g.startswith("runs/") and "/." not in g
-                       and g.split("/", 1)[1] not in kept]
-            try:
-                drop_versions(index_location(index, self.out), table, dropped)
-            except Exception as exc:  # noqa: BLE001 - published already: a cleanup left for the next run
-                logging.getLogger("planbake").warning("old index versions not removed (%s); the next publication "
-                                                      "removes those left untagged", exc)
+        self._prune(index, table)
         return final
+
+    def _prune(self, index: dict[str, Any] | None, table: str) -> None:
+        """Retention: the oldest runs go, and with them the table tags only they named and the untagged old
+        versions (see drop_versions). Published already: a failure here is a warning."""
+        try:
+            before = _index_tags(Path(self.out) / "runs")
+            prune(self.out, self.retention.runs, self.retention.rejected, self.retention.embed_cache_days)
+            after = _index_tags(Path(self.out) / "runs")
+            if index:
+                gone = {t for t in before.values() if t} - set(after.values())
+                drop_versions(index_location(index, self.out), table, sorted(gone))
+        except Exception as exc:  # noqa: BLE001 - the publication stands; the next one prunes again
+            logging.getLogger("planbake").warning("retention: old runs or index versions not removed (%s)", exc)
 
     def _judge(self, gate: QualityGate) -> Verdict:
         """The quality gate's verdict, recorded in the manifest (the staged cache reader needs one on disk)."""
@@ -109,8 +112,22 @@ class Run:
         """Keep the report where people can read it; the staging directory goes with `abort`."""
         kept = keep_rejected(self.out, self.staging, {**self.manifest, "run_id": self.run_id},
                              ("report", GATE_FILE))
-        prune(self.out, self.retention.runs, self.retention.rejected, self.retention.embed_cache_days)
+        live = self.prev_manifest.get("index")
+        self._prune(live, str(live.get("table", "chunks")) if live else "")
         raise GateRejected(verdict.message(self.run_id, kept), kept)
 
     def abort(self) -> None:
         discard(self.staging)
+
+
+def _index_tags(runs: Path) -> dict[str, str | None]:
+    """Each publication's run id -> the table tag its manifest names (its own, or one carried over)."""
+    out: dict[str, str | None] = {}
+    for run in sorted(runs.iterdir()) if runs.is_dir() else []:
+        if run.name.startswith(".") or not (run / "manifest.json").exists():
+            continue
+        try:
+            out[run.name] = (read_manifest(run).get("index") or {}).get("tag")
+        except (OSError, ValueError):
+            out[run.name] = None
+    return out

@@ -291,12 +291,12 @@ def index(
         f"{doc['deleted']} deleted; table version {doc['version']}\npublished {doc['publication']}"))
 
 
-def version_state(hit: Any) -> str:
-    """A hit among its policy's versions, for people: "current", "superseded", or "from DATE" (not yet in force);
-    --json has the links."""
+def version_state(hit: Any, as_of: date) -> str:
+    """A hit among its policy's versions on the index's run date `as_of` (which decided `is_current`), for
+    people: "current", "superseded", or "from DATE" (not yet in force then); --json has the links."""
     if hit.is_current:
         return "current"
-    if hit.effective_from and hit.effective_from > date.today():
+    if hit.effective_from and hit.effective_from > as_of:
         return f"from {hit.effective_from}"
     return "superseded" if hit.superseded_by else "not current"
 
@@ -378,11 +378,12 @@ def search(
         if "note" in doc:
             out_console.print(doc["note"], markup=False)
             return
-        table = Table("rank", "id", "score", *cfg.facet_names, "version", "text")
+        as_of = date.fromisoformat(idx["run_date"]) if idx.get("run_date") else date.today()
+        table = Table("rank", "id", "score", *cfg.facet_names, f"version on {as_of}", "text")
         table.columns[-1].no_wrap = True
         for n, h in enumerate(hits, 1):
             table.add_row(str(n), h.id, f"{h.score:.3f}", *[str(h.facets[f]) for f in cfg.facet_names],
-                          version_state(h), h.text[:60] + ("…" if len(h.text) > 60 else ""))
+                          version_state(h, as_of), h.text[:60] + ("…" if len(h.text) > 60 else ""))
         out_console.print(table)
 
     _emit(as_json, doc, human)

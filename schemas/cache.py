@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from schemas.config import published_config
-from schemas.extract import Lexicon, Skeleton, cache_key
+from schemas.extract import Lexicon, Skeleton, cache_key, slots_key
 from schemas.followup import NO_PREVIOUS, Conversation, Followups
 from schemas.pii import Scrubber
 from schemas.plan import CONSTRAINT_SLOT, Plan, drop_repeated_steps
@@ -84,7 +84,9 @@ class PlanCache:
                                                        for m in CONSTRAINT_SLOT.finditer(text)})
             for sk in row["members"] or []:
                 self.shape_of.setdefault(sk, row["shape_id"])
-        self.entries = {r["key"]: r for r in pq.read_table(run_dir / "cache.parquet").to_pylist()}
+        # keyed anew from each entry's slots: a publication written when keys kept the question's order still hits
+        self.entries = {slots_key(r["shape_id"], json.loads(r["slots"])): r
+                        for r in pq.read_table(run_dir / "cache.parquet").to_pylist()}
         index = self.manifest.get("index", {})
         self._run_trace = {"run_id": self.manifest.get("run_id"), "index_version": index.get("version"),
                            "index_tag": index.get("tag"), "lexicon_hash": self.manifest.get("lexicon_hash")}

@@ -228,6 +228,10 @@ def fill_skeleton(skeleton: str, slots: dict[str, str]) -> str:
 
 
 def cache_key(shape_id: str, skeleton: Skeleton) -> str:
-    """Shape id plus the question's constraint values in slot order; never a similarity."""
-    values = [f"{slot}={value}" for slot, value in skeleton.slots.items()]
-    return "|".join([shape_id, *values])
+    """Shape id plus the question's constraint values by slot name; never a similarity."""
+    return slots_key(shape_id, skeleton.slots)
+
+
+def slots_key(shape_id: str, slots: dict[str, str]) -> str:
+    """The key of a shape's slot values, whatever order the question named them in ("2026 in Berlin")."""
+    return "|".join([shape_id, *(f"{slot}={value}" for slot, value in sorted(slots.items()))])

@@ -215,6 +215,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     (staging / VOCABULARY_FILE).write_text(json.dumps(vocabulary.to_json(), indent=2, sort_keys=True),
                                            encoding="utf-8")
     hashes = index.row_hashes()  # a template's evidence is stale when its text, facets or markers change
+    legacy = index.content_hashes()  # what evidence held before it was row hashes: still good for one night
     reused = 0
     questions = pq.read_table(questions_path, columns=["shape_id", "constraints"]).to_pylist()
     by_shape: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -233,7 +234,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                                   vocabulary.digest()])  # the floor gates clause splits and routes
         old = prev_tpls.get(shape["shape_id"])
         if (old is not None and not corpus_added and old.get("shape_sig") == shape_sig
-                and all(hashes.get(i) == h for i, h in json.loads(old.get("evidence") or "[]"))):
+                and all(h in (hashes.get(i), legacy.get(i)) for i, h in json.loads(old.get("evidence") or "[]"))):
             templates.append({**old, "count": shape["count"],
                               "members": [shape["skeleton"], *(shape["examples"] or [])]})
             entries += prev_entries.get(shape["shape_id"], [])

@@ -162,10 +162,13 @@ def _create_indexes(table: Any, config: Config) -> None:
     table.create_fts_index("text", replace=True)
 
 
+UNTAGGED_KEPT = timedelta(days=1)  # a version another writer of a shared table staged may not be tagged yet
+
+
 def drop_versions(uri: str, name: str, tags: Sequence[str]) -> int:
-    """Delete the tags of publications that are gone, then every table version neither tagged nor the latest
-    (their files with them): a nightly table would otherwise keep every version it ever wrote. Caller holds the
-    publish lock. Returns the versions removed."""
+    """Delete the tags of publications that are gone, then every table version older than a day that is neither
+    tagged nor the latest (their files with them): a nightly table would otherwise keep every version it ever
+    wrote. Caller holds the publish lock. Returns the versions removed."""
     table = open_table(uri, name)
     if table is None:
         return 0
@@ -173,7 +176,7 @@ def drop_versions(uri: str, name: str, tags: Sequence[str]) -> int:
     for tag in tags:
         if tag in held:
             table.tags.delete(tag)
-    stats = table.to_lance().cleanup_old_versions(older_than=timedelta(0), error_if_tagged_old_versions=False)
+    stats = table.to_lance().cleanup_old_versions(older_than=UNTAGGED_KEPT, error_if_tagged_old_versions=False)
     return int(stats.old_versions)
 
 
@@ -334,6 +337,11 @@ class Index:
         cats = [f.name for f in self.config.facets if f.kind == "category"]
         t = self.table.to_arrow().select(cats) if cats else None
         return {c: sorted({v for v in t.column(c).to_pylist() if v}) for c in cats} if t is not None else {}
+
+    def content_hashes(self) -> dict[str, str]:
+        """id -> the hash of a chunk's text and metadata (what template evidence held before row hashes)."""
+        t = self.table.to_arrow().select(["id", "content_hash"])
+        return dict(zip(t.column("id").to_pylist(), t.column("content_hash").to_pylist(), strict=True))
 
     def row_hashes(self) -> dict[str, str]:
         """id -> a hash of all a row holds but its vector: text, facets and version markers."""

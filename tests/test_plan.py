@@ -759,3 +759,14 @@ def test_constraints_listed_in_another_order_are_one_sample() -> None:
     rows = [{"constraints": c} for c in [berlin_first] * 31 + [qualifier_first] * 64 + [lisbon] * 50]
     samples = _samples(rows, "{office} parental leave birth parent")
     assert [(sk.slots, n) for sk, n in samples] == [({"office_1": "Berlin"}, 95), ({"office_1": "Lisbon"}, 50)]
+
+
+def test_a_key_does_not_depend_on_the_order_the_question_named_its_values_in() -> None:
+    """"2026 in Berlin" and "Berlin in 2026" of one shape fill the same slots: one key offline and online."""
+    from schemas.constraint import Constraint
+    from schemas.extract import Skeleton, cache_key
+
+    office_first = Skeleton("{office} per diem {year}", (Constraint("office", "Berlin"), Constraint("year", "2026")))
+    year_first = Skeleton("{office} per diem {year}", (Constraint("year", "2026"), Constraint("office", "Berlin")))
+    assert list(office_first.slots) != list(year_first.slots)  # the slots come in the question's order
+    assert cache_key("sh", office_first) == cache_key("sh", year_first) == "sh|office_1=Berlin|year_1=2026"

@@ -723,18 +723,26 @@ def test_search_shows_each_version_as_current_superseded_or_not_yet_in_force() -
     from planbake.cli import version_state
     from tasks.store import Hit
 
+    as_of = date(2026, 6, 1)  # the index's run date: what decided `is_current`
     base = Hit("remote-2026", 0.8, "text", {}, date(2026, 1, 1), "remote-2025", None, True)
-    assert version_state(base) == "current"
+    assert version_state(base, as_of) == "current"
     assert version_state(replace(base, id="remote-2025", is_current=False, superseded_by="remote-2026",
-                                 effective_from=date(2025, 1, 1))) == "superseded"
-    assert version_state(replace(base, id="remote-2099", is_current=False, effective_from=date(2099, 1, 1))) == (
-        "from 2099-01-01")
+                                 effective_from=date(2025, 1, 1)), as_of) == "superseded"
+    later = replace(base, id="remote-2027", is_current=False, effective_from=date(2026, 9, 1))
+    assert version_state(later, as_of) == "from 2026-09-01"  # not in force on the run date, whatever today is
 
 
-def test_pruned_publications_take_their_table_versions_with_them(tmp_path: Path, prefect_harness: None) -> None:
+def test_pruned_publications_take_their_table_versions_with_them(tmp_path: Path, prefect_harness: None,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """Retention prunes the table as it prunes runs/: the versions of the runs kept stay (rollback restores
-    them), the rest go, so a nightly table does not grow by a version per write forever."""
+    them), the rest go, so a nightly table does not grow by a version per write forever. (Untagged versions go
+    once a day old, in case another writer shares the table: no waiting here.)"""
+    from datetime import timedelta
+
+    import tasks.store
     from tasks.store import open_table
+
+    monkeypatch.setattr(tasks.store, "UNTAGGED_KEPT", timedelta(0))
 
     cfg = load_config(DEMO_CONFIG)
     cfg.retention.runs = 2
