@@ -71,15 +71,6 @@ def _samples(questions: list[dict[str, Any]], skeleton: str) -> list[tuple[Skele
     return [(first[slots], n) for slots, n in counts.most_common()]
 
 
-def lexicon_words(config: Config, lexicon: Lexicon) -> set[str]:
-    """Every word of the lexicon: facet values and aliases, qualifier terms, synonyms."""
-    terms = [v for vals in lexicon.known_values().values() for v in vals]
-    terms += [a for f in config.facets for a in f.aliases]
-    terms += [t for k, ts in config.qualifiers.items() for t in (k, *ts)]
-    terms += [t for k, ts in config.synonyms.items() for t in (k, *ts)]
-    return {w for t in terms for w in words(t).split()}
-
-
 def check_template(template: Plan, shape: dict[str, Any], config: Config, lexicon: Lexicon,
                    samples: list[Skeleton], corpus_words: Collection[str] = ()) -> dict[str, Any]:
     """Validate a template and check it, filled, against the shape's questions: the status columns.
@@ -92,7 +83,7 @@ def check_template(template: Plan, shape: dict[str, Any], config: Config, lexico
     status: dict[str, Any] = {"valid": True, "check_ok": True, "complaint": ""}
     try:
         validate_plan(template, max_steps=config.planning.max_steps, facets=facets, slot_names=slots)
-        allowed = lexicon_words(config, lexicon) | set(words(shape["skeleton"]).split()) | set(corpus_words)
+        allowed = lexicon.name_words() | set(words(shape["skeleton"]).split()) | set(corpus_words)
         check_words(template, allowed)
         time_facets = [f.name for f in config.facets if f.kind in ("year", "date")]
         for sk in samples[:SAMPLES_PER_SHAPE]:
