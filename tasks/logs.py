@@ -103,7 +103,7 @@ def sql_files(files: list[str]) -> str:
 
 def sql_strings(values: list[str]) -> str:
     """A list of strings as a SQL list literal."""
-    return "[" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + "]"
+    return "[" + ", ".join(_sql_string(v) for v in values) + "]"
 
 
 _GLOB = re.compile(r"[*?\[]")
@@ -270,8 +270,8 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     holds the others, with their memo key (filename, key, len). Without one, `recalled_lines` is empty.
     """
     every, kind = log_files(path)
-    today = (now or datetime.now(UTC).replace(tzinfo=None)).date()  # timestamps are UTC
-    future = (now or datetime.now(UTC).replace(tzinfo=None)) + timedelta(days=1)
+    clock = now or datetime.now(UTC).replace(tzinfo=None)  # timestamps are UTC
+    today, future = clock.date(), clock + timedelta(days=1)
     days = _partition_days(path, every) if since or until or last_days else None
     logged = [day for day, _ in days or [] if day <= future.date()]  # a folder dated in the future holds no window
     if last_days and not (since or until) and logged:  # the newest complete `date=` folder ends the window
