@@ -280,6 +280,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                                 "prompt_hash": status.get("prompt_hash", ""),
                                 "coverage": json.dumps(ev.coverage)})
             bar.advance(1)
+    templates.sort(key=lambda t: t["shape_id"])  # the same file whichever templates were reused
     pq.write_table(pa.Table.from_pylist(templates, TEMPLATE_SCHEMA), staging / "templates.parquet")
     pq.write_table(pa.Table.from_pylist(sorted(entries, key=lambda e: e["key"]), CACHE_SCHEMA),
                    staging / "cache.parquet")

@@ -65,7 +65,7 @@ def test_crash_between_stages_keeps_last_publication(seed_run: dict, stage: str,
     again = run_stages(["index", "mine", "plan"], **seed_run["kwargs"])
     new = current_run(out)
     assert new != live and again["index"]["embedded"] == 0
-    for name in ("cache.parquet", "shapes.parquet", "chunks.parquet"):
+    for name in ("cache.parquet", "shapes.parquet", "chunks.parquet", "templates.parquet"):
         assert (new / name).read_bytes() == before[name], name  # same outputs as an uninterrupted run
 
 
@@ -185,6 +185,10 @@ def test_rollback_returns_to_previous_publication(seed_run: dict) -> None:
     corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
     second = run_stages(["index", "mine", "plan"], **{**seed_run["kwargs"], "corpus": str(corpus)})
     assert second["index"]["deleted"] == 1 and second["previous"] == first["run_id"]
+    import pyarrow.parquet as pq  # templates in shape order, however many were reused
+
+    shape_ids = pq.read_table(current_run(out) / "templates.parquet", columns=["shape_id"]).column(0).to_pylist()
+    assert len(shape_ids) > 2 and shape_ids == sorted(shape_ids)
     from tasks import store
 
     def failing_table(uri: str, name: str) -> Any:
