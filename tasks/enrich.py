@@ -63,8 +63,10 @@ def check_facet_types(docs: Sequence[Document], config: Config) -> None:
     and the fix."""
     keys = {f.metadata_key.casefold(): f.metadata_key for f in config.facets} | {"effective_from": "effective_from"}
     # an alias spelled as a listed value is the config's mistake (Lexicon.check_aliases says so), not the corpus's
-    aliases = {f.name: {fold(a): value for a, value in f.aliases.items() if fold(a) not in {fold(v) for v in f.values}}
-               for f in config.facets}
+    aliases: dict[str, dict[str, str]] = {}
+    for f in config.facets:
+        listed = {fold(v) for v in f.values}
+        aliases[f.name] = {fold(a): value for a, value in f.aliases.items() if fold(a) not in listed}
     for d in docs:
         for key in d.metadata:
             if (want := keys.get(key.casefold())) is not None and key != want and want not in d.metadata:

@@ -205,8 +205,8 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     vocabulary = mine_vocabulary(index, config) if config.planning.corpus_words else Vocabulary()
     (staging / VOCABULARY_FILE).write_text(json.dumps(vocabulary.to_json(), indent=2, sort_keys=True),
                                            encoding="utf-8")
-    hashes = index.row_hashes()  # a template's evidence is stale when its text, facets or markers change
-    legacy = index.content_hashes()  # what evidence held before it was row hashes: still good for one night
+    hashes = index.hashes("row_hash")  # a template's evidence is stale when its text, facets or markers change
+    legacy = index.hashes("content_hash")  # what evidence held before it was row hashes: still good for one night
     reused = 0
     questions = pq.read_table(questions_path, columns=["shape_id", "constraints"]).to_pylist()
     by_shape: dict[str, list[dict[str, Any]]] = defaultdict(list)

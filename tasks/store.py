@@ -338,15 +338,11 @@ class Index:
         t = self.table.to_arrow().select(cats) if cats else None
         return {c: sorted({v for v in t.column(c).to_pylist() if v}) for c in cats} if t is not None else {}
 
-    def content_hashes(self) -> dict[str, str]:
-        """id -> the hash of a chunk's text and metadata (what template evidence held before row hashes)."""
-        t = self.table.to_arrow().select(["id", "content_hash"])
-        return dict(zip(t.column("id").to_pylist(), t.column("content_hash").to_pylist(), strict=True))
-
-    def row_hashes(self) -> dict[str, str]:
-        """id -> a hash of all a row holds but its vector: text, facets and version markers."""
-        t = self.table.to_arrow().select(["id", "row_hash"])
-        return dict(zip(t.column("id").to_pylist(), t.column("row_hash").to_pylist(), strict=True))
+    def hashes(self, column: str) -> dict[str, str]:
+        """id -> one of its hashes: "row_hash" (all a row holds but its vector: text, facets, version markers)
+        or "content_hash" (text and metadata)."""
+        t = self.table.to_arrow().select(["id", column])
+        return dict(zip(t.column("id").to_pylist(), t.column(column).to_pylist(), strict=True))
 
     def to_arrow(self) -> pa.Table:
         return self.table.to_arrow()
