@@ -60,7 +60,6 @@ from schemas.cache import LookupResult, PlanCache
 from schemas.config import Config, load_config
 from schemas.constraint import QUALIFIER, Constraint
 from schemas.extract import Lexicon, Skeleton, cache_key
-from schemas.pii import Scrubber
 from schemas.plan import Plan, PlanError, fill_slots, validate_plan
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -165,7 +164,7 @@ def build_publication(run_dir: Path, entries_target: int, config: Config) -> dic
 
     values = corpus_values(config)
     lexicon = Lexicon(config, values)
-    scrub = Scrubber(config.pii_names, keep=lexicon.name_words())
+    scrub = lexicon.scrubber()
     maker = QuestionMaker(SEED)
 
     # 1. "Mining": skeleton counts, their constraint values, their generator type.

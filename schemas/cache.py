@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 from schemas.config import published_config
 from schemas.extract import Lexicon, Skeleton, cache_key, slots_key
 from schemas.followup import NO_PREVIOUS, Conversation, Followups
-from schemas.pii import Scrubber
+from schemas.pii import read_plain_words
 from schemas.plan import CONSTRAINT_SLOT, Plan, drop_repeated_steps
 from schemas.publication import POINTER, NoPublication, current_run, index_location, read_manifest, run_root
 from schemas.text import words
@@ -64,7 +64,7 @@ class PlanCache:
         config = published_config((run_dir / "config.json").read_text(encoding="utf-8"))
         values = json.loads((run_dir / "lexicon.json").read_text(encoding="utf-8"))
         self.lexicon = Lexicon(config, values)
-        self.scrub = Scrubber(config.pii_names, keep=self.lexicon.name_words())
+        self.scrub = self.lexicon.scrubber(read_plain_words(run_dir))
         learned = self.manifest.get("mine", {}).get("followups", {}).get("skeletons", [])
         self.followups = Followups(config.mining, learned)  # mining learned them; the manifest carries them
         self.vocabulary = Vocabulary.read(run_dir)

@@ -13,6 +13,7 @@ from datetime import date, datetime
 
 from schemas.config import Config, ConfigError
 from schemas.constraint import QUALIFIER, Constraint
+from schemas.pii import Scrubber
 from schemas.text import fold, folded_words, words
 
 # ASCII digits only: \d would also take other scripts' digits ("20٢٥") and make a year value no filter matches.
@@ -143,6 +144,11 @@ class Lexicon:
         terms = [v for vals in self.values.values() for v in vals] + list(self.forms)
         terms += [t for canonical, group in self.config.synonyms.items() for t in (canonical, *group)]
         return {w for t in terms for w in words(t).split()}
+
+    def scrubber(self, plain: Iterable[str] = ()) -> Scrubber:
+        """The PII scrubber mining and lookup share: the config's names replaced, this lexicon's words kept, and
+        `plain`, the corpus's lower-case words (`Index.plain_words`), read as no name in capitals."""
+        return Scrubber(self.config.pii_names, keep=self.name_words(), plain=plain)
 
     def digest(self) -> str:
         """The lexicon hash recorded in the manifest: a cache is only valid with the same lexicon."""

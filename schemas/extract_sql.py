@@ -103,6 +103,17 @@ def _scrub_step(sql: str, kind: str, pattern: re.Pattern[str]) -> str:
     return _replace(sql, f"(?i:{core})" if pattern.flags & re.IGNORECASE else core, _lit("{" + kind + "}"))
 
 
+def cue_free(col: str = "query") -> str:
+    """SQL: true for a question whose scrubbing cannot read the corpus's plain words (`Scrubber`): no strong cue
+    of the capitals name rule in any case, its other characters read as spaces (a no-break space is one once
+    NFKC'd), and no full-width or mathematical letter (NFKC makes them ASCII). Wider than the rule: it only
+    sends more questions to be read again."""
+    ascii_only = f"regexp_replace({col}, '[^ -~]', ' ', 'g')"
+    compat = r"[\x{ff01}-\x{ff5e}\x{1d400}-\x{1d7ff}]"
+    return (f"NOT regexp_matches({ascii_only}, {_lit('(?i:' + _re2(SHOUTED_CUE.pattern) + ')')}) "
+            f"AND NOT regexp_matches({col}, '{compat}')")
+
+
 def _ascii_word_edged(text: str) -> bool:
     """Printable ASCII that starts and ends with a word character: RE2's \\b then agrees with Python."""
     return (bool(text) and text.isascii() and text.isprintable() and bool(_WORD.fullmatch(text[0]))

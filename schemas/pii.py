@@ -7,6 +7,16 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
+from pathlib import Path
+
+PLAIN_WORDS_FILE = "plain_words.json"  # a publication's `Index.plain_words`, for the online scrubber
+
+
+def read_plain_words(run_dir: Path) -> list[str]:
+    """A publication's plain words; none for a publication written before they were kept."""
+    path = run_dir / PLAIN_WORDS_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+
 
 # Order matters: emails before ids, ids before phone numbers, phone numbers before bare digit runs.
 # Each pattern has a cheap gate that any match needs; a replacement never creates what a gate looks for.
@@ -77,7 +87,8 @@ CUE_NAME = re.compile(r"(?P<cue>" + _CUE + r")\s+(?P<name>" + NAME + ")")
 # A name that opens the text (or a sentence) and introduces the asker: "Jan Kowalski from HR told me ...".
 _LEAD_NAME = re.compile(r"(?:^|(?<=[.!?:;]\s))(?P<cue>)(?P<name>" + NAME + r")(?=\s+(?:from|here)\b)")
 # A question typed in capitals alone ("MY MANAGER JAN KOWALSKI ASKED ...") shows no name by its case: after a
-# strong cue (any case), its next two words are a name unless one is a function word ("THIS IS THE PER DIEM").
+# strong cue (any case), its next two words are a name unless one is a function word ("THIS IS THE PER DIEM") or
+# both are words the corpus writes in lower case ("MY MANAGER APPROVED REMOTE WORK").
 _STRONG_CUES = ["my" + _ROLE, "our" + _ROLE, "name is", "this is", "called", "i am", "i'm"]
 SHOUTED_CUE = re.compile(r"\b(?:" + "|".join(_STRONG_CUES) + r")\b", re.IGNORECASE)
 _SHOUTED_WORD = f"[{_UPPER}]{{2,}}(?:-[{_UPPER}]{{2,}})*"  # "MEI-LING" is one word of a name
@@ -100,19 +111,23 @@ _MAYBE_NAME = re.compile(NAME)
 class Scrubber:
     """Replaces emails, URLs, phone numbers, long ids and listed names with {email}, {phone}, {id}, {name}.
 
-    `keep` holds words that look like names but are lexicon values (offices, sources) and stay.
+    `keep` holds words that look like names but are lexicon values (offices, sources) and stay; `plain`, words
+    the corpus writes in lower case (`Index.plain_words`): two of them after a cue in capitals are no name.
     """
 
-    def __init__(self, names: Iterable[str] = (), keep: Iterable[str] = ()) -> None:
+    def __init__(self, names: Iterable[str] = (), keep: Iterable[str] = (), plain: Iterable[str] = ()) -> None:
         self.names = sorted({n.strip() for n in names if n.strip()}, key=lambda n: (-len(n), n))
         self._names = (
             re.compile(r"\b(?:" + "|".join(re.escape(n) for n in self.names) + r")\b", re.IGNORECASE)
             if self.names else None
         )
         self._keep = {k.casefold() for k in keep}
+        self._plain = frozenset(w.casefold() for w in plain)
 
     def digest(self) -> str:
-        """A hash of what the scrubber replaces and keeps besides its patterns."""
+        """A hash of what the scrubber replaces and keeps besides its patterns and plain words: those change with
+        the corpus, and only questions with a strong cue, which the extraction memos never keep
+        (`tasks.extracted.CUE_FREE`)."""
         return hashlib.sha256(json.dumps([self.names, sorted(self._keep)]).encode()).hexdigest()[:16]
 
     def __call__(self, text: str) -> str:
@@ -130,8 +145,8 @@ class Scrubber:
         return text
 
     def _shouted_name(self, m: re.Match[str]) -> str:
-        words = re.split(r"[\s-]+", m.group("name"))
-        if any(w.casefold() in _FUNCTION_WORDS or w.casefold() in self._keep for w in words):
+        words = [w.casefold() for w in re.split(r"[\s-]+", m.group("name"))]
+        if any(w in _FUNCTION_WORDS or w in self._keep for w in words) or all(w in self._plain for w in words):
             return m.group(0)
         return f"{m.group('cue')} {{name}}"
 

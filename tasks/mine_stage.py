@@ -13,7 +13,6 @@ from prefect.cache_policies import NO_CACHE
 
 from schemas.config import Config
 from schemas.extract import Lexicon
-from schemas.pii import Scrubber
 from tasks import followups
 from tasks.embed import Embedder, resolve_dtype
 from tasks.extracted import ExtractionMemo
@@ -45,7 +44,7 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     logged days. `last_run`: the live publication's folder, whose merge the shapes keep (None: fresh shapes)."""
     lexicon = Lexicon(config, index.facet_values())
     lexicon.check_aliases()
-    scrub = Scrubber(config.pii_names, keep=lexicon.name_words())
+    scrub = lexicon.scrubber(index.plain_words())
     # Last night's skeleton vectors load beside the ingest (DuckDB there releases the GIL).
     loader = ThreadPoolExecutor(1)
     embedder = skeleton_embedder(index, config)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -245,6 +246,7 @@ def best_cosine(hits: list[Hit], default: float) -> float:
     return max((h.score for h in hits), default=default)
 
 
+_WORD = re.compile(r"[^\W\d_]+")  # a run of letters
 SEARCH_MEMO = 20_000  # remembered searches per Index handle (a few MB)
 
 
@@ -261,6 +263,7 @@ class Index:
         self.table, self.config, self.uri = table, config, uri
         self.embedder = embedder or Embedder(config.model_path, config.embed_batch_size, config.embed_dtype)
         self._memo: dict[tuple[Any, ...], list[Hit]] = {}  # one table version: the same search, the same hits
+        self._plain: list[str] | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as where to reopen it (for a task on another process), not as a table handle and a model."""
@@ -337,6 +340,16 @@ class Index:
         cats = [f.name for f in self.config.facets if f.kind == "category"]
         t = self.table.to_arrow().select(cats) if cats else None
         return {c: sorted({v for v in t.column(c).to_pylist() if v}) for c in cats} if t is not None else {}
+
+    def plain_words(self) -> list[str]:
+        """The words the corpus writes in lower case somewhere (casefolded, sorted): ordinary words, not names
+        (see `Scrubber`). Read once per handle: a handle is one table version."""
+        if self._plain is None:
+            found: set[str] = set()
+            for text in self.table.to_arrow().select(["text"]).column("text").to_pylist():
+                found.update(w for w in _WORD.findall(text or "") if w.islower())
+            self._plain = sorted(w.casefold() for w in found)
+        return self._plain
 
     def hashes(self, column: str) -> dict[str, str]:
         """id -> one of its hashes: "row_hash" (all a row holds but its vector: text, facets, version markers)

@@ -260,6 +260,22 @@ def test_trace_leads_to_template_and_run(seed_eval: dict) -> None:
     assert again.trace["evaluation"] and again.trace["template"]["route"] == res.route == again.route
 
 
+def test_lookup_scrubs_with_the_words_mining_scrubbed_with(demo_publication: Path) -> None:
+    """The publication carries the words its chunks write in lower case (office names are capitalised there):
+    the online scrubber is the one mining used, so a question in capitals keeps "APPROVED REMOTE" after "MY
+    MANAGER" and still loses a name there."""
+    cache = PlanCache.open(demo_publication)
+    index = Index(cache.index_uri, cache.lexicon.config, cache.manifest["index"]["version"])
+    words = index.plain_words()
+    assert {"approved", "remote", "allowance"} <= set(words) and not {"berlin", "lisbon", "kowalski"} & set(words)
+    shouted = "MY MANAGER APPROVED REMOTE WORK. WHAT IS THE REMOTE WORK ALLOWANCE IN BERLIN FOR 2026"
+    assert cache.scrub(shouted) == cache.lexicon.scrubber(words)(shouted) != cache.lexicon.scrubber()(shouted)
+    kept = cache.lookup(shouted)
+    assert kept.skeleton is not None and kept.skeleton.startswith("my manager approved remote work")
+    scrubbed = cache.lookup("MY MANAGER JAN KOWALSKI ASKED ABOUT THE REMOTE WORK ALLOWANCE IN BERLIN")
+    assert scrubbed.skeleton is not None and "kowalski" not in scrubbed.skeleton
+
+
 def test_cache_entries_record_provenance(demo_publication: Path) -> None:
     import pyarrow.parquet as pq
 

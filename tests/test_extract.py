@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from schemas.config import Config, Facet, load_config
 from schemas.constraint import QUALIFIER, Constraint
 from schemas.extract import Lexicon, Skeleton, cache_key
-from schemas.pii import PHONE, Scrubber
+from schemas.pii import PHONE
 from schemas.text import fold, words
 from tasks.logs import ingest
 from tasks.mining import extract_distinct
@@ -25,7 +25,7 @@ from tests.conftest import DEMO_CONFIG
 
 CONFIG = load_config(DEMO_CONFIG)
 LEX = Lexicon(CONFIG)
-SCRUB = Scrubber(CONFIG.pii_names, keep=LEX.name_words())
+SCRUB = LEX.scrubber()
 NOW = date(2026, 11, 24)
 OFFICES = sorted(CONFIG.facet("office").values)
 ALIASES = dict(CONFIG.facet("office").aliases)
@@ -406,6 +406,16 @@ def test_scrubber_replaces_pii_with_typed_placeholders(text: str, kind: str, sec
 ])
 def test_scrubber_keeps_years_dates_and_ordinary_text(text: str) -> None:
     assert SCRUB(text) == text
+
+
+def test_two_words_the_corpus_writes_in_lower_case_are_no_name_in_capitals() -> None:
+    """After a cue in a question typed in capitals, two plain words stay; one plain word beside another does not
+    save a name ("JAN" is a month in some corpora)."""
+    scrub = LEX.scrubber(plain=["approved", "remote", "jan", "asked"])
+    assert scrub("MY MANAGER APPROVED REMOTE WORK IN BERLIN") == "MY MANAGER APPROVED REMOTE WORK IN BERLIN"
+    assert scrub("MY MANAGER JAN KOWALSKI ASKED") == "MY MANAGER {name} ASKED"
+    assert SCRUB("MY MANAGER APPROVED REMOTE WORK IN BERLIN") == "MY MANAGER {name} WORK IN BERLIN"  # none given
+    assert scrub("my manager Approved Remote said") == "my manager {name} said"  # a name by its case: no exception
 
 
 @settings(max_examples=500, deadline=None)

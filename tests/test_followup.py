@@ -20,7 +20,6 @@ from schemas.cache import PlanCache
 from schemas.config import load_config
 from schemas.extract import Lexicon
 from schemas.followup import NO_PREVIOUS, Conversation, Followups, topic_words_sql
-from schemas.pii import Scrubber
 from tasks import followups
 from tasks.logs import ingest
 from tasks.mining import build_shapes, extract_distinct, shape_id, write_outputs
@@ -30,7 +29,7 @@ from tests.conftest import DEMO_CONFIG, ROOT
 
 CONFIG = load_config(DEMO_CONFIG)
 LEX = Lexicon(CONFIG)
-SCRUB = Scrubber(CONFIG.pii_names, keep=LEX.name_words())
+SCRUB = LEX.scrubber()
 NOW = date(2026, 7, 1)
 LEARNED = ["and in {office}", "and in {year}", "and for the birth parent"]
 RULES = Followups(CONFIG.mining, LEARNED)
