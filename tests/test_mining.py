@@ -27,7 +27,7 @@ import pytest
 import tasks.logs as logs_module
 from schemas.config import Config, load_config
 from schemas.extract import Lexicon
-from schemas.pii import Scrubber
+from schemas.pii import Scrubber, read_plain_words
 from schemas.publication import current_run, read_manifest
 from schemas.text import fold
 from tasks.logs import LogError, ingest, log_files
@@ -269,7 +269,7 @@ def test_published_values_and_shapes_are_each_questions_own(run_dir: Path, quest
     """questions.parquet names each question's constraints, slots and shape by number inside the stage; the
     values written must be the ones the Python extractor (the code `lookup` runs) gives that very question."""
     lexicon = Lexicon(CONFIG, json.loads((run_dir / "lexicon.json").read_text(encoding="utf-8")))
-    scrub = Scrubber(CONFIG.pii_names, keep=lexicon.name_words())
+    scrub = lexicon.scrubber(read_plain_words(run_dir))
     shape_of = {sk: s["shape_id"] for s in shapes for sk in [s["skeleton"], *s["examples"]]}
     checked = with_shape = 0
     rows = _log_rows()[::5]
