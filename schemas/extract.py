@@ -72,8 +72,10 @@ class Lexicon:
             if f.kind != "category":
                 continue
             vals = set(f.values)
-            if f.from_index and index_values:
-                vals |= {str(v) for v in index_values.get(f.name, ()) if v not in (None, "")}
+            if f.from_index and index_values:  # a listed value's other spelling never takes its place
+                listed = {fold(v) for v in vals}
+                vals |= {str(v) for v in index_values.get(f.name, ())
+                         if v not in (None, "") and (str(v) in vals or fold(str(v)) not in listed)}
             self.values[f.name] = vals
             surface += [(fold(v), f.name, v) for v in vals]
             surface += [(fold(a), f.name, v) for a, v in f.aliases.items()]

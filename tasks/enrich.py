@@ -67,6 +67,10 @@ def check_facet_types(docs: Sequence[Document], config: Config) -> None:
     for f in config.facets:
         listed = {fold(v) for v in f.values}
         aliases[f.name] = {fold(a): value for a, value in f.aliases.items() if fold(a) not in listed}
+    # folded value -> (its spelling, where it was met first): the config's values, then the documents'
+    spelled: dict[str, dict[str, tuple[str, str]]] = {
+        f.name: {fold(v): (v, f"the config's values, {config.place(['facets', at, 'values'])}") for v in f.values}
+        for at, f in enumerate(config.facets) if f.kind == "category"}
     for d in docs:
         for key in d.metadata:
             if (want := keys.get(key.casefold())) is not None and key != want and want not in d.metadata:
@@ -86,6 +90,8 @@ def check_facet_types(docs: Sequence[Document], config: Config) -> None:
                 raise CorpusError(f"{d.source_of(f.metadata_key)}: {f.metadata_key} {v!r} of document {d.id!r} is "
                                   f"an alias of {canonical!r} in the config; write {canonical!r} (documents name a "
                                   "value as the config's values do; questions may use the alias)")
+            if f.kind == "category":
+                _check_spelling(d, f.metadata_key, str(v), spelled[f.name])
         eff = d.metadata.get("effective_from")
         if eff is not None:
             try:
@@ -95,6 +101,15 @@ def check_facet_types(docs: Sequence[Document], config: Config) -> None:
             except ValueError:
                 raise CorpusError(f"{d.source_of('effective_from')}: metadata 'effective_from' of document "
                                   f"{d.id!r} must be an ISO date (YYYY-MM-DD), got {eff!r}") from None
+
+
+def _check_spelling(d: Document, key: str, value: str, spelled: dict[str, tuple[str, str]]) -> None:
+    """One value, one spelling: "berlin" or "Berlin " beside "Berlin" would be a value of its own, which a
+    question's "Berlin" filters to whichever the lexicon reads, leaving the other's chunks out."""
+    first, where = spelled.setdefault(fold(value), (value, d.source_of(key)))
+    if first != value:
+        raise CorpusError(f"{d.source_of(key)}: {key} {value!r} of document {d.id!r} is {first!r} ({where}) spelled "
+                          f"another way; write {first!r}")
 
 
 def _named_values(text: str, lexicon: Lexicon) -> dict[str, str]:

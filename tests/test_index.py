@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from schemas.config import ConfigError, load_config
+from schemas.extract import Lexicon
 from tasks.corpus import CorpusError, read_corpus
 from tasks.embed import Embedder
 from tasks.indexing import build_index, index_uri
@@ -248,6 +249,33 @@ def test_malformed_corpus_names_file_and_line(tmp_path: Path, line: str, problem
         build_index(corpus, config, tmp_path, RUN_DATE, quiet=True)
     assert f"{corpus}:2" in str(err.value) and problem in str(err.value)
     assert not (tmp_path / "lancedb").exists()  # nothing written
+
+
+@pytest.mark.parametrize(("values", "second", "first"), [
+    (["Berlin"], "berlin", "'Berlin' (the config's values, "),  # "berlin" would take Berlin's questions
+    (["Berlin"], "Berlin ", "'Berlin' (the config's values, "),
+    ([], "BERLIN", "'Berlin' ({corpus}:1)"),  # values from the index alone: the first document's spelling
+])
+def test_a_value_spelled_two_ways_is_refused(tmp_path: Path, values: list[str], second: str, first: str) -> None:
+    config = load_config(DEMO_CONFIG)
+    config.facet("office").values = values
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "text": "Bike racks are in the courtyard.",
+                                          "metadata": {"office": office}}) + "\n"
+                              for i, office in (("a", "Berlin"), ("b", second))), encoding="utf-8")
+    with pytest.raises(CorpusError) as err:
+        build_index(corpus, config, tmp_path, RUN_DATE, quiet=True)
+    assert str(err.value).startswith(f"{corpus}:2: office {second!r} of document 'b' is "
+                                     + first.format(corpus=corpus)), err.value
+    assert str(err.value).endswith("spelled another way; write 'Berlin'")
+    assert not (tmp_path / "lancedb").exists()
+
+
+def test_an_index_value_never_takes_a_listed_values_place() -> None:
+    """An index written before the spelling check may hold "berlin": questions still filter to "Berlin"."""
+    lexicon = Lexicon(load_config(DEMO_CONFIG), {"office": ["berlin", "Berlin", "Gdansk"]})
+    assert [(c.facet, c.value) for c in lexicon.extract("vacation days in Berlin or Gdansk")] == [
+        ("office", "Berlin"), ("office", "Gdansk")]
 
 
 def test_a_document_named_like_another_documents_chunk_is_refused(tmp_path: Path) -> None:
