@@ -54,7 +54,7 @@ def parse_effective(text: str) -> date | None:
         return None
 
 
-_YEAR_VALUE = re.compile(r"[0-9]{1,4}")  # a year as a number or its digits (ASCII: int() takes "²" not)
+_YEAR_VALUE = re.compile(r"[0-9]{4}")  # four ASCII digits ("26" matches no question; int() takes "²")
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
