@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -86,11 +87,22 @@ def _read_jsonl(path: Path) -> Iterator[Document]:
             if not line:
                 continue
             try:
-                rec = json.loads(line)
+                rec = json.loads(line, object_pairs_hook=partial(_no_twice, where))
             except json.JSONDecodeError as exc:
                 raise CorpusError(f"{where}: not valid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno}); "
                                   "each line must be one JSON object") from None
             yield _check_record(rec, where)
+
+
+def _no_twice(where: str, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refused when it gives a key twice (as front matter is): only the last would count."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise CorpusError(f"{where}: key '{key}' is given twice in one object and only the last would count; "
+                              "keep one")
+        seen.add(key)
+    return dict(pairs)
 
 
 _OPEN = re.compile(r"---[ \t]*(?:\r?\n|$)")  # a first line "---" alone opens front matter ("----" is a rule)

@@ -238,6 +238,7 @@ def test_a_changed_model_embeds_every_chunk_again(tmp_path: Path, seed_corpus: P
         ('{"id": "x", "text": "ok", "metadata": {"year": 99999999999}}', "must be a year"),
         ('{"id": "x", "text": "ok", "metadata": {"year": "\u00b2"}}', "must be a year"),
         ('{"id": "x", "text": "ok", "metadata": {"year": 26}}', "must be a year such as 2026"),
+        ('{"id": "x", "text": "ok", "metadata": {"office": "Berlin", "office": "Lisbon"}}', "'office' is given twice"),
         ('{"id": "x", "text": "ok", "metadata": {"effective_from": 20260101}}', "must be an ISO date (YYYY-MM-DD)"),
         ('{"id": "x", "text": "ok", "metadata": {"effective_from": "2026-W05-3"}}', "must be an ISO date"),
     ],
