@@ -27,6 +27,7 @@ import re
 from schemas.constraint import QUALIFIER, Constraint
 from schemas.extract import Lexicon
 from schemas.pii import (
+    CUE_FIRST_NAME,
     CUE_NAME,
     DATE_SEPARATORS,
     NAME,
@@ -159,7 +160,8 @@ class SqlSkeletons:
         scrubbed = "|".join([slot, *(_re2(_without_lookarounds(p.pattern, p.flags)) for _, p, _ in PATTERNS)])
         if self.lexicon.date_facet:
             scrubbed += r"|(?:19|20)[0-9]{2}-[0-9]|(?i:\b(?:" + _MONTHS + r")\b)"
-        named = (_re2(_without_lookarounds(CUE_NAME.pattern)) + r"|(?:^|[.!?:;] )" + _re2(_without_lookarounds(NAME))
+        named = (_re2(_without_lookarounds(CUE_NAME.pattern)) + "|" + _re2(_without_lookarounds(CUE_FIRST_NAME.pattern))
+                 + r"|(?:^|[.!?:;] )" + _re2(_without_lookarounds(NAME))
                  + r" +(?:from|here)\b")
         shouted = "(?i:" + _re2(SHOUTED_CUE.pattern) + ")"  # in a question without a lower-case letter
         parts = [f"regexp_full_match({col}, '[ -~]*')", f"NOT regexp_matches({col}, {_lit(scrubbed)})",

@@ -79,11 +79,20 @@ NAME = (_NAME_WORD + r"(?:(?:-|\s+(?:(?:de|da|das|do|dos|du|del|della|der|den|di
 # A cue before a name, in lower case anywhere ("asking for my colleague ..."), and capitalised where a sentence
 # opens ("This is ..."), or "I am" anywhere. A capitalised cue inside a sentence is not one: in a question typed in
 # Title Case, "... Working From Home In Toronto" names nobody.
-_ROLE = r"\s+(?:manager|colleague|boss|lead|partner|wife|husband)"
+_ROLE = r"\s+(?:manager|colleague|boss|lead|partner|wife|husband)(?:\s+(?:is|was))?"  # "my manager is ..."
 _CUES = ["my" + _ROLE, "our" + _ROLE, "name is", "this is", "called", "from", "with", "ask"]
+_TITLES = ["Dr", "Mr", "Mrs", "Ms", "Mx", "Prof"]
+_TITLE = r"(?:\s+(?:" + "|".join(_TITLES) + r")\.?)?"  # kept: "this is Dr. {name}"
 _CUE = (r"\b(?:" + "|".join(_CUES) + r"|i am|i'm|I am|I'm)|(?:^|[.!?:;]\s+)(?:"
         + "|".join(c[0].upper() + c[1:] for c in _CUES) + ")")
-CUE_NAME = re.compile(r"(?P<cue>" + _CUE + r")\s+(?P<name>" + NAME + ")")
+CUE_NAME = re.compile(r"(?P<cue>(?:" + _CUE + ")" + _TITLE + r")\s+(?P<name>" + NAME + ")")
+# One capitalised word after a cue that introduces a person ("Hi, I am Maria", "my manager Sanne said"), unless it
+# is a lexicon or function word ("this is Berlin"). An upper-case word ("I am HR") is no name.
+_PERSON_CUES = ["my" + _ROLE, "our" + _ROLE, "name is", "this is"]
+_PERSON_CUE = (r"\b(?:" + "|".join(_PERSON_CUES) + r"|i am|i'm|I am|I'm)|(?:^|[.!?:;]\s+)(?:"
+               + "|".join(c[0].upper() + c[1:] for c in _PERSON_CUES) + ")")
+CUE_FIRST_NAME = re.compile(r"(?P<cue>(?:" + _PERSON_CUE + ")" + _TITLE + r")\s+(?P<name>[" + _UPPER + "]["
+                            + _LOWER + r"]+)(?![\w'-])")
 # A name that opens the text (or a sentence) and introduces the asker: "Jan Kowalski from HR told me ...".
 _LEAD_NAME = re.compile(r"(?:^|(?<=[.!?:;]\s))(?P<cue>)(?P<name>" + NAME + r")(?=\s+(?:from|here)\b)")
 # A question typed in capitals alone ("MY MANAGER JAN KOWALSKI ASKED ...") shows no name by its case: after a
@@ -106,6 +115,7 @@ _FUNCTION_WORDS = frozenset([
 # Every pattern above needs a digit (of any script: \\d), an "@" or a URL; the name rules need a name.
 MAYBE_PATTERN = re.compile(r"[\d@]|://|www\.", re.IGNORECASE)
 _MAYBE_NAME = re.compile(NAME)
+_MAYBE_FIRST_NAME = re.compile(r"[" + _UPPER + "][" + _LOWER + "]")  # a capitalised word somewhere
 
 
 class Scrubber:
@@ -140,9 +150,17 @@ class Scrubber:
             text = CUE_NAME.sub(self._cue_name, text)
             if "from" in text or "here" in text:  # what _LEAD_NAME's lookahead needs
                 text = _LEAD_NAME.sub(self._cue_name, text)
+        if _MAYBE_FIRST_NAME.search(text):
+            text = CUE_FIRST_NAME.sub(self._first_name, text)
         if shouted(text):
             text = _SHOUTED_NAME.sub(self._shouted_name, text)
         return text
+
+    def _first_name(self, m: re.Match[str]) -> str:
+        word = m.group("name").casefold()
+        if word in _FUNCTION_WORDS or word in self._keep or m.group("name") in _TITLES:
+            return m.group(0)
+        return f"{m.group('cue')} {{name}}"
 
     def _shouted_name(self, m: re.Match[str]) -> str:
         words = [w.casefold() for w in re.split(r"[\s-]+", m.group("name"))]

@@ -375,6 +375,13 @@ def test_offline_mining_path_equals_online(tmp_path_factory: pytest.TempPathFact
     ("per diem, asking for my colleague \uff2a\uff41\uff4e \uff2b\uff4f\uff57\uff41\uff4c\uff53\uff4b\uff49", "name",
      "kowalski"),
     ("per diem, asking for my colleague \u0141ukasz Nowak", "name", "Nowak"),
+    # a cue with "is", a title, or one capitalised word after a cue that introduces a person
+    ("my manager is Sanne de Vries, how many vacation days", "name", "Vries"),
+    ("Hi, I am Maria, per diem in Lisbon", "name", "Maria"),
+    ("my manager Sanne said I should ask", "name", "Sanne"),
+    ("this is Jan from Lisbon: per diem", "name", "Jan "),
+    ("this is Dr. Jan Kowalski: per diem", "name", "Kowalski"),
+    ("Hi, I'm Zofia. how many vacation days", "name", "Zofia"),
     # a question in capitals alone: the two words after a strong cue, unless one is a function word
     ("MY MANAGER JAN KOWALSKI ASKED WHAT THE PER DIEM IN LISBON IS", "name", "KOWALSKI"),
     ("HI, THIS IS MEI-LING CHAU. HOW MANY VACATION DAYS?", "name", "CHAU"),
@@ -403,6 +410,7 @@ def test_scrubber_replaces_pii_with_typed_placeholders(text: str, kind: str, sec
     "MY MANAGER ASKED ABOUT PARENTAL LEAVE", "I AM BERLIN STAFF",
     "I AM PART TIME IN BERLIN, HOW MANY VACATION DAYS?", "I'M SECOND PARENT IN BERLIN",  # lexicon terms stay
     "THIS IS ANNUAL LEAVE FOR INTERNS",
+    "this is Berlin?", "I am HR staff", "I am Not sure about the per diem", "my manager said Lisbon",
 ])
 def test_scrubber_keeps_years_dates_and_ordinary_text(text: str) -> None:
     assert SCRUB(text) == text
