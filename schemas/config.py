@@ -346,6 +346,14 @@ class DuplicateKey(Exception):
         self.key, self.line, self.first = key, line, first
 
 
+class BooleanKey(Exception):
+    """A key YAML reads as true or false (`on:`, `yes:`, `off:`): no setting is named so."""
+
+    def __init__(self, key: str, line: int) -> None:
+        super().__init__(key)
+        self.key, self.line = key, line
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """A safe loader that refuses a key given twice in one mapping (PyYAML keeps the last one, silently), and
     reads a date as the text it shows (PyYAML's own date raises a bare ValueError for 2026-02-30)."""
@@ -356,7 +364,9 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *defaults`: its keys may be overridden
                 continue
             key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, str | int | float | bool):  # a hashable scalar
+            if isinstance(key, bool):
+                raise BooleanKey(str(key_node.value), key_node.start_mark.line + 1)
+            if isinstance(key, str | int | float):  # a hashable scalar
                 line = key_node.start_mark.line + 1
                 if key in seen:
                     raise DuplicateKey(str(key), line, seen[key])
@@ -367,6 +377,9 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 _UniqueKeyLoader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
+_TRUE = ("y", "yes", "true", "on")
 
 
 def read_yaml(text: str) -> Any:
@@ -392,6 +405,10 @@ def load_config(path: str | Path | None = None) -> Config:
     except DuplicateKey as dup:
         raise ConfigError(f"{p}:{dup.line}: key '{dup.key}' is given twice (first at line {dup.first}) and only "
                           "the last would count; keep one") from None
+    except BooleanKey as bad:
+        read_as = "true" if bad.key.lower() in _TRUE else "false"
+        raise ConfigError(f"{p}:{bad.line}: key '{bad.key}' is read by YAML as {read_as}, not as a name; quote it "
+                          f"(\"{bad.key}\":) if it is meant") from None
     except FileNotFoundError:
         raise ConfigError(f"{p}: config file not found; pass --config with an existing YAML file") from None
     except IsADirectoryError:

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from schemas.config import Chunking, DuplicateKey, read_yaml, yaml_problem
+from schemas.config import BooleanKey, Chunking, DuplicateKey, read_yaml, yaml_problem
 
 
 class CorpusError(ValueError):
@@ -123,6 +123,9 @@ def _read_markdown(path: Path) -> Document:
             raise CorpusError(f"{path}:1: front matter opened with '---' is never closed; add a '---' line")
         try:
             meta = read_yaml(raw[3:close.start()]) or {}  # its first line is the rest of the file's line 1
+        except BooleanKey as bad:
+            raise CorpusError(f"{path}:{bad.line}: front matter key '{bad.key}' is read by YAML as true or false, not "
+                              f"as a name; quote it (\"{bad.key}\":)") from None
         except DuplicateKey as dup:
             raise CorpusError(f"{path}:{dup.line}: front matter key '{dup.key}' is given twice (first at line "
                               f"{dup.first}) and only the last would count; keep one") from None

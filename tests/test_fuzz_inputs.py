@@ -99,6 +99,11 @@ def test_a_key_given_twice_is_refused(tmp_path: Path) -> None:
         load_config(path)
     assert str(err.value) == (f"{path}:4: key 'mining' is given twice (first at line 1) and only the last would "
                               "count; keep one")
+    path.write_text("mining:\n  min_count: 2\n  Off: 1\n", encoding="utf-8")  # YAML 1.1 reads "Off" as false
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == (f"{path}:3: key 'Off' is read by YAML as false, not as a name; quote it (\"Off\":) "
+                              "if it is meant")
     path.write_text("base: &b {budget: 4}\nplanning:\n  <<: *b\n  budget: 6\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="field 'base'"):  # a merge key may be overridden; `base` is unknown
         load_config(path)

@@ -385,6 +385,7 @@ def test_markdown_folder_with_front_matter(tmp_path: Path) -> None:
     ("id: a\noffice: [Lisbon, Porto]\n", ":3: metadata 'office' of document 'a' must be a string, number or null"),
     ("office: Lisbon\nid: ''\n", ":3: field 'id' must be a non-empty string"),
     ("office: Lisbon\n2026: budget\n", ":3: metadata key 2026 of document 'note' is not text; quote it"),
+    ("office: Lisbon\non: site\n", ":3: front matter key 'on' is read by YAML as true or false"),
 ])
 def test_front_matter_errors_name_the_line_and_the_fix(tmp_path: Path, front: str, problem: str) -> None:
     note = tmp_path / "md" / "note.md"
