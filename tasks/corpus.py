@@ -117,6 +117,10 @@ def _read_markdown(path: Path) -> Document:
     meta: dict[str, Any] = {}
     key_lines: dict[str, str] = {}
     body = raw
+    if not _OPEN.match(raw) and _OPEN.match(raw.lstrip()) and _CLOSE.search(raw.lstrip(), 3):
+        at = raw[:len(raw) - len(raw.lstrip())].count("\n") + 1
+        raise CorpusError(f"{path}:{at}: front matter opens on line {at}, where it would be read as text; "
+                          "remove the blank lines before its '---'")
     if _OPEN.match(raw):
         close = _CLOSE.search(raw, 3)
         if close is None:

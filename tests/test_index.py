@@ -376,6 +376,15 @@ def test_markdown_folder_with_front_matter(tmp_path: Path) -> None:
         build_index(folder, config, tmp_path, RUN_DATE, quiet=True)
 
 
+def test_front_matter_after_blank_lines_is_refused(tmp_path: Path) -> None:
+    note = tmp_path / "note.md"
+    note.write_text("\n\n---\noffice: Lisbon\n---\nPer diem in Lisbon.\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"note.md:3: front matter opens on line 3, .* remove the blank lines"):
+        read_corpus(note)
+    note.write_text("Per diem in Lisbon.\n\n---\n\nA rule above.\n", encoding="utf-8")  # a rule, no front matter
+    assert [d.text.split()[:2] for d in read_corpus(note)] == [["Per", "diem"]]
+
+
 @pytest.mark.parametrize(("front", "problem"), [
     ("id: a\ntitle: Lisbon: vacation days\n", ":3: front matter is not valid YAML: mapping values are not allowed"),
     ("office: Lisbon\noffice: Berlin\n", ":3: front matter key 'office' is given twice (first at line 2)"),
