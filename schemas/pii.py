@@ -115,7 +115,6 @@ _FUNCTION_WORDS = frozenset([
 # Every pattern above needs a digit (of any script: \\d), an "@" or a URL; the name rules need a name.
 MAYBE_PATTERN = re.compile(r"[\d@]|://|www\.", re.IGNORECASE)
 _MAYBE_NAME = re.compile(NAME)
-_MAYBE_FIRST_NAME = re.compile(r"[" + _UPPER + "][" + _LOWER + "]")  # a capitalised word somewhere
 
 
 class Scrubber:
@@ -137,7 +136,7 @@ class Scrubber:
     def digest(self) -> str:
         """A hash of what the scrubber replaces and keeps besides its patterns and plain words: those change with
         the corpus, and only questions with a strong cue, which the extraction memos never keep
-        (`tasks.extracted.CUE_FREE`)."""
+        (`schemas.extract_sql.cue_free`)."""
         return hashlib.sha256(json.dumps([self.names, sorted(self._keep)]).encode()).hexdigest()[:16]
 
     def __call__(self, text: str) -> str:
@@ -150,8 +149,7 @@ class Scrubber:
             text = CUE_NAME.sub(self._cue_name, text)
             if "from" in text or "here" in text:  # what _LEAD_NAME's lookahead needs
                 text = _LEAD_NAME.sub(self._cue_name, text)
-        if _MAYBE_FIRST_NAME.search(text):
-            text = CUE_FIRST_NAME.sub(self._first_name, text)
+        text = CUE_FIRST_NAME.sub(self._first_name, text)
         if shouted(text):
             text = _SHOUTED_NAME.sub(self._shouted_name, text)
         return text
