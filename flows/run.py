@@ -108,6 +108,8 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
             if "index" in stages:
                 index = index_stage(run, corpus or cfg.corpus, cfg, run_date or date.today(), quiet, runner)
                 logger.info("index: %s", run.manifest["index"])
+                for warning in run.manifest["index"].get("warnings", []):
+                    logger.warning("%s", warning)
             else:
                 index = published_index(run, cfg)
             if "mine" in stages:

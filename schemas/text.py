@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028-\u202e\ufeff]")
 # Invisible inside a word: a soft hyphen ("Ber\u00adlin"), zero-width (non-)joiners, the word joiner.
@@ -34,3 +35,14 @@ def words(text: str) -> str:
 def folded_words(folded: str) -> str:
     """`words` of a text that is already folded."""
     return " ".join(_NON_WORD.sub(" ", folded).split())
+
+
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def plain_words(texts: Iterable[str]) -> set[str]:
+    """The words the texts write in lower case somewhere (casefolded): ordinary words, not names."""
+    found: set[str] = set()
+    for text in texts:
+        found.update(w for w in _LETTERS.findall(text or "") if w.islower())
+    return {w.casefold() for w in found}

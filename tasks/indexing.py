@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from prefect.cache_policies import NO_CACHE
 
 from schemas.config import Config
 from schemas.extract import Lexicon
+from schemas.text import fold, plain_words
 from tasks.corpus import Document, chunk_corpus, read_corpus
 from tasks.embed import Embedder
 from tasks.enrich import check_facet_types, enrich
@@ -25,10 +27,11 @@ class IndexOutcome:
     uri: str
     documents: int
     path: str | None = None  # the table's folder inside the publication root, when it is there
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self.result), "uri": self.uri, **({"path": self.path} if self.path else {}),
-                "documents": self.documents}
+                "documents": self.documents, **({"warnings": self.warnings} if self.warnings else {})}
 
 
 def index_uri(config: Config, out: str | Path) -> str:
@@ -69,7 +72,24 @@ def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: d
     uri = index_uri(config, out)
     embedder = embedder or Embedder(config.model_path, config.embed_batch_size, config.embed_dtype)
     result = write_index(enriched, config, uri, embedder, quiet=quiet)
-    return IndexOutcome(result, uri, len(docs), path_in_root(uri, out))
+    return IndexOutcome(result, uri, len(docs), path_in_root(uri, out), ordinary_values(docs, config))
+
+
+def ordinary_values(docs: Sequence[Document], config: Config) -> list[str]:
+    """A warning for each category value of one word that the config does not list and the corpus also writes in
+    lower case (an office "Remote" beside "remote work"): every question saying the word is read as that value."""
+    plain = plain_words(d.text for d in docs)
+    out = []
+    for at, f in enumerate(config.facets):
+        listed = {fold(v) for v in f.values}
+        for d in docs:
+            v = d.metadata.get(f.metadata_key)
+            if f.kind == "category" and isinstance(v, str) and (word := fold(v)) in plain and word not in listed:
+                out.append(f"{d.source_of(f.metadata_key)}: {f.name} {v!r} is also a word the corpus writes in lower "
+                           f"case: questions saying {word!r} will be read as that {f.name}; rename the value, or list "
+                           f"it under the facet's values ({config.place(['facets', at])}) to keep it")
+                listed.add(word)  # once per value
+    return out
 
 
 def export_parquet(uri: str, config: Config, version: int, path: Path) -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -16,6 +15,7 @@ import pyarrow as pa
 
 from schemas.arrow import chunk_schema
 from schemas.config import Config
+from schemas.text import plain_words
 from tasks.embed import Embedder
 from tasks.enrich import EnrichedChunk
 
@@ -246,7 +246,6 @@ def best_cosine(hits: list[Hit], default: float) -> float:
     return max((h.score for h in hits), default=default)
 
 
-_WORD = re.compile(r"[^\W\d_]+")  # a run of letters
 SEARCH_MEMO = 20_000  # remembered searches per Index handle (a few MB)
 
 
@@ -345,10 +344,7 @@ class Index:
         """The words the corpus writes in lower case somewhere (casefolded, sorted): ordinary words, not names
         (see `Scrubber`). Read once per handle: a handle is one table version."""
         if self._plain is None:
-            found: set[str] = set()
-            for text in self.table.to_arrow().select(["text"]).column("text").to_pylist():
-                found.update(w for w in _WORD.findall(text or "") if w.islower())
-            self._plain = sorted(w.casefold() for w in found)
+            self._plain = sorted(plain_words(self.table.to_arrow().select(["text"]).column("text").to_pylist()))
         return self._plain
 
     def hashes(self, column: str) -> dict[str, str]:

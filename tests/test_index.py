@@ -16,7 +16,7 @@ from schemas.config import ConfigError, load_config
 from schemas.extract import Lexicon
 from tasks.corpus import CorpusError, read_corpus
 from tasks.embed import Embedder
-from tasks.indexing import build_index, index_uri
+from tasks.indexing import build_index, index_uri, ordinary_values
 from tasks.scale import model_ref
 from tasks.store import Index
 from tests.conftest import DEMO_CONFIG
@@ -271,6 +271,22 @@ def test_a_value_spelled_two_ways_is_refused(tmp_path: Path, values: list[str], 
                                      + first.format(corpus=corpus)), err.value
     assert str(err.value).endswith("spelled another way; write 'Berlin'")
     assert not (tmp_path / "lancedb").exists()
+
+
+def test_a_value_that_is_an_ordinary_word_is_warned_of(tmp_path: Path) -> None:
+    """An office "Remote" the config does not list would take every "remote work" question: the index run warns,
+    naming the document's line; a listed value, or one the corpus never writes in lower case, is no warning."""
+    corpus = _write(tmp_path / "corpus.jsonl", [
+        {"id": "a", "text": "The remote work allowance is 50 euros.", "metadata": {"office": "Berlin"}},
+        {"id": "b", "text": "Staff share the hub.", "metadata": {"office": "Remote"}},
+        {"id": "c", "text": "Staff share the hub.", "metadata": {"office": "Gdansk"}},
+    ])
+    config = load_config(DEMO_CONFIG)
+    (warning,) = ordinary_values(read_corpus(corpus), config)
+    assert warning.startswith(f"{corpus}:2: office 'Remote' is also a word the corpus writes in lower case: "
+                              "questions saying 'remote' will be read as that office")
+    config.facet("office").values.append("Remote")
+    assert ordinary_values(read_corpus(corpus), config) == []
 
 
 def test_an_index_value_never_takes_a_listed_values_place() -> None:
