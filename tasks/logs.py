@@ -233,9 +233,10 @@ def csv_header(file: str) -> tuple[str, ...]:
 
 def utc_sql(col: str) -> str:
     """A timestamp string as a UTC TIMESTAMP, in a session whose TimeZone is UTC: an offset ("+02:00") or a zone
-    name is applied; "Z", or none, is UTC. The common forms (ISO with "Z", or no zone) take the cheaper cast."""
-    return (f"CASE WHEN ends_with({col}, 'Z') OR length({col}) <= 19 THEN try_cast({col} AS TIMESTAMP) "
-            f"ELSE timezone('UTC', try_cast({col} AS TIMESTAMPTZ)) END")
+    name is applied; "Z", or none, is UTC. The common forms (ISO with "Z", or no zone) take the cheaper cast, which
+    would drop an offset: the one short form holding one, "2026-11-28T23:30-05", takes the other."""
+    return (f"CASE WHEN ends_with({col}, 'Z') OR (length({col}) <= 19 AND substr({col}, 17, 1) NOT IN ('+', '-')) "
+            f"THEN try_cast({col} AS TIMESTAMP) ELSE timezone('UTC', try_cast({col} AS TIMESTAMPTZ)) END")
 
 
 LOG_COLUMNS = ("ts", "user", "query")

@@ -520,6 +520,19 @@ def test_timestamps_with_offsets_are_read_as_utc(tmp_path: Path) -> None:
     assert _ingest_rows(typed)[0][0][0] == datetime(2026, 11, 24, 1, 30)  # stored as UTC, read as UTC
 
 
+def test_every_iso_offset_form_is_applied(tmp_path: Path) -> None:
+    """An offset as ±HH, ±HHMM or ±HH:MM, or "Z", with or without seconds: the short "23:30-05" too, which the
+    cheaper cast for timestamps without a zone read as 23:30 UTC."""
+    path = tmp_path / "log.jsonl"
+    stamps = [f"2026-11-28T23:30{s}{z}" for s in ("", ":00") for z in ("-05", "-0500", "-05:00")]
+    stamps += ["2026-11-29T04:30Z", "2026-11-29T04:30:00Z", "2026-11-29T10:00+05:30", "2026-11-29 04:30+00"]
+    path.write_text("".join(json.dumps({"ts": t, "user": f"u{i}", "query": f"per diem {i}"}) + "\n"
+                            for i, t in enumerate(stamps)), encoding="utf-8")
+    rows, bad = _ingest_rows(path)
+    assert bad == [] and len(rows) == len(stamps)
+    assert {r[0] for r in rows} == {datetime(2026, 11, 29, 4, 30)}
+
+
 def test_a_folder_reads_exactly_the_files_of_its_log_format(tmp_path: Path) -> None:
     """.jsonl, .ndjson and .json(.gz) are read alike; a README or a .json.bak beside them is not read."""
     logs = tmp_path / "logs"
