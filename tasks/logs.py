@@ -243,13 +243,22 @@ LOG_COLUMNS = ("ts", "user", "query")
 
 
 def _check_columns(con: duckdb.DuckDBPyConnection, path: str | Path, files: list[str], kind: str) -> None:
-    """A Parquet or CSV log must have the columns ts, user and query (a JSONL line missing one is quarantined)."""
+    """A Parquet or CSV log must have the columns ts, user and query (a JSONL line missing one is quarantined).
+    Each CSV file by its own header: the files are read by name together, so one file's column would fill
+    another's gap with NULLs."""
+    if kind == "csv":
+        for f in files:
+            _need_columns(f"{f}:1", kind, list(csv_header(f)))
+        return
     found = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {_reader(files, kind)}").fetchall()]
+    _need_columns(str(path), kind, [c for c in found if c != "filename"])
+
+
+def _need_columns(where: str, kind: str, found: list[str]) -> None:
     missing = [c for c in LOG_COLUMNS if c not in found]
     if missing:
-        shown = ", ".join(c for c in found if c != "filename")
-        raise LogError(f"{path}: the {kind.upper()} log has no column {', '.join(missing)}; it needs ts, user "
-                       f"and query (found {shown}); rename the columns")
+        raise LogError(f"{where}: the {kind.upper()} log has no column {', '.join(missing)}; it needs ts, user "
+                       f"and query (found {', '.join(found)}); rename the columns")
 
 
 def ingest(path: str | Path, *, since: date | None = None, until: date | None = None,

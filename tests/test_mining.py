@@ -471,8 +471,20 @@ def test_ingest_csv(tmp_path: Path) -> None:
     # columns named otherwise: the error says which are missing and what it found
     other = tmp_path / "other.csv"
     other.write_text("time,who,text\n2026-11-24T09:00:00Z,u1,per diem in Berlin\n", encoding="utf-8")
-    with pytest.raises(LogError, match=r"other\.csv: the CSV log has no column ts, user, query; .*found time, who"):
+    with pytest.raises(LogError, match=r"other\.csv:1: the CSV log has no column ts, user, query; .*found time, who"):
         ingest(other)
+
+
+def test_a_misnamed_csv_header_among_good_files_stops_the_run(tmp_path: Path) -> None:
+    """Read by name beside a good file, a file whose header misnames a column had every row quarantined as
+    "missing query"; it stops the run, naming that file and the fix, as it does alone."""
+    log = tmp_path / "logs"
+    log.mkdir()
+    (log / "a.csv").write_text("ts,user,query\n2026-11-24T09:00:00Z,u1,per diem in Berlin\n", encoding="utf-8")
+    (log / "b.csv").write_text("ts,user,question\n2026-11-24T09:01:00Z,u2,per diem in Lisbon\n", encoding="utf-8")
+    with pytest.raises(LogError, match=r"b\.csv:1: the CSV log has no column query; .*found ts, user, question\); "
+                                       r"rename the columns"):
+        ingest(log)
 
 
 def test_a_stray_quote_in_a_csv_log_costs_its_own_line_or_stops_the_run(tmp_path: Path) -> None:
