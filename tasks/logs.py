@@ -631,35 +631,38 @@ def _breaks(data: bytes, start: int, end: int) -> int:
 
 
 def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
-    """Lines DuckDB could not read at all (bad encoding, broken quoting), with their line numbers."""
+    """Lines DuckDB could not read at all (bad encoding, broken quoting), with their line numbers. (In a file of
+    "\r\n" lines, a rejected line's text opens with the "\n" of the break before: no sign of a runaway quote.)"""
     try:
         rows = con.execute("""
             SELECT s.file_path, e.line, e.line_byte_position, e.error_type,
-                   e.error_type = 'UNQUOTED VALUE' AND position(chr(10) IN coalesce(e.csv_line, '')) > 0
+                   e.error_type = 'UNQUOTED VALUE'
+                   AND position(chr(10) IN ltrim(coalesce(e.csv_line, ''), chr(10))) > 0
             FROM reject_errors e JOIN reject_scans s USING (scan_id, file_id)
             ORDER BY s.file_path, e.line_byte_position""").fetchall()
     except duckdb.Error:
         return []
-    for f, line, _, _, runaway in rows:  # a CSV quote never closed: the lines after it became its value
-        if runaway:
-            raise LogError(f"{f}:{line}: a quote opened on this line is never closed, so the lines after it cannot "
-                           "be read as rows; close the quote, or write a quote inside a value as two (\"\")")
     reason = {"INVALID ENCODING": "not UTF-8 text"}
     out: list[tuple[Any, ...]] = []
     data, read = None, None  # one file in memory at a time
     counted = (0, 1)  # the last line start counted in `data` and its number: rejects come in byte order
-    for f, line, at, kind, _ in rows:
-        if str(kind) == "INVALID ENCODING" and at is not None:
+    for f, line, at, kind, runaway in rows:
+        # DuckDB's own number counts records, not lines (a CSV value in quotes can span lines); its byte position
+        # points into the record's first line, counted here like every other quarantined line.
+        if at is not None:
             if read != f:
                 data, read, counted = _file_bytes(f), f, (0, 1)
-            # DuckDB's own count can differ from the one `line_numbers` uses (it counted "\x00\r\n" as two
-            # breaks), and its byte position can point at a blank line before: the first line from there on
-            # that is not UTF-8 is the one, counted like every other quarantined line.
-            start = _undecodable_start(data, at) if data is not None else None
+            # For a line that is not UTF-8, DuckDB's byte position can point at a blank line before: the first
+            # line from there on that is not UTF-8 is the one.
+            start = None if data is None else (_undecodable_start(data, at) if str(kind) == "INVALID ENCODING"
+                                               else min(at, len(data)))
             if data is not None and start is not None:
                 pos, number = counted if counted[0] <= start else (0, 1)
                 counted = (start, number + _breaks(data, pos, start))
                 line = counted[1]
+        if runaway:  # a CSV quote never closed: the lines after it became its value
+            raise LogError(f"{f}:{line}: a quote opened on this line is never closed, so the lines after it cannot "
+                           "be read as rows; close the quote, or write a quote inside a value as two (\"\")")
         out.append((f, line, reason.get(str(kind), f"unreadable line ({str(kind).lower()})"), ""))
     return _one_per_line(out)
 

@@ -511,6 +511,30 @@ def test_a_stray_quote_in_a_csv_log_costs_its_own_line_or_stops_the_run(tmp_path
         ingest(log)
 
 
+@pytest.mark.parametrize("end", ["\n", "\r\n"])
+def test_csv_line_numbers_count_the_lines_of_a_value_in_quotes(tmp_path: Path, end: str) -> None:
+    """A bad CSV row is named by the line it starts on: DuckDB counts records, so a question in quotes spanning
+    three lines put every later number two lines early. (With "\r\n" breaks, a misplaced but closed quote was
+    taken for one never closed.)"""
+    log = tmp_path / "logs"
+    log.mkdir()
+    head = ["ts,user,query", '2026-11-28T10:00:00Z,u1,"vacation days', 'in Berlin"',
+            '2026-11-28T10:01:00Z,u2,"per diem', "in", 'Lisbon"']
+    tail = ["2026-11-28T10:06:00Z,u8,ok Warsaw"]
+    (log / "a.csv").write_bytes(end.join([*head, '2026-11-28T10:05:00Z,u6,"bad"quote', *tail, ""]).encode())
+    rows, _ = _ingest_rows(log)
+    assert [r[1] for r in rows] == ["u1", "u2", "u8"]
+    ing = ingest(log, now=datetime(2026, 12, 1))
+    try:
+        assert ing.con.sql("SELECT line, reason FROM quarantine").fetchall() == [
+            (7, "unreadable line (unquoted value)")]
+    finally:
+        ing.con.close()
+    (log / "a.csv").write_bytes(end.join([*head, '2026-11-28T10:05:00Z,u7,"never closed', *tail, ""]).encode())
+    with pytest.raises(LogError, match=r"a\.csv:7: a quote opened on this line is never closed"):
+        ingest(log)
+
+
 def test_timestamps_with_offsets_are_read_as_utc(tmp_path: Path) -> None:
     """An offset or zone name moves a row to its UTC time (and so, near midnight, to another day of the window)."""
     path = tmp_path / "log.jsonl"
