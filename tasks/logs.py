@@ -239,6 +239,26 @@ def utc_sql(col: str) -> str:
             f"THEN try_cast({col} AS TIMESTAMP) ELSE timezone('UTC', try_cast({col} AS TIMESTAMPTZ)) END")
 
 
+def _check_breaks(files: list[str]) -> None:
+    """Refuse a CSV log whose lines end otherwise than its header ("\r\n" after "\n", or the reverse): DuckDB
+    reads a file with the header's line break only, and stops at another. Looked for once a read failed."""
+    for f in files:
+        data = _file_bytes(f)
+        first = data.find(b"\n") if data is not None else -1
+        if data is None or first < 0:
+            continue
+        crlf = data[first - 1:first] == b"\r"
+        pos, quotes = first, 0
+        for other in re.compile(rb"(?<!\r)\n" if crlf else rb"\r\n").finditer(data, first + 1):
+            quotes += data.count(b'"', pos, other.start())
+            pos = other.start()
+            if quotes % 2 == 0:  # a row's end, not a break inside a value in quotes (which may hold either)
+                line = data.count(b"\n", 0, pos) + 1
+                ends = r"\n, the header with \r\n" if crlf else r"\r\n, the header with \n"
+                raise LogError(f"{f}:{line}: this line ends with {ends}; a CSV log's lines must all end alike: "
+                               "convert the file's line breaks to one kind (such as with dos2unix)")
+
+
 LOG_COLUMNS = ("ts", "user", "query")
 
 
@@ -310,6 +330,8 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
             _stage(con, memo, future, max_query_chars)
         con.execute("RESET preserve_insertion_order")
     except duckdb.Error as exc:
+        if kind == "csv":
+            _check_breaks(files)
         raise LogError(f"{path}: cannot read the logs ({str(exc).splitlines()[0]}); check the format") from None
     if last_days and not (since or until):  # not partitioned by date: the newest valid row's day ends the window,
         recalled = " UNION ALL SELECT t FROM held" if memo else ""  # the newest before today if there is one

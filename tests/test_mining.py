@@ -535,6 +535,21 @@ def test_csv_line_numbers_count_the_lines_of_a_value_in_quotes(tmp_path: Path, e
         ingest(log)
 
 
+@pytest.mark.parametrize(("head", "end", "says"), [("\n", "\r\n", r"\\r\\n, the header with \\n"),
+                                                  ("\r\n", "\n", r"\\n, the header with \\r\\n")])
+def test_a_csv_log_whose_rows_end_otherwise_than_its_header_is_named(tmp_path: Path, head: str, end: str,
+                                                                     says: str) -> None:
+    """DuckDB reads a CSV file with its header's line break only: the run stopped naming only the folder. It names
+    the file, the first line ending otherwise and the fix; a quoted value may hold either break."""
+    log = tmp_path / "logs"
+    log.mkdir()
+    (log / "a.csv").write_text('ts,user,query\n2026-11-28T10:00:00Z,u1,"vacation\r\ndays Berlin"\n', newline="")
+    (log / "b.csv").write_text(f"ts,user,query{head}2026-11-28T10:00:00Z,u2,per diem in Lisbon{head}"
+                               f"2026-11-28T10:01:00Z,u3,vacation days Berlin{end}", newline="")
+    with pytest.raises(LogError, match=rf"b\.csv:3: this line ends with {says}; .* convert the file's line breaks"):
+        ingest(log)
+
+
 def test_timestamps_with_offsets_are_read_as_utc(tmp_path: Path) -> None:
     """An offset or zone name moves a row to its UTC time (and so, near midnight, to another day of the window)."""
     path = tmp_path / "log.jsonl"
