@@ -40,6 +40,7 @@ class Ingested:
     read: list[str] | None = None  # the log files read
     whole: list[str] | None = None  # those of the window's own days (a line memo is written for each)
     lines: LineMemo | None = None  # the line memo the rows were read with (`recalled_lines`), if any
+    skipped: list[str] | None = None  # the window's log files in a compression DuckDB does not read: not read
 
     def finish(self) -> None:
         """Wait until the table `quarantine` is complete."""
@@ -61,7 +62,9 @@ def log_files(path: str | Path) -> tuple[list[str], str]:
         raise LogError(f"{p}: logs not found; pass --logs with a file or a folder of JSONL, Parquet or CSV files")
     kinds = {_kind(f) for f in files} - {None}
     if not kinds:
-        raise LogError(f"{p}: no .jsonl, .ndjson, .json, .parquet or .csv files (optionally .gz) here")
+        other = [str(f) for f in files if _compressed_otherwise(f)]
+        shown = f" ({other[0]} is compressed otherwise: decompress it or compress it with gzip)" if other else ""
+        raise LogError(f"{p}: no .jsonl, .ndjson, .json, .parquet or .csv files (optionally .gz) here{shown}")
     if len(kinds) > 1:
         counts = Counter(k for f in files if (k := _kind(f)))
         top = counts.most_common(1)[0][0]
@@ -86,6 +89,29 @@ def _kind(f: Path) -> str | None:
     if name.endswith(".csv"):
         return "csv"
     return None
+
+
+def _compressed_otherwise(f: Path) -> bool:
+    """A log file compressed otherwise than with gzip (`a.jsonl.zst`), which DuckDB does not read."""
+    return f.suffix.lower() in _OTHER_COMPRESSIONS and _kind(f.with_suffix("")) is not None
+
+
+_OTHER_COMPRESSIONS = {".zst", ".zstd", ".bz2", ".xz", ".lz4", ".lzma", ".lz", ".br", ".z", ".zip", ".7z"}
+
+
+def skipped_files(path: str | Path, since: date | None, until: date | None) -> list[str]:
+    """The log files of a folder that are compressed otherwise than with gzip (not read: each is named in a
+    warning), those of a `date=` folder within a day of the window only."""
+    folder = Path(path).resolve()
+    if not folder.is_dir():
+        return []
+    files = sorted(str(f) for f in folder.rglob("*") if f.is_file() and not f.name.startswith(".")
+                   and _compressed_otherwise(f))
+    days = _partition_days(folder, files) if files else None
+    if days is None or not (since or until):
+        return files
+    margin = timedelta(days=1)
+    return [f for day, f in days if (not since or day >= since - margin) and (not until or day <= until + margin)]
 
 
 _NO_DELIMITER = "\x1e\x1f\x1e\x1f"
@@ -365,7 +391,8 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     numbering = pool.submit(_fill_quarantine, con.cursor(), bad, rejects, scrub or Scrubber(), kind)
     pool.shutdown(wait=False)
     ing = Ingested(con, int(n_files), int(n_rows), len(bad) + len(rejects), numbering, since=since, until=until,
-                   read=files, whole=own if own is not None else files, lines=memo)
+                   read=files, whole=own if own is not None else files, lines=memo,
+                   skipped=skipped_files(path, since, until))
     if not defer_quarantine:
         ing.finish()
     return ing

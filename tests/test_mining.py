@@ -617,6 +617,33 @@ def test_a_folder_reads_exactly_the_files_of_its_log_format(tmp_path: Path) -> N
                                                             ["e1", "e[1]", "f*", "fx", "g?"]]
 
 
+def test_a_log_compressed_otherwise_than_with_gzip_is_named(tmp_path: Path, small_index: tuple[Config, Index]) -> None:
+    """DuckDB reads no .zst, .bz2 or .xz: such a log beside readable ones was passed over without a word (and the
+    default window moved back to the newest day read). It is named, if its day is the window's; alone, it is the
+    error's cause."""
+    config, index = small_index
+    logs = tmp_path / "logs"
+    for day in ("2026-11-20", "2026-11-24", "2026-11-25"):
+        (logs / f"date={day}").mkdir(parents=True)
+    rows = [(f"u{i}", f"what is the per diem in {o}") for i in range(3) for o in ("Berlin", "Lisbon")]
+    write_log(logs / "date=2026-11-24" / "a.jsonl", rows, start=datetime(2026, 11, 24, 9))
+    for name in ("date=2026-11-25/b.jsonl.zst", "date=2026-11-25/c.json.BZ2", "date=2026-11-24/d.csv.xz",
+                 "date=2026-11-20/e.jsonl.zst", "date=2026-11-25/notes.txt.xz"):
+        (logs / name).write_bytes(b"\x28\xb5\x2f\xfd")
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    result, _ = mine(logs, config, index, staging, since=date(2026, 11, 24), until=date(2026, 11, 25),
+                     now=datetime(2026, 12, 1), quiet=True)
+    assert result.rows == len(rows)
+    assert result.skipped_files == [str(logs / n) for n in ("date=2026-11-24/d.csv.xz", "date=2026-11-25/b.jsonl.zst",
+                                                            "date=2026-11-25/c.json.BZ2")]
+    ing = ingest(logs, now=datetime(2026, 12, 1))  # no window: every such file
+    ing.con.close()
+    assert ing.skipped is not None and len(ing.skipped) == 4
+    with pytest.raises(LogError, match=r"no \.jsonl.* here \(.*e\.jsonl\.zst is compressed otherwise: decompress it"):
+        ingest(logs / "date=2026-11-20")
+
+
 def test_a_file_with_no_valid_row_is_named(tmp_path: Path) -> None:
     """A file none of whose lines is a log row (another program's output, a binary) is named, so a wrong file in
     the log folder is not only a count of quarantined rows; a file with some bad lines is not."""
