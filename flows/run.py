@@ -120,6 +120,9 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
                 for file in mined["unreadable_files"]:
                     logger.warning("%s: no line is a valid log row (all quarantined, see quarantine.parquet); "
                                    "is it a query log of this format?", file)
+                for file in mined["skipped_files"]:
+                    logger.warning("%s: not read, compressed otherwise than with gzip; decompress it, or compress "
+                                   "it with gzip", file)
             if "plan" in stages:
                 logger.info("plan: %s", plan_stage(run, cfg, index, quiet, writer))
             elif differs := plans_config_differs(run.prev_dir, cfg):

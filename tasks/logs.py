@@ -40,6 +40,7 @@ class Ingested:
     read: list[str] | None = None  # the log files read
     whole: list[str] | None = None  # those of the window's own days (a line memo is written for each)
     lines: LineMemo | None = None  # the line memo the rows were read with (`recalled_lines`), if any
+    skipped: list[str] | None = None  # the window's log files in a compression DuckDB does not read: not read
 
     def finish(self) -> None:
         """Wait until the table `quarantine` is complete."""
@@ -61,7 +62,9 @@ def log_files(path: str | Path) -> tuple[list[str], str]:
         raise LogError(f"{p}: logs not found; pass --logs with a file or a folder of JSONL, Parquet or CSV files")
     kinds = {_kind(f) for f in files} - {None}
     if not kinds:
-        raise LogError(f"{p}: no .jsonl, .ndjson, .json, .parquet or .csv files (optionally .gz) here")
+        other = [str(f) for f in files if _compressed_otherwise(f)]
+        shown = f" ({other[0]} is compressed otherwise: decompress it or compress it with gzip)" if other else ""
+        raise LogError(f"{p}: no .jsonl, .ndjson, .json, .parquet or .csv files (optionally .gz) here{shown}")
     if len(kinds) > 1:
         counts = Counter(k for f in files if (k := _kind(f)))
         top = counts.most_common(1)[0][0]
@@ -86,6 +89,29 @@ def _kind(f: Path) -> str | None:
     if name.endswith(".csv"):
         return "csv"
     return None
+
+
+def _compressed_otherwise(f: Path) -> bool:
+    """A log file compressed otherwise than with gzip (`a.jsonl.zst`), which DuckDB does not read."""
+    return f.suffix.lower() in _OTHER_COMPRESSIONS and _kind(f.with_suffix("")) is not None
+
+
+_OTHER_COMPRESSIONS = {".zst", ".zstd", ".bz2", ".xz", ".lz4", ".lzma", ".lz", ".br", ".z", ".zip", ".7z"}
+
+
+def skipped_files(path: str | Path, since: date | None, until: date | None) -> list[str]:
+    """The log files of a folder that are compressed otherwise than with gzip (not read: each is named in a
+    warning), those of a `date=` folder within a day of the window only."""
+    folder = Path(path).resolve()
+    if not folder.is_dir():
+        return []
+    files = sorted(str(f) for f in folder.rglob("*") if f.is_file() and not f.name.startswith(".")
+                   and _compressed_otherwise(f))
+    days = _partition_days(folder, files) if files else None
+    if days is None or not (since or until):
+        return files
+    margin = timedelta(days=1)
+    return [f for day, f in days if (not since or day >= since - margin) and (not until or day <= until + margin)]
 
 
 _NO_DELIMITER = "\x1e\x1f\x1e\x1f"
@@ -233,22 +259,52 @@ def csv_header(file: str) -> tuple[str, ...]:
 
 def utc_sql(col: str) -> str:
     """A timestamp string as a UTC TIMESTAMP, in a session whose TimeZone is UTC: an offset ("+02:00") or a zone
-    name is applied; "Z", or none, is UTC. The common forms (ISO with "Z", or no zone) take the cheaper cast."""
-    return (f"CASE WHEN ends_with({col}, 'Z') OR length({col}) <= 19 THEN try_cast({col} AS TIMESTAMP) "
-            f"ELSE timezone('UTC', try_cast({col} AS TIMESTAMPTZ)) END")
+    name is applied; "Z", or none, is UTC. The common forms (ISO with "Z", or no zone) take the cheaper cast, which
+    would drop an offset: the one short form holding one, "2026-11-28T23:30-05", takes the other."""
+    return (f"CASE WHEN ends_with({col}, 'Z') OR (length({col}) <= 19 AND substr({col}, 17, 1) NOT IN ('+', '-')) "
+            f"THEN try_cast({col} AS TIMESTAMP) ELSE timezone('UTC', try_cast({col} AS TIMESTAMPTZ)) END")
+
+
+def _check_breaks(files: list[str]) -> None:
+    """Refuse a CSV log whose lines end otherwise than its header ("\r\n" after "\n", or the reverse): DuckDB
+    reads a file with the header's line break only, and stops at another. Looked for once a read failed."""
+    for f in files:
+        data = _file_bytes(f)
+        first = data.find(b"\n") if data is not None else -1
+        if data is None or first < 0:
+            continue
+        crlf = data[first - 1:first] == b"\r"
+        pos, quotes = first, 0
+        for other in re.compile(rb"(?<!\r)\n" if crlf else rb"\r\n").finditer(data, first + 1):
+            quotes += data.count(b'"', pos, other.start())
+            pos = other.start()
+            if quotes % 2 == 0:  # a row's end, not a break inside a value in quotes (which may hold either)
+                line = data.count(b"\n", 0, pos) + 1
+                ends = r"\n, the header with \r\n" if crlf else r"\r\n, the header with \n"
+                raise LogError(f"{f}:{line}: this line ends with {ends}; a CSV log's lines must all end alike: "
+                               "convert the file's line breaks to one kind (such as with dos2unix)")
 
 
 LOG_COLUMNS = ("ts", "user", "query")
 
 
 def _check_columns(con: duckdb.DuckDBPyConnection, path: str | Path, files: list[str], kind: str) -> None:
-    """A Parquet or CSV log must have the columns ts, user and query (a JSONL line missing one is quarantined)."""
+    """A Parquet or CSV log must have the columns ts, user and query (a JSONL line missing one is quarantined).
+    Each CSV file by its own header: the files are read by name together, so one file's column would fill
+    another's gap with NULLs."""
+    if kind == "csv":
+        for f in files:
+            _need_columns(f"{f}:1", kind, list(csv_header(f)))
+        return
     found = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {_reader(files, kind)}").fetchall()]
+    _need_columns(str(path), kind, [c for c in found if c != "filename"])
+
+
+def _need_columns(where: str, kind: str, found: list[str]) -> None:
     missing = [c for c in LOG_COLUMNS if c not in found]
     if missing:
-        shown = ", ".join(c for c in found if c != "filename")
-        raise LogError(f"{path}: the {kind.upper()} log has no column {', '.join(missing)}; it needs ts, user "
-                       f"and query (found {shown}); rename the columns")
+        raise LogError(f"{where}: the {kind.upper()} log has no column {', '.join(missing)}; it needs ts, user "
+                       f"and query (found {', '.join(found)}); rename the columns")
 
 
 def ingest(path: str | Path, *, since: date | None = None, until: date | None = None,
@@ -300,6 +356,8 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
             _stage(con, memo, future, max_query_chars)
         con.execute("RESET preserve_insertion_order")
     except duckdb.Error as exc:
+        if kind == "csv":
+            _check_breaks(files)
         raise LogError(f"{path}: cannot read the logs ({str(exc).splitlines()[0]}); check the format") from None
     if last_days and not (since or until):  # not partitioned by date: the newest valid row's day ends the window,
         recalled = " UNION ALL SELECT t FROM held" if memo else ""  # the newest before today if there is one
@@ -333,7 +391,8 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     numbering = pool.submit(_fill_quarantine, con.cursor(), bad, rejects, scrub or Scrubber(), kind)
     pool.shutdown(wait=False)
     ing = Ingested(con, int(n_files), int(n_rows), len(bad) + len(rejects), numbering, since=since, until=until,
-                   read=files, whole=own if own is not None else files, lines=memo)
+                   read=files, whole=own if own is not None else files, lines=memo,
+                   skipped=skipped_files(path, since, until))
     if not defer_quarantine:
         ing.finish()
     return ing
@@ -621,35 +680,38 @@ def _breaks(data: bytes, start: int, end: int) -> int:
 
 
 def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
-    """Lines DuckDB could not read at all (bad encoding, broken quoting), with their line numbers."""
+    """Lines DuckDB could not read at all (bad encoding, broken quoting), with their line numbers. (In a file of
+    "\r\n" lines, a rejected line's text opens with the "\n" of the break before: no sign of a runaway quote.)"""
     try:
         rows = con.execute("""
             SELECT s.file_path, e.line, e.line_byte_position, e.error_type,
-                   e.error_type = 'UNQUOTED VALUE' AND position(chr(10) IN coalesce(e.csv_line, '')) > 0
+                   e.error_type = 'UNQUOTED VALUE'
+                   AND position(chr(10) IN ltrim(coalesce(e.csv_line, ''), chr(10))) > 0
             FROM reject_errors e JOIN reject_scans s USING (scan_id, file_id)
             ORDER BY s.file_path, e.line_byte_position""").fetchall()
     except duckdb.Error:
         return []
-    for f, line, _, _, runaway in rows:  # a CSV quote never closed: the lines after it became its value
-        if runaway:
-            raise LogError(f"{f}:{line}: a quote opened on this line is never closed, so the lines after it cannot "
-                           "be read as rows; close the quote, or write a quote inside a value as two (\"\")")
     reason = {"INVALID ENCODING": "not UTF-8 text"}
     out: list[tuple[Any, ...]] = []
     data, read = None, None  # one file in memory at a time
     counted = (0, 1)  # the last line start counted in `data` and its number: rejects come in byte order
-    for f, line, at, kind, _ in rows:
-        if str(kind) == "INVALID ENCODING" and at is not None:
+    for f, line, at, kind, runaway in rows:
+        # DuckDB's own number counts records, not lines (a CSV value in quotes can span lines); its byte position
+        # points into the record's first line, counted here like every other quarantined line.
+        if at is not None:
             if read != f:
                 data, read, counted = _file_bytes(f), f, (0, 1)
-            # DuckDB's own count can differ from the one `line_numbers` uses (it counted "\x00\r\n" as two
-            # breaks), and its byte position can point at a blank line before: the first line from there on
-            # that is not UTF-8 is the one, counted like every other quarantined line.
-            start = _undecodable_start(data, at) if data is not None else None
+            # For a line that is not UTF-8, DuckDB's byte position can point at a blank line before: the first
+            # line from there on that is not UTF-8 is the one.
+            start = None if data is None else (_undecodable_start(data, at) if str(kind) == "INVALID ENCODING"
+                                               else min(at, len(data)))
             if data is not None and start is not None:
                 pos, number = counted if counted[0] <= start else (0, 1)
                 counted = (start, number + _breaks(data, pos, start))
                 line = counted[1]
+        if runaway:  # a CSV quote never closed: the lines after it became its value
+            raise LogError(f"{f}:{line}: a quote opened on this line is never closed, so the lines after it cannot "
+                           "be read as rows; close the quote, or write a quote inside a value as two (\"\")")
         out.append((f, line, reason.get(str(kind), f"unreadable line ({str(kind).lower()})"), ""))
     return _one_per_line(out)
 

@@ -48,6 +48,7 @@ class MineResult:
     since: str | None = None  # the log window mined (ISO dates; None: open on that side)
     until: str | None = None
     unreadable_files: list[str] = field(default_factory=list)  # no line of theirs is a valid row: not logs?
+    skipped_files: list[str] = field(default_factory=list)  # compressed otherwise than with gzip: not read
 
     def to_json(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -504,4 +505,5 @@ def summarize(ing: Ingested, shapes: list[dict[str, Any]]) -> MineResult:
     return MineResult(ing.rows, ing.quarantined, int(skeletons), len(shapes), len(recurring),
                       sum(s["count"] for s in recurring), dict(sorted(by_type.items())),
                       since=ing.since.isoformat() if ing.since else None,
-                      until=ing.until.isoformat() if ing.until else None, unreadable_files=ing.unreadable or [])
+                      until=ing.until.isoformat() if ing.until else None, unreadable_files=ing.unreadable or [],
+                      skipped_files=ing.skipped or [])

@@ -99,6 +99,8 @@ def write_report(run_dir: Path, manifest: dict[str, Any], b: Bill) -> Path:
         ]
         lines += [f"- **No valid row in `{f}`**: every line is quarantined; is it a query log of this format?"
                   for f in mine.get("unreadable_files", [])] + ([""] if mine.get("unreadable_files") else [])
+        lines += [f"- **`{f}` not read**: compressed otherwise than with gzip; decompress it, or compress it with "
+                  "gzip" for f in mine.get("skipped_files", [])] + ([""] if mine.get("skipped_files") else [])
     shapes_path, tpl_path = run_dir / "shapes.parquet", run_dir / "templates.parquet"
     if shapes_path.exists():
         shapes = pq.read_table(shapes_path, columns=["count", "type"]).to_pylist()
