@@ -104,15 +104,19 @@ def _scrub_step(sql: str, kind: str, pattern: re.Pattern[str]) -> str:
     return _replace(sql, f"(?i:{core})" if pattern.flags & re.IGNORECASE else core, _lit("{" + kind + "}"))
 
 
-def cue_free(col: str = "query") -> str:
-    """SQL: true for a question whose scrubbing cannot read the corpus's plain words (`Scrubber`): no strong cue
-    of the capitals name rule in any case, its other characters read as spaces (a no-break space is one once
-    NFKC'd), and no full-width or mathematical letter (NFKC makes them ASCII). Wider than the rule: it only
-    sends more questions to be read again."""
+def not_shouted(col: str = "query") -> str:
+    """SQL: true for a question the capitals name rule of `Scrubber` cannot touch, whose scrubbing therefore reads
+    no plain words: one with no full-width or mathematical letter (NFKC makes them ASCII) and either no strong cue
+    (in any case, its other characters read as spaces: a no-break space is one once NFKC'd) or, printable ASCII,
+    a lower-case letter the scrubber's patterns leave. Wider than the rule: it only sends more to be read again."""
     ascii_only = f"regexp_replace({col}, '[^ -~]', ' ', 'g')"
     compat = r"[\x{ff01}-\x{ff5e}\x{1d400}-\x{1d7ff}]"
-    return (f"NOT regexp_matches({ascii_only}, {_lit('(?i:' + _re2(SHOUTED_CUE.pattern) + ')')}) "
-            f"AND NOT regexp_matches({col}, '{compat}')")
+    cue = _lit("(?i:" + _re2(SHOUTED_CUE.pattern) + ")")
+    lower_left = (f"regexp_matches(regexp_replace({SqlSkeletons.scrubbed(col)}, {_lit(PLACEHOLDER.pattern)}, '', "
+                  "'g'), '[a-z]')")  # NULL beyond printable ASCII
+    maybe = (f"CASE WHEN regexp_full_match({col}, '[ -~]*') THEN regexp_matches({col}, {cue}) "  # the common case
+             f"ELSE regexp_matches({col}, '{compat}') OR regexp_matches({ascii_only}, {cue}) END")
+    return f"CASE WHEN {maybe} THEN coalesce({lower_left}, false) ELSE true END"
 
 
 def _ascii_word_edged(text: str) -> bool:

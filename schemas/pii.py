@@ -135,8 +135,8 @@ class Scrubber:
 
     def digest(self) -> str:
         """A hash of what the scrubber replaces and keeps besides its patterns and plain words: those change with
-        the corpus, and only questions with a strong cue, which the extraction memos never keep
-        (`schemas.extract_sql.cue_free`)."""
+        the corpus, and only questions in capitals with a strong cue, which the extraction memos never keep
+        (`schemas.extract_sql.not_shouted`)."""
         return hashlib.sha256(json.dumps([self.names, sorted(self._keep)]).encode()).hexdigest()[:16]
 
     def __call__(self, text: str) -> str:

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from schemas.config import Config
 from schemas.extract import Lexicon, fill_skeleton
-from schemas.extract_sql import SqlSkeletons, cue_free
+from schemas.extract_sql import SqlSkeletons, not_shouted
 from schemas.pii import Scrubber
 from tasks import extract_rows
 from tasks.classify import classify
@@ -125,10 +125,10 @@ def keep_extraction(con: Any, memo: ExtractionMemo, shapes: list[dict[str, Any]]
     # time, never this run its outputs, which are written by then or beside it. The extraction memo keeps the
     # questions read from the logs this run (a line the line memo held was not read): mostly the newest day's,
     # which the next run's newest day mostly repeats. Neither keeps a question whose scrubbing may read the
-    # corpus's plain words (`cue_free`): those change with the corpus, and the memos' fingerprints leave them out.
+    # corpus's plain words (`not_shouted`): those change with the corpus, and the memos' fingerprints leave them out.
     try:
         memo.keep(con, f"""SELECT {key_sql('query')}, y, skeleton, signature, slots, constraints
-                           FROM mapping SEMI JOIN ({recurring}) k USING (skeleton) WHERE {cue_free('query')}""")
+                           FROM mapping SEMI JOIN ({recurring}) k USING (skeleton) WHERE {not_shouted('query')}""")
     except (OSError, duckdb.Error) as exc:
         log.warning("the extraction memo was not kept: %s", exc)
     if ing is not None and ing.lines is not None:
