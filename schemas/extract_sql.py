@@ -104,21 +104,6 @@ def _scrub_step(sql: str, kind: str, pattern: re.Pattern[str]) -> str:
     return _replace(sql, f"(?i:{core})" if pattern.flags & re.IGNORECASE else core, _lit("{" + kind + "}"))
 
 
-def not_shouted(col: str = "query") -> str:
-    """SQL: true for a question the capitals name rule of `Scrubber` cannot touch, whose scrubbing therefore reads
-    no plain words: one with no full-width or mathematical letter (NFKC makes them ASCII) and either no strong cue
-    (in any case, its other characters read as spaces: a no-break space is one once NFKC'd) or, printable ASCII,
-    a lower-case letter the scrubber's patterns leave. Wider than the rule: it only sends more to be read again."""
-    ascii_only = f"regexp_replace({col}, '[^ -~]', ' ', 'g')"
-    compat = r"[\x{ff01}-\x{ff5e}\x{1d400}-\x{1d7ff}]"
-    cue = _lit("(?i:" + _re2(SHOUTED_CUE.pattern) + ")")
-    lower_left = (f"regexp_matches(regexp_replace({SqlSkeletons.scrubbed(col)}, {_lit(PLACEHOLDER.pattern)}, '', "
-                  "'g'), '[a-z]')")  # NULL beyond printable ASCII
-    maybe = (f"CASE WHEN regexp_full_match({col}, '[ -~]*') THEN regexp_matches({col}, {cue}) "  # the common case
-             f"ELSE regexp_matches({col}, '{compat}') OR regexp_matches({ascii_only}, {cue}) END")
-    return f"CASE WHEN {maybe} THEN coalesce({lower_left}, false) ELSE true END"
-
-
 def _ascii_word_edged(text: str) -> bool:
     """Printable ASCII that starts and ends with a word character: RE2's \\b then agrees with Python."""
     return (bool(text) and text.isascii() and text.isprintable() and bool(_WORD.fullmatch(text[0]))

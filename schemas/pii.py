@@ -9,6 +9,8 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from schemas.text import fold
+
 PLAIN_WORDS_FILE = "plain_words.json"  # a publication's `Index.plain_words`, for the online scrubber
 
 
@@ -130,16 +132,19 @@ class Scrubber:
             re.compile(r"\b(?:" + "|".join(re.escape(n) for n in self.names) + r")\b", re.IGNORECASE)
             if self.names else None
         )
-        self._keep = {k.casefold() for k in keep}
+        self._keep = {fold(k) for k in keep}
         self._plain = frozenset(w.casefold() for w in plain)
 
     def digest(self) -> str:
-        """A hash of what the scrubber replaces and keeps besides its patterns and plain words: those change with
-        the corpus, and only questions in capitals with a strong cue, which the extraction memos never keep
-        (`schemas.extract_sql.not_shouted`)."""
+        """A hash of what the scrubber replaces and keeps besides its patterns and plain words (see `scrub`)."""
         return hashlib.sha256(json.dumps([self.names, sorted(self._keep)]).encode()).hexdigest()[:16]
 
     def __call__(self, text: str) -> str:
+        return self.scrub(text)[0]
+
+    def scrub(self, text: str) -> tuple[str, bool]:
+        """The scrubbed text, and whether the capitals name rule read it: only then does the result depend on the
+        plain words (the extraction memos keep no such question, so their fingerprint leaves the words out)."""
         if not text.isascii():  # "＠" is "@", "２０２６" is "2026", a decomposed "é" one letter, as lookup reads them
             text = unicodedata.normalize("NFKC", text)
         text = replace_patterns(text)
@@ -150,19 +155,20 @@ class Scrubber:
             if "from" in text or "here" in text:  # what _LEAD_NAME's lookahead needs
                 text = _LEAD_NAME.sub(self._cue_name, text)
         text = CUE_FIRST_NAME.sub(self._first_name, text)
-        if shouted(text):
-            text = _SHOUTED_NAME.sub(self._shouted_name, text)
-        return text
+        if shouted(text) and _SHOUTED_NAME.search(text):
+            return _SHOUTED_NAME.sub(self._shouted_name, text), True
+        return text, False
 
     def _first_name(self, m: re.Match[str]) -> str:
-        word = m.group("name").casefold()
+        word = fold(m.group("name"))  # lexicon words are folded: "Zürich" is "zurich"
         if word in _FUNCTION_WORDS or word in self._keep or m.group("name") in _TITLES:
             return m.group(0)
         return f"{m.group('cue')} {{name}}"
 
     def _shouted_name(self, m: re.Match[str]) -> str:
-        words = [w.casefold() for w in re.split(r"[\s-]+", m.group("name"))]
-        if any(w in _FUNCTION_WORDS or w in self._keep for w in words) or all(w in self._plain for w in words):
+        words = re.split(r"[\s-]+", m.group("name"))
+        if (any(fold(w) in _FUNCTION_WORDS or fold(w) in self._keep for w in words)
+                or all(w.casefold() in self._plain for w in words)):
             return m.group(0)
         return f"{m.group('cue')} {{name}}"
 
@@ -171,11 +177,11 @@ class Scrubber:
         parts = re.split(r"([\s-]+)", m.group("name"))  # words at even positions, separators between
         words = parts[::2]
         i, j = 0, len(words)
-        while i < j and words[i].casefold() in self._keep:
+        while i < j and fold(words[i]) in self._keep:
             i += 1
-        while j > i and words[j - 1].casefold() in self._keep:
+        while j > i and fold(words[j - 1]) in self._keep:
             j -= 1
-        if j - i < 2 or any(w.casefold() in self._keep for w in words[i:j]):
+        if j - i < 2 or any(fold(w) in self._keep for w in words[i:j]):
             return m.group(0)
         name = "".join(parts[:2 * i]) + "{name}" + "".join(parts[2 * j - 1:])
         return f"{m.group('cue')} {name}" if m.group("cue") else name

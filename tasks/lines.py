@@ -26,7 +26,6 @@ from typing import Any
 import pyarrow as pa
 
 from schemas.extract import Lexicon
-from schemas.extract_sql import not_shouted
 from schemas.pii import Scrubber
 from tasks.extracted import fingerprint, source_digest
 
@@ -103,7 +102,7 @@ class LineMemo:
             FROM rows r SEMI JOIN wanted USING (filename)
                  JOIN mapping m ON r.query = m.query AND CAST(year(r.ts) AS INTEGER) = m.y
                  SEMI JOIN ({recurring}) k USING (skeleton)
-            WHERE {not_shouted('m.query')}""")
+                 ANTI JOIN reads_plain p ON p.query = r.query""")
         # DuckDB's 64-bit hash is fast, not collision-proof: a line whose key another line of its file shares (one
         # that reads as another question, or a quarantined one) is kept for neither, or the other would be taken
         # for it. Every line of a file without a trusted memo is in `staged` (a trusted memo's were checked so).

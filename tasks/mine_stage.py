@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from datetime import date, datetime
@@ -13,6 +14,7 @@ from prefect.cache_policies import NO_CACHE
 
 from schemas.config import Config
 from schemas.extract import Lexicon
+from schemas.pii import PLAIN_WORDS_FILE
 from tasks import followups
 from tasks.embed import Embedder, resolve_dtype
 from tasks.extracted import ExtractionMemo
@@ -39,12 +41,16 @@ from tasks.vectors import VectorStore
 def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since: date | None = None,
          until: date | None = None, now: datetime | None = None, quiet: bool = False,
          last_run: Path | None = None) -> tuple[MineResult, Lexicon]:
-    """Mine the logs into `staging` (shapes.parquet, questions.parquet, quarantine.parquet, and the merge's
-    memory, merge.npz): the window from `since` to `until`, or, with neither, the last `mining.window_days`
-    logged days. `last_run`: the live publication's folder, whose merge the shapes keep (None: fresh shapes)."""
+    """Mine the logs into `staging` (shapes.parquet, questions.parquet, quarantine.parquet, the merge's
+    memory, merge.npz, and the corpus's plain words the scrubber read, plain_words.json): the window from `since`
+    to `until`, or, with neither, the last `mining.window_days` logged days. `last_run`: the live publication's
+    folder, whose merge the shapes keep (None: fresh shapes)."""
     lexicon = Lexicon(config, index.facet_values())
     lexicon.check_aliases()
-    scrub = lexicon.scrubber(index.plain_words())
+    plain = index.plain_words()
+    scrub = lexicon.scrubber(plain)
+    # lookup scrubs with the words the shapes were mined with (a `plan` run alone keeps this night's)
+    (staging / PLAIN_WORDS_FILE).write_text(json.dumps(plain), encoding="utf-8")
     # Last night's skeleton vectors load beside the ingest (DuckDB there releases the GIL).
     loader = ThreadPoolExecutor(1)
     embedder = skeleton_embedder(index, config)

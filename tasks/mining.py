@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from schemas.config import Config
 from schemas.extract import Lexicon, fill_skeleton
-from schemas.extract_sql import SqlSkeletons, not_shouted
+from schemas.extract_sql import SqlSkeletons
 from schemas.pii import Scrubber
 from tasks import extract_rows
 from tasks.classify import classify
@@ -89,12 +89,14 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
                         FROM (SELECT query, y, {sql.scrubbed('query')} AS text FROM distinct_q)""")
         rest = con.sql("SELECT query, y FROM taken WHERE NOT ok").fetchall()
         with progress("scrubbing questions", len(rest), quiet=quiet) as bar, ThreadPoolExecutor(1) as pool:
-            scrubbing = pool.submit(lambda: [scrub(query) for query, _ in rest])
+            scrubbing = pool.submit(lambda: [scrub.scrub(query) for query, _ in rest])
             _sql_skeletons(con, sql, "text", "taken WHERE ok")
-            texts = scrubbing.result()
+            results = scrubbing.result()
             bar.advance(len(rest))
+        # Questions SQL takes never meet the capitals name rule (`SqlSkeletons.eligible`)
+        _reads_plain(con, [q for (q, _), (_, read) in zip(rest, results, strict=True) if read])
         scrubbed = pa.table({"query": [r[0] for r in rest], "y": [r[1] for r in rest],  # noqa: F841
-                             "text": texts})
+                             "text": [text for text, _ in results]})
         con.execute(f"CREATE TABLE taken_scrubbed AS SELECT query, y, text, {sql.eligible('text')} AS ok "
                     "FROM scrubbed")
         rest = con.sql("SELECT text, y, query FROM taken_scrubbed WHERE NOT ok").fetchall()
@@ -104,7 +106,9 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
             _sql_mapping(con, sql)
             out = by_python_rows.result()
     else:
-        out = _skeletons(con.sql("SELECT query, y, query FROM distinct_q").fetchall(), lexicon, scrub, quiet, workers)
+        rows = con.sql("SELECT query, y, query FROM distinct_q").fetchall()
+        _reads_plain(con, [q for q, _, _ in rows if scrub.scrub(q)[1]])
+        out = _skeletons(rows, lexicon, scrub, quiet, workers)
     by_python = pa.table(out, schema=_MAPPING_SCHEMA)  # noqa: F841 - DuckDB reads the local variable by name
     con.execute("CREATE TABLE IF NOT EXISTS mapping AS SELECT * FROM by_python LIMIT 0")
     con.execute("INSERT INTO mapping SELECT * FROM by_python")
@@ -124,11 +128,12 @@ def keep_extraction(con: Any, memo: ExtractionMemo, shapes: list[dict[str, Any]]
     # Both memos are caches: one that cannot be written (a full disk, a folder made read-only) costs the next run
     # time, never this run its outputs, which are written by then or beside it. The extraction memo keeps the
     # questions read from the logs this run (a line the line memo held was not read): mostly the newest day's,
-    # which the next run's newest day mostly repeats. Neither keeps a question whose scrubbing may read the
-    # corpus's plain words (`not_shouted`): those change with the corpus, and the memos' fingerprints leave them out.
+    # which the next run's newest day mostly repeats. Neither keeps a question whose scrubbing read the corpus's
+    # plain words (`reads_plain`): those change with the corpus, and the memos' fingerprints leave them out.
     try:
         memo.keep(con, f"""SELECT {key_sql('query')}, y, skeleton, signature, slots, constraints
-                           FROM mapping SEMI JOIN ({recurring}) k USING (skeleton) WHERE {not_shouted('query')}""")
+                           FROM mapping SEMI JOIN ({recurring}) k USING (skeleton)
+                                ANTI JOIN reads_plain USING (query)""")
     except (OSError, duckdb.Error) as exc:
         log.warning("the extraction memo was not kept: %s", exc)
     if ing is not None and ing.lines is not None:
@@ -199,6 +204,13 @@ def _sql_skeletons(con: Any, sql: SqlSkeletons, col: str, source: str) -> None:
              done AS (SELECT folded, y, {sql.skeleton('m')} AS skeleton,
                              array_to_string({sql.markers('m')}, chr(2)) AS markers FROM masked)
         SELECT src.query, src.y, done.skeleton, done.markers FROM src JOIN done USING (folded, y)""")
+
+
+def _reads_plain(con: Any, queries: list[str]) -> None:
+    """The table `reads_plain`: the questions whose scrubbing read the corpus's plain words (`Scrubber.scrub`),
+    which neither memo keeps."""
+    read = pa.table({"query": queries}, schema=pa.schema([("query", pa.string())]))  # noqa: F841
+    con.execute("CREATE TABLE reads_plain AS SELECT DISTINCT query FROM read")
 
 
 def _sql_mapping(con: Any, sql: SqlSkeletons) -> None:

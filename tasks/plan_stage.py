@@ -18,7 +18,6 @@ from prefect.cache_policies import NO_CACHE
 from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.extract import Lexicon, Skeleton, cache_key, fill_skeleton
-from schemas.pii import PLAIN_WORDS_FILE
 from schemas.plan import (
     Plan,
     PlanError,
@@ -306,12 +305,11 @@ CACHE_SCHEMA = pa.schema([
 
 
 def write_lexicon(staging: Path, config: Config, index: Index) -> None:
-    """What an online reader needs to rebuild the same lexicon and scrubber: the config, the index's facet
-    values and the words its chunks write in lower case."""
+    """What an online reader needs to rebuild the same lexicon: the config and the index's facet values (the
+    scrubber's plain words come with the shapes, from the mine stage)."""
     (staging / "config.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
     (staging / "lexicon.json").write_text(json.dumps(index.facet_values(), indent=2, sort_keys=True),
                                           encoding="utf-8")
-    (staging / PLAIN_WORDS_FILE).write_text(json.dumps(index.plain_words()), encoding="utf-8")
 
 
 # Not cached: it writes into the run's staging directory, and the index and lexicon are handles.

@@ -19,9 +19,8 @@ from schemas.publication import EMBED_CACHE, MANIFEST, POINTER, NoPublication, c
 
 STAGE_FILES = {
     "index": ["chunks.parquet"],
-    "mine": ["shapes.parquet", "questions.parquet", "quarantine.parquet", "merge.npz"],
-    "plan": ["templates.parquet", "cache.parquet", "config.json", "lexicon.json", "plain_words.json",
-             "vocabulary.json"],
+    "mine": ["shapes.parquet", "questions.parquet", "quarantine.parquet", "merge.npz", "plain_words.json"],
+    "plan": ["templates.parquet", "cache.parquet", "config.json", "lexicon.json", "vocabulary.json"],
 }
 
 

@@ -416,6 +416,15 @@ def test_scrubber_keeps_years_dates_and_ordinary_text(text: str) -> None:
     assert SCRUB(text) == text
 
 
+def test_an_accented_lexicon_value_after_a_cue_is_no_name() -> None:
+    """Lexicon words are kept folded ("zurich"): the name rules compare a word folded too."""
+    lexicon = Lexicon(CONFIG, {"office": ["Zürich", "São Paulo"]})
+    scrub = lexicon.scrubber()
+    assert scrub("this is Zürich office, what is the per diem") == "this is Zürich office, what is the per diem"
+    assert scrub("my colleague São Paulo Jan Kowalski asked") == "my colleague São Paulo {name} asked"
+    assert [c.value for c in lexicon.extract(scrub("Hi, I am Zürich staff: per diem"))] == ["Zürich"]
+
+
 def test_two_words_the_corpus_writes_in_lower_case_are_no_name_in_capitals() -> None:
     """After a cue in a question typed in capitals, two plain words stay; one plain word beside another does not
     save a name ("JAN" is a month in some corpora)."""

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from schemas.config import Facet, load_config
 from schemas.extract import Lexicon
-from schemas.extract_sql import _NEEDS, SqlSkeletons, not_shouted
+from schemas.extract_sql import _NEEDS, SqlSkeletons
 from schemas.pii import PATTERNS, Scrubber, replace_patterns
 from tests.conftest import DEMO_CONFIG, ROOT
 
@@ -165,23 +165,29 @@ def test_sql_scrubs_like_the_scrubber(questions: list[str]) -> None:
 PLAIN = ["approved", "remote", "jan", "kowalski", "per", "diem", "mei", "ling"]  # every word below is one
 
 
-@settings(max_examples=300, deadline=None)
+@pytest.mark.parametrize("name", sorted(LEXICONS))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_question().map(lambda q: q.upper()) | _question() | st.text(max_size=30), min_size=1, max_size=20))
 @example(["ＭＹ ＭＡＮＡＧＥＲ JAN KOWALSKI", "NAME\u00a0IS JAN KOWALSKI", "MY MANAGER APPROVED REMOTE",
           "MY MANAGER APPROVED REMOTE (jan@example.com)", "MY MANAGER APPROVED REMOTE, employee id 123456",
-          "my manager approved remote work", "MY MANAGER APPROVED REMOTE work"])
-def test_a_question_the_memos_keep_scrubs_the_same_whatever_the_plain_words(questions: list[str]) -> None:
-    """The extraction memos keep only `not_shouted` questions and leave the corpus's plain words out of their
-    fingerprint: such a question must scrub the same with any plain words."""
+          "MY MANAGER APPROVED REMOTE jan kowalski", "\u24c2Y MANAGER APPROVED REMOTE", "my manager approved remote"])
+def test_a_question_the_memos_keep_scrubs_the_same_whatever_the_plain_words(name: str, questions: list[str]) -> None:
+    """The memos keep no question whose scrubbing read the plain words (`Scrubber.scrub`), and their fingerprint
+    leaves the words out: any other question must scrub the same with any plain words. SQL takes none of those."""
+    lexicon, scrub = LEXICONS[name]
+    with_plain = Scrubber(scrub.names, keep=lexicon.name_words(), plain=PLAIN)
+    for question in questions:
+        text, read = scrub.scrub(question)
+        assert with_plain.scrub(question)[1] == read, question
+        if not read:
+            assert with_plain(question) == text, question
+    sql = SqlSkeletons(lexicon, scrub)
     batch = pa.table({"query": questions})  # noqa: F841
-    lexicon, scrub = LEXICONS["demo"]
-    with_plain = lexicon.scrubber(PLAIN)
-    kept = [q for q, free in CON.execute(f"SELECT query, {not_shouted('query')} FROM batch").fetchall() if free]
-    for question in kept:
-        assert with_plain(question) == scrub(question), question
-    assert with_plain.digest() == scrub.digest()
-    if "my manager approved remote work" in questions:  # the example: lower case told, so the memos keep it
-        assert kept == ["my manager approved remote work", "MY MANAGER APPROVED REMOTE work"]
+    taken = CON.execute(f"SELECT query FROM (SELECT query, {sql.scrubbed('query')} AS text FROM batch) "
+                        f"WHERE {sql.eligible('text')}").fetchall()
+    assert not [q for (q,) in taken if scrub.scrub(q)[1]]
+    if "MY MANAGER APPROVED REMOTE jan kowalski" in questions and scrub.names:  # a listed name is no lower case
+        assert scrub.scrub("MY MANAGER APPROVED REMOTE jan kowalski") == ("MY MANAGER {name} {name}", True)
 
 
 def test_forms_sql_cannot_match_send_their_questions_to_python() -> None:
