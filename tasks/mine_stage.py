@@ -49,8 +49,6 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     lexicon.check_aliases()
     plain = index.plain_words()
     scrub = lexicon.scrubber(plain)
-    # lookup scrubs with the words the shapes were mined with (a `plan` run alone keeps this night's)
-    (staging / PLAIN_WORDS_FILE).write_text(json.dumps(plain), encoding="utf-8")
     # Last night's skeleton vectors load beside the ingest (DuckDB there releases the GIL).
     loader = ThreadPoolExecutor(1)
     embedder = skeleton_embedder(index, config)
@@ -98,6 +96,8 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
         sorting.result()
         keeping.result()
         writing.result()
+    # lookup scrubs with the words the shapes were mined with (a `plan` run alone keeps this night's)
+    (staging / PLAIN_WORDS_FILE).write_text(json.dumps(plain), encoding="utf-8")
     result = summarize(ing, shapes)
     result.followups = linked
     ing.con.close()

@@ -344,7 +344,8 @@ class Index:
         """The words the corpus writes in lower case somewhere (casefolded, sorted): ordinary words, not names
         (see `Scrubber`). Read once per handle: a handle is one table version."""
         if self._plain is None:
-            self._plain = sorted(plain_words(self.table.to_arrow().select(["text"]).column("text").to_pylist()))
+            texts = self.table.to_lance().to_table(columns=["text"]).column("text")  # the vectors left unread
+            self._plain = sorted(plain_words(texts.to_pylist()))
         return self._plain
 
     def hashes(self, column: str) -> dict[str, str]:
