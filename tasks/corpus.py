@@ -117,7 +117,7 @@ def _read_markdown(path: Path) -> Document:
     meta: dict[str, Any] = {}
     key_lines: dict[str, str] = {}
     body = raw
-    if not _OPEN.match(raw) and _OPEN.match(raw.lstrip()) and _CLOSE.search(raw.lstrip(), 3):
+    if not _OPEN.match(raw) and _misplaced_front_matter(raw.lstrip()):
         at = raw[:len(raw) - len(raw.lstrip())].count("\n") + 1
         raise CorpusError(f"{path}:{at}: front matter opens on line {at}, where it would be read as text; "
                           "remove the blank lines before its '---'")
@@ -144,6 +144,17 @@ def _read_markdown(path: Path) -> Document:
         raise CorpusError(f"{path}:1: front matter must be a mapping of field: value")
     rec = {"id": meta.pop("id", path.stem), "text": body, "metadata": meta}
     return _check_record(rec, f"{path}:1", key_lines)
+
+
+def _misplaced_front_matter(text: str) -> bool:
+    """Whether text opens with a block between two '---' lines that reads as YAML keys (not two rules)."""
+    close = _CLOSE.search(text, 3) if _OPEN.match(text) else None
+    if close is None:
+        return False
+    try:
+        return isinstance(read_yaml(text[3:close.start()]), dict)
+    except (yaml.YAMLError, DuplicateKey, BooleanKey):
+        return True  # meant as keys, written wrong: the error would be lost as text
 
 
 def _key_lines(front: str) -> dict[str, int]:

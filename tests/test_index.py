@@ -399,6 +399,8 @@ def test_front_matter_after_blank_lines_is_refused(tmp_path: Path) -> None:
         read_corpus(note)
     note.write_text("Per diem in Lisbon.\n\n---\n\nA rule above.\n", encoding="utf-8")  # a rule, no front matter
     assert [d.text.split()[:2] for d in read_corpus(note)] == [["Per", "diem"]]
+    note.write_text("\n---\nPer diem in Lisbon, between two rules.\n---\n", encoding="utf-8")  # no keys: text
+    assert "Per diem in Lisbon, between two rules." in read_corpus(note)[0].text
 
 
 @pytest.mark.parametrize(("front", "problem"), [
