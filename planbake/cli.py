@@ -368,7 +368,7 @@ def search(
     hits = index.search(question, k, filters, all_versions)
     doc: dict[str, Any] = {"question": question, "filters": filters, "hits": [h.to_json() for h in hits]}
     if not hits and filters:  # a value no chunk has, of a facet that takes any value (a year, a date)
-        column = index.to_arrow().select(list(filters))
+        column = index.columns(list(filters))
         held = {f: sorted({str(v) for v in column.column(f).to_pylist() if v not in (None, "")})
                 for f in filters}
         doc["note"] = f"no {'' if all_versions else 'current '}chunk matches " + "; ".join(

@@ -118,7 +118,7 @@ def _doc(chunk_id: str) -> str:
 def doc_facets(index: Index) -> dict[str, dict[str, str]]:
     """Document id -> its facet values as text (the first chunk's; a document's chunks share them)."""
     names = index.config.facet_names
-    t = index.to_arrow().select(["doc_id", *names]).to_pylist()
+    t = index.columns(["doc_id", *names]).to_pylist()
     out: dict[str, dict[str, str]] = {}
     for row in t:
         out.setdefault(row["doc_id"], {f: str(row[f]) for f in names if row[f] not in (None, "")})

@@ -335,23 +335,26 @@ class Index:
             best = np.maximum(best, (queries @ chunks.T).max(axis=1))
         return [None if np.isinf(b) else float(b) for b in best]
 
+    def columns(self, names: Sequence[str]) -> pa.Table:
+        """Some columns of this version's rows, read without the others (`to_arrow` reads the vectors too)."""
+        return self.table.to_lance().to_table(columns=list(names))
+
     def facet_values(self) -> dict[str, list[str]]:
         cats = [f.name for f in self.config.facets if f.kind == "category"]
-        t = self.table.to_arrow().select(cats) if cats else None
+        t = self.columns(cats) if cats else None
         return {c: sorted({v for v in t.column(c).to_pylist() if v}) for c in cats} if t is not None else {}
 
     def plain_words(self) -> list[str]:
         """The words the corpus writes in lower case somewhere (casefolded, sorted): ordinary words, not names
         (see `Scrubber`). Read once per handle: a handle is one table version."""
         if self._plain is None:
-            texts = self.table.to_lance().to_table(columns=["text"]).column("text")  # the vectors left unread
-            self._plain = sorted(plain_words(texts.to_pylist()))
+            self._plain = sorted(plain_words(self.columns(["text"]).column("text").to_pylist()))
         return self._plain
 
     def hashes(self, column: str) -> dict[str, str]:
         """id -> one of its hashes: "row_hash" (all a row holds but its vector: text, facets, version markers)
         or "content_hash" (text and metadata)."""
-        t = self.table.to_arrow().select(["id", column])
+        t = self.columns(["id", column])
         return dict(zip(t.column("id").to_pylist(), t.column(column).to_pylist(), strict=True))
 
     def to_arrow(self) -> pa.Table:

@@ -19,7 +19,7 @@ def mine_vocabulary(index: Index, config: Config) -> Vocabulary:
     cats = [f.name for f in config.facets if f.kind == "category"]
     if not groups or not cats:
         return Vocabulary(groups)
-    table = index.to_arrow().select(["text", "is_current", *cats]).to_pylist()
+    table = index.columns(["text", "is_current", *cats]).to_pylist()
     texts: dict[tuple[str, str], list[str]] = defaultdict(list)
     for row in table:
         if row["is_current"]:
