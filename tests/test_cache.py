@@ -375,7 +375,8 @@ def test_labels_that_cannot_be_scored_are_refused(tmp_path: Path) -> None:
         read_labeled(bad)
     bad.write_text('{"id": "q1", "question": "a?", "parts": [["d1"], ["d2", "d3"]]}\n', encoding="utf-8")
     index = SimpleNamespace(config=SimpleNamespace(facet_names=["office"]),
-                            to_arrow=lambda: pa.table({"doc_id": ["d1", "d2"], "office": ["Berlin", None]}))
+                            columns=lambda names: pa.table({"doc_id": ["d1", "d2"], "office": ["Berlin", None]})
+                            .select(names))
     with pytest.raises(LabelError, match=f"{bad}: 1 part\\(s\\) name documents the corpus does not hold "
                                          "\\(question q1: d3\\)"):
         check_parts(read_labeled(bad), doc_facets(index).keys(), str(bad))  # type: ignore[arg-type]
