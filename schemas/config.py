@@ -155,6 +155,9 @@ class Planning(_Strict):
     # a clause split of a question opening with one of these words asks for a name it does not say ("which
     # company ...", "who is ..."): a first step finds the name, the clause steps search with it ([]: never)
     name_openers: list[str] = Field(default_factory=lambda: ["who", "whom", "whose", "which", "what"])
+    # words of the question's framing that no chunk says ("does the article suggest ..."): the rule writer leaves
+    # them out of its steps' queries ([]: keeps every word)
+    frame_words: list[str] = Field(default_factory=list)
     model: str = ""
     tensor_parallel_size: int = Field(1, ge=1)
     gpu_memory_utilization: float = Field(0.85, gt=0, le=1)

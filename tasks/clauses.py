@@ -6,10 +6,10 @@ question's slots form groups, one per part. Facets named more than once and equa
 (`{source_1} and {source_2} on {published_date_1} and {published_date_2}` is two groups); otherwise a repeat
 starts a new group, in text order. A facet named once applies to every group. Each clause is sent to the group
 where its best evidence scores highest (measured against the index with the shape's sampled values, no
-labels), and the plan has one step per clause, steps of different groups interleaved so that a round robin
-merge gives each group its share of the budget. The rule writer splits by clause only when every group gets a
-step and two or more clauses find evidence at or above the null floor (the clauses of a question the corpus
-cannot answer rarely do: see BENCHMARKS.md).
+labels; a group no clause went to searches the clause of its own best evidence), and the plan has one step per
+clause, steps of different groups interleaved so that a round robin merge gives each group its share of the
+budget. The rule writer splits by clause only when two or more clauses find evidence at or above the null
+floor (the clauses of a question the corpus cannot answer rarely do: see BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -97,16 +97,16 @@ def clause_scores(parts: list[str], groups: list[dict[str, str]], reach: Reach) 
     return [[reach(clause, f) for f in filters] for clause in parts]
 
 
-def clause_plan(parts: list[str], groups: list[dict[str, str]], scores: list[list[float]],
-                fallback: Callable[[int], str], max_steps: int) -> Plan:
+def clause_plan(parts: list[str], groups: list[dict[str, str]], scores: list[list[float]], max_steps: int) -> Plan:
     """One step per clause, filtered to the group where it reaches the best evidence (`clause_scores`); a group
-    no clause went to searches `fallback(group index)`. Steps of different groups alternate; at most
-    `max_steps`."""
+    no clause went to searches the clause of its own best evidence ("{source_2} and {source_3} articles imply
+    ...": one clause for two groups). Steps of different groups alternate; at most `max_steps`."""
     filters = _filters(groups)
     assigned: list[list[str]] = [[] for _ in groups]
     for clause, row in zip(parts, scores, strict=True):
         assigned[row.index(max(row))].append(clause)
-    queries = [a or [fallback(i)] for i, a in enumerate(assigned)]
+    own_best = [parts[max(range(len(parts)), key=lambda c: scores[c][g])] for g in range(len(groups))]
+    queries = [a or [own_best[g]] for g, a in enumerate(assigned)]
     order = [(i, q[rank]) for rank in range(max(map(len, queries))) for i, q in enumerate(queries) if rank < len(q)]
     return Plan(steps=[Step(id=f"s{n}", query=query, filters=filters[i])
                        for n, (i, query) in enumerate(order[:max_steps], 1)])

@@ -6,6 +6,7 @@ import re
 
 from schemas.config import Config
 from schemas.plan import Extract, Plan, Step, slots_by_facet
+from schemas.text import words as folded
 from tasks.clauses import (
     Reach,
     asks_for_name,
@@ -49,11 +50,16 @@ def _part_query(text: str, keep: str, drop: list[str], strip_words: list[str]) -
 
 def _split(text: str, facet: str, slots: list[str], config: Config) -> Plan:
     """One step per value of `facet`; a facet the question names once filters every step ("the per diem in
-    {office} between {year} and {year}": both years' steps search that office)."""
+    {office} between {year} and {year}": both years' steps search that office), one it names as often pairs
+    with it by position ("{source} on {published_date} and {source} on {published_date}")."""
     words = [w for w in config.classify.comparison + config.classify.temporal if " " not in w and len(w) > 2]
-    shared = {f: "{" + ss[0] + "}" for f, ss in slots_by_facet(text).items() if len(ss) == 1 and f != facet}
-    steps = [Step(id=f"s{n}", query=_part_query(text, s, [o for o in slots if o != s], words),
-                  filters={**shared, facet: "{" + s + "}"}) for n, s in enumerate(slots, 1)]
+    by_facet = slots_by_facet(text)
+    shared = {f: "{" + ss[0] + "}" for f, ss in by_facet.items() if len(ss) == 1 and f != facet}
+    paired = {f: ss for f, ss in by_facet.items() if f != facet and len(ss) == len(slots)}
+    others = [o for ss in paired.values() for o in ss]
+    steps = [Step(id=f"s{n}", query=_part_query(text, s, [o for o in slots if o != s] + others, words),
+                  filters={**shared, **{f: "{" + ss[n - 1] + "}" for f, ss in paired.items()}, facet: "{" + s + "}"})
+             for n, s in enumerate(slots, 1)]
     return Plan(steps=steps)
 
 
@@ -75,10 +81,24 @@ def _bridge(text: str, config: Config) -> Plan | None:
     ])
 
 
+def unframed(plan: Plan, frame_words: list[str]) -> Plan:
+    """The plan with `planning.frame_words` left out of its steps' queries (a query of nothing else is kept)."""
+    drop = {w for f in frame_words for w in folded(f).split()}
+    if not drop:
+        return plan
+    steps = [s.model_copy(update={"query": " ".join(w for w in s.query.split() if w not in drop) or s.query})
+             for s in plan.steps]
+    return plan.model_copy(update={"steps": steps})
+
+
 def write_template(skeleton: str, shape_type: str, config: Config, reach: Reach | None = None) -> Plan:
-    """A template for one shape: bridge chains; with `reach` (evidence scores from the index), a question of
-    two or more clauses splits by clause (tasks/clauses.py); else comparison and temporal split per value, the
-    rest is one step."""
+    """A template for one shape (see `_template`), its queries without the question's framing words."""
+    return unframed(_template(skeleton, shape_type, config, reach), config.planning.frame_words)
+
+
+def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | None) -> Plan:
+    """Bridge chains; with `reach` (evidence scores from the index), a question of two or more clauses splits by
+    clause (tasks/clauses.py); else comparison and temporal split per value, the rest is one step."""
     text = slotted(skeleton, config.facet_names)
     if shape_type == "bridge" and (plan := _bridge(text, config)):
         return plan
@@ -88,7 +108,7 @@ def write_template(skeleton: str, shape_type: str, config: Config, reach: Reach 
         groups = fit_shared(groups, text, reach, {f.name for f in config.facets if f.kind == "date"})
         scores = clause_scores(parts, groups, reach)
         if sum(max(row) >= config.mining.null_floor for row in scores) >= 2:
-            plan = clause_plan(parts, groups, scores, lambda _: text, config.planning.max_steps)
+            plan = clause_plan(parts, groups, scores, config.planning.max_steps)
             room = config.planning.max_steps >= max(3, len(groups) + 1)  # a clause step per group beside the name's
             if room and asks_for_name(text, config.planning.name_openers):
                 return name_bridge(text, plan, config.planning.max_steps)

@@ -736,6 +736,9 @@ def test_grammar_rejects_truncated_json(accepts: Callable[[str], bool]) -> None:
      [{"year": "{year_1}", "office": "{office_1}"}, {"year": "{year_1}", "office": "{office_2}"}]),
     ("compare parental leave in {office} and {office}", "comparison",
      [{"office": "{office_1}"}, {"office": "{office_2}"}]),
+    # named as often as the split's values: paired by position, each step with its own office
+    ("did the per diem in {office} in {year} and in {office} in {year} agree", "temporal",
+     [{"office": "{office_1}", "year": "{year_1}"}, {"office": "{office_2}", "year": "{year_2}"}]),
 ])
 def test_a_value_named_once_filters_every_step_of_a_split(skeleton: str, shape_type: str,
                                                           filters: list[dict[str, str]]) -> None:
@@ -770,3 +773,25 @@ def test_a_key_does_not_depend_on_the_order_the_question_named_its_values_in() -
     year_first = Skeleton("{office} per diem {year}", (Constraint("year", "2026"), Constraint("office", "Berlin")))
     assert list(office_first.slots) != list(year_first.slots)  # the slots come in the question's order
     assert cache_key("sh", office_first) == cache_key("sh", year_first) == "sh|office_1=Berlin|year_1=2026"
+
+
+def test_frame_words_leave_the_steps_queries() -> None:
+    """"does the article suggest ...": words of the question's framing, which no chunk says, are left out of
+    every step's query (`planning.frame_words`); slots and step references stay; [] keeps every word."""
+    from schemas.config import load_config
+    from tasks.rules_writer import unframed, write_template
+    from tests.conftest import DEMO_CONFIG
+
+    config = load_config(DEMO_CONFIG)
+    skeleton = "does the article suggest the per diem in {office} and {office} changed"
+    kept = write_template(skeleton, "comparison", config)
+    framed = config.model_copy(update={"planning": config.planning.model_copy(
+        update={"frame_words": ["Does", "article", "suggest"]})})
+    plan = write_template(skeleton, "comparison", framed)
+    assert [s.filters for s in plan.steps] == [s.filters for s in kept.steps]
+    for before, after in zip(kept.steps, plan.steps, strict=True):
+        assert "article" in before.query.split() and "does" in before.query.split()
+        assert after.query.split() == [w for w in before.query.split() if w not in {"does", "article", "suggest"}]
+    chained = Plan(steps=[Step(id="s1", query="article", extract=Extract(kind="name")),
+                          Step(id="s2", query="{s1} article in {office_1}", depends_on=["s1"])])
+    assert [s.query for s in unframed(chained, ["article"]).steps] == ["article", "{s1} in {office_1}"]
