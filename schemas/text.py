@@ -40,9 +40,14 @@ def folded_words(folded: str) -> str:
 _LETTERS = re.compile(r"[^\W\d_]+")
 
 
+def letter_runs(text: str) -> list[str]:
+    """The runs of letters of a text, in order: its words without digits, marks or apostrophes."""
+    return _LETTERS.findall(text)
+
+
 def plain_words(texts: Iterable[str]) -> set[str]:
     """The words the texts write in lower case somewhere (casefolded): ordinary words, not names."""
     found: set[str] = set()
     for text in texts:
-        found.update(w for w in _LETTERS.findall(text or "") if w.islower())
+        found.update(w for w in letter_runs(text or "") if w.islower())
     return {w.casefold() for w in found}

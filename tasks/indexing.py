@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date
@@ -14,7 +15,7 @@ from prefect.cache_policies import NO_CACHE
 
 from schemas.config import Config
 from schemas.extract import Lexicon
-from schemas.text import fold, plain_words
+from schemas.text import fold, letter_runs, plain_words
 from tasks.corpus import Document, chunk_corpus, read_corpus
 from tasks.embed import Embedder
 from tasks.enrich import check_facet_types, enrich
@@ -76,20 +77,40 @@ def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: d
 
 
 def ordinary_values(docs: Sequence[Document], config: Config) -> list[str]:
-    """A warning for each category value of one word that the config does not list and the corpus also writes in
-    lower case (an office "Remote" beside "remote work"): every question saying the word is read as that value."""
+    """A warning for each category value the config does not list that the corpus also writes in lower case: one
+    word (an office "Remote" beside "remote work"), or several in a row (a source "The Age" beside "by the age
+    of 16"). Every question saying those words is read as that value."""
     plain = plain_words(d.text for d in docs)
-    out = []
+    unlisted: list[tuple[int, Document, str]] = []  # facet, the first document giving the value, the value
     for at, f in enumerate(config.facets):
-        listed = {fold(v) for v in f.values}
+        seen = {fold(v) for v in f.values} if f.kind == "category" else None
         for d in docs:
             v = d.metadata.get(f.metadata_key)
-            if f.kind == "category" and isinstance(v, str) and (word := fold(v)) in plain and word not in listed:
-                out.append(f"{d.source_of(f.metadata_key)}: {f.name} {v!r} is also a word the corpus writes in lower "
-                           f"case: questions saying {word!r} will be read as that {f.name}; rename the value, or list "
-                           f"it under the facet's values ({config.place(['facets', at])}) to keep it")
-                listed.add(word)  # once per value
+            if seen is not None and isinstance(v, str) and fold(v) not in seen:
+                seen.add(fold(v))
+                unlisted.append((at, d, v))
+    lower = {v: " ".join(letter_runs(v.lower())) for _, _, v in unlisted}
+    phrases = _lower_case_phrases([p for p in lower.values() if " " in p and set(p.split()) <= plain], docs)
+    out = []
+    for at, d, v in unlisted:
+        f = config.facets[at]
+        several = " " in lower[v]
+        if fold(v) in plain or (several and lower[v] in phrases):
+            out.append(f"{d.source_of(f.metadata_key)}: {f.name} {v!r} is also {'words' if several else 'a word'} "
+                       f"the corpus writes in lower case: questions saying {fold(v)!r} will be read as that "
+                       f"{f.name}; rename the value, or list it under the facet's values "
+                       f"({config.place(['facets', at])}) to keep it")
     return out
+
+
+def _lower_case_phrases(phrases: list[str], docs: Sequence[Document]) -> set[str]:
+    """Which of the phrases (words in lower case, one space apart) the texts write so, with anything but letters
+    between the words."""
+    if not phrases:
+        return set()
+    either = "|".join(r"\W+".join(map(re.escape, p.split())) for p in phrases)
+    pattern = re.compile(rf"(?<!\w)(?:{either})(?!\w)")
+    return {" ".join(letter_runs(m.group())) for d in docs for m in pattern.finditer(d.text or "")}
 
 
 def export_parquet(uri: str, config: Config, version: int, path: Path) -> int:

@@ -19,7 +19,7 @@ from tasks.embed import Embedder
 from tasks.indexing import build_index, index_uri, ordinary_values
 from tasks.scale import model_ref
 from tasks.store import Index
-from tests.conftest import DEMO_CONFIG
+from tests.conftest import DEMO_CONFIG, ROOT
 
 RUN_DATE = date(2026, 11, 30)
 QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."
@@ -287,6 +287,28 @@ def test_a_value_that_is_an_ordinary_word_is_warned_of(tmp_path: Path) -> None:
                               "questions saying 'remote' will be read as that office")
     config.facet("office").values.append("Remote")
     assert ordinary_values(read_corpus(corpus), config) == []
+
+
+def test_a_value_of_several_ordinary_words_is_warned_of(tmp_path: Path) -> None:
+    """A source "The Age" would take "by the age of 16": words in a row the corpus writes in lower case (any
+    marks between them) are warned of too; a value whose words are never written so together, or whose words
+    are names somewhere ("New York" beside "the new york office": "york" is never lower case), is not."""
+    corpus = _write(tmp_path / "corpus.jsonl", [
+        {"id": "a", "text": "But by the age of 16, she had left.", "metadata": {"source": "The Verge"}},
+        {"id": "b", "text": "A new office opened in New York.", "metadata": {"source": "The Age"}},
+        {"id": "c", "text": "Verge is a word here, and so is new.", "metadata": {"source": "New York"}},
+        {"id": "d", "text": "Sporting goods; news-stands.", "metadata": {"source": "Sporting News"}},
+    ])
+    config = load_config(ROOT / "data" / "configs" / "multihop_rag.yaml")
+    (warning,) = ordinary_values(read_corpus(corpus), config)
+    assert warning.startswith(f"{corpus}:2: source 'The Age' is also words the corpus writes in lower case: "
+                              "questions saying 'the age' will be read as that source"), warning
+    again = _write(tmp_path / "again.jsonl", [
+        {"id": "a", "text": "Sales of sporting—news!", "metadata": {"source": "Sporting News"}}])
+    (warning,) = ordinary_values(read_corpus(again), config)
+    assert "source 'Sporting News' is also words" in warning
+    config.facet("source").values.append("Sporting News")
+    assert ordinary_values(read_corpus(again), config) == []
 
 
 def test_an_index_value_never_takes_a_listed_values_place() -> None:
