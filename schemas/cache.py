@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 from schemas.config import published_config
 from schemas.extract import Lexicon, Skeleton, cache_key, slots_key
 from schemas.followup import NO_PREVIOUS, Conversation, Followups
+from schemas.members import ShapeMembers
 from schemas.pii import read_plain_words
 from schemas.plan import CONSTRAINT_SLOT, Plan, drop_repeated_steps
 from schemas.publication import POINTER, NoPublication, current_run, index_location, read_manifest, run_root
@@ -68,7 +69,7 @@ class PlanCache:
         learned = self.manifest.get("mine", {}).get("followups", {}).get("skeletons", [])
         self.followups = Followups(config.mining, learned)  # mining learned them; the manifest carries them
         self.vocabulary = Vocabulary.read(run_dir)
-        self.shape_of: dict[str, str] = {}
+        self.shape_of = ShapeMembers()
         self.templates: dict[str, dict[str, Any]] = {}
         self._plans: dict[str, tuple[str, set[str]]] = {}  # template JSON and its constraint slots
         self._template_trace: dict[str, str] = {}  # as JSON: each lookup's trace is its own copy
@@ -82,8 +83,7 @@ class PlanCache:
                 text = plan.model_dump_json(exclude_defaults=True)
                 self._plans[row["shape_id"]] = (text, {m.group(1) + "_" + m.group(2)
                                                        for m in CONSTRAINT_SLOT.finditer(text)})
-            for sk in row["members"] or []:
-                self.shape_of.setdefault(sk, row["shape_id"])
+            self.shape_of.add(row["shape_id"], row["members"] or [], row.get("member_hashes") or [])
         # keyed anew from each entry's slots: a publication written when keys kept the question's order still hits
         self.entries = {slots_key(r["shape_id"], json.loads(r["slots"])): r
                         for r in pq.read_table(run_dir / "cache.parquet").to_pylist()}

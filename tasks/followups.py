@@ -13,6 +13,7 @@ from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.extract import Skeleton, cache_key
 from schemas.followup import Conversation, Followups, Turn, topic_words_sql
+from schemas.members import ShapeMembers
 from tasks.logs import Ingested
 
 FOLLOWUP_COLUMNS = ("question_id", "followup", "resolved_question", "resolved_shape_id", "resolved_key",
@@ -56,13 +57,13 @@ def drop_followup_shapes(shapes: list[dict[str, Any]], rules: Followups) -> None
             s["recurring"] = False
 
 
-def shape_lookup(shapes: list[dict[str, Any]]) -> dict[str, str]:
-    """Skeleton -> shape id, as the published cache maps them (a recurring shape's skeleton and examples)."""
-    out: dict[str, str] = {}
+def shape_lookup(shapes: list[dict[str, Any]]) -> ShapeMembers:
+    """Skeleton -> shape id, as the published cache maps them (a recurring shape's skeleton, its examples and
+    the hashes of its rarer members)."""
+    out = ShapeMembers()
     for s in shapes:
         if s["recurring"]:
-            for sk in [s["skeleton"], *(s.get("examples") or [])]:
-                out.setdefault(sk, s["shape_id"])
+            out.add(s["shape_id"], [s["skeleton"], *(s.get("examples") or [])], s.get("member_hashes") or [])
     return out
 
 
@@ -138,14 +139,14 @@ def replay(con: Any, config: Config, rules: Followups) -> Replayed:
     return Replayed(pairs, chained)
 
 
-def _resolved(turn: Turn, question: str | None, shape_of: dict[str, str]) -> tuple[str | None, ...]:
+def _resolved(turn: Turn, question: str | None, shape_of: ShapeMembers) -> tuple[str | None, ...]:
     """A follow-up's resolved columns (_RESOLVED): the standalone question, its shape and cache key, the reason."""
     sid = shape_of.get(turn.standalone.text) if turn.standalone else None
     key = cache_key(sid, turn.standalone) if sid and turn.standalone else None
     return question, sid, key, turn.reason
 
 
-def link(ing: Ingested, config: Config, rules: Followups, shape_of: dict[str, str],
+def link(ing: Ingested, config: Config, rules: Followups, shape_of: ShapeMembers,
          replayed: Replayed | None = None) -> dict[str, Any]:
     """Resolve every follow-up row (`replay`, unless done already) and give each its shape and cache key;
     writes the `followups` table (FOLLOWUP_COLUMNS) and returns the figures."""

@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 from schemas.config import Config
 from schemas.extract import Lexicon, fill_skeleton
 from schemas.extract_sql import SqlSkeletons
+from schemas.members import member_hash
 from schemas.pii import Scrubber
 from tasks import extract_rows
 from tasks.classify import classify
@@ -405,15 +406,19 @@ def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[
                (SELECT list(ms.skeleton ORDER BY member.n DESC, ms.skeleton)
                 FROM member JOIN skeletons ms USING (sid)
                 WHERE member.rep = agg.rep AND member.users >= {m.min_users}) AS examples,
+               (SELECT list(ms.skeleton) FROM member JOIN skeletons ms USING (sid)
+                WHERE member.rep = agg.rep AND member.users < {m.min_users}) AS rare,
                t.example_slots
         FROM agg JOIN skeletons s ON s.sid = agg.rep JOIN top_slots t ON t.rep = agg.rep
              JOIN signatures sig ON sig.gid = agg.gid
         ORDER BY agg.count DESC, s.skeleton""").fetchall()
-    cols = ["skeleton", "signature", "count", "users", "first_seen", "last_seen", "examples", "example_slots"]
+    cols = ["skeleton", "signature", "count", "users", "first_seen", "last_seen", "examples", "rare",
+            "example_slots"]
     out = []
     for row in shapes:
         rec = dict(zip(cols, row, strict=True))
         rec["shape_id"] = shape_id(rec["skeleton"])
+        rec["member_hashes"] = sorted(member_hash(sk) for sk in rec.pop("rare") or [])  # the texts go no further
         rec["recurring"] = rec["count"] >= m.min_count and rec["users"] >= m.min_users
         out.append(rec)
     return out
@@ -443,7 +448,7 @@ SHAPE_SCHEMA = pa.schema([
     ("shape_id", pa.string()), ("skeleton", pa.string()), ("type", pa.string()), ("reason", pa.string()),
     ("count", pa.int64()), ("users", pa.int64()), ("first_seen", pa.timestamp("us")),
     ("last_seen", pa.timestamp("us")), ("examples", pa.list_(pa.string())), ("signature", pa.string()),
-    ("example", pa.string()),
+    ("example", pa.string()), ("member_hashes", pa.list_(pa.string())),
 ])
 
 

@@ -227,7 +227,8 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
         if (old is not None and not corpus_added and old.get("shape_sig") == shape_sig
                 and all(h in (hashes.get(i), legacy.get(i)) for i, h in json.loads(old.get("evidence") or "[]"))):
             templates.append({**old, "count": shape["count"],
-                              "members": [shape["skeleton"], *(shape["examples"] or [])]})
+                              "members": [shape["skeleton"], *(shape["examples"] or [])],
+                              "member_hashes": shape.get("member_hashes") or []})
             entries += prev_entries.get(shape["shape_id"], [])
             routes[old["route"]] += 1
             rejected += not (old["valid"] and old["check_ok"])
@@ -264,6 +265,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                 "complaint": status["complaint"], "prompt_hash": status.get("prompt_hash", ""),
                 "fallback": bool(status.get("fallback")), "route": ev.route,
                 "evaluation": json.dumps(ev.to_json()), "members": [shape["skeleton"], *(shape["examples"] or [])],
+                "member_hashes": shape.get("member_hashes") or [],
                 "count": shape["count"], "shape_sig": shape_sig,
                 "evidence": json.dumps(sorted([i, hashes.get(i)] for i in evidence)),
             })
@@ -293,8 +295,8 @@ TEMPLATE_SCHEMA = pa.schema([
     ("writer", pa.string()), ("model", pa.string()), ("valid", pa.bool_()), ("check_ok", pa.bool_()),
     ("complaint", pa.string()), ("prompt_hash", pa.string()), ("fallback", pa.bool_()), ("route", pa.string()),
     ("evaluation", pa.string()),
-    ("members", pa.list_(pa.string())), ("count", pa.int64()), ("shape_sig", pa.string()),
-    ("evidence", pa.string()),
+    ("members", pa.list_(pa.string())), ("member_hashes", pa.list_(pa.string())), ("count", pa.int64()),
+    ("shape_sig", pa.string()), ("evidence", pa.string()),
 ])
 CACHE_SCHEMA = pa.schema([
     ("key", pa.string()), ("shape_id", pa.string()), ("route", pa.string()), ("plan", pa.string()),

@@ -20,6 +20,7 @@ from schemas.cache import PlanCache
 from schemas.config import load_config
 from schemas.extract import Lexicon
 from schemas.followup import NO_PREVIOUS, Conversation, Followups, topic_words_sql
+from schemas.members import ShapeMembers
 from tasks import followups
 from tasks.logs import ingest
 from tasks.mining import build_shapes, extract_distinct, shape_id, write_outputs
@@ -176,7 +177,7 @@ def write_log(path: Path, conversations: list[tuple[str, list[str]]], gap_s: int
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def mine_followups(path: Path, learned: list[str] | None = None, shape_of: dict[str, str] | None = None,
+def mine_followups(path: Path, learned: list[str] | None = None, shape_of: ShapeMembers | None = None,
                    on_cursor: bool = False) -> tuple[Followups, dict[str, Any], list[dict[str, Any]]]:
     """Ingest, extract, learn, link: the mining stage's follow-up steps, without the embedding model. With
     `on_cursor`, the replay runs on a cursor of its own first, as `mine` runs it beside the merge."""
