@@ -282,6 +282,7 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
               FROM q JOIN (SELECT kid, gid FROM value_sets) v USING (kid) GROUP BY ALL
               HAVING count(DISTINCT "user") >= 2) g
              JOIN skeletons s USING (sid) JOIN signatures sig USING (gid)
+        WHERE s.skeleton <> ''  -- filler only: a shape of none (`build_shapes`)
         ORDER BY n DESC, skeleton LIMIT 50000""").fetchall()
     vecs = embedder.encode([r[0] for r in rows], label="embedding skeletons", quiet=quiet)
     keys = [text_key(r[0]) for r in rows] if memory else []
@@ -411,6 +412,7 @@ def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[
                t.example_slots
         FROM agg JOIN skeletons s ON s.sid = agg.rep JOIN top_slots t ON t.rep = agg.rep
              JOIN signatures sig ON sig.gid = agg.gid
+        WHERE s.skeleton <> ''  -- only greetings or filler ("thanks"): no shape, as lookup answers them
         ORDER BY agg.count DESC, s.skeleton""").fetchall()
     cols = ["skeleton", "signature", "count", "users", "first_seen", "last_seen", "examples", "rare",
             "example_slots"]

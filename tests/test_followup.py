@@ -371,6 +371,22 @@ def test_a_question_of_fillers_alone_says_so(cache: PlanCache, question: str) ->
     assert not res.hit and res.route == "one_search" and res.reason == "only greetings or filler words"
 
 
+def test_a_question_of_fillers_alone_is_no_shape_offline_either(tmp_path: Path) -> None:
+    """"thanks" from a dozen users: lookup answers it as filler, so mining makes no shape of its empty skeleton
+    (a template of no words would be rejected and lower the plan validity the gate checks)."""
+    path = tmp_path / "log.jsonl"
+    write_log(path, [(f"u{n}", ["how big is the learning budget in Berlin", "thanks"]) for n in range(12)])
+    ing = ingest(path, now=datetime(2030, 1, 1), scrub=SCRUB)
+    try:
+        extract_distinct(ing, LEX, SCRUB, quiet=True)
+        distinct = [r[0] for r in ing.con.sql("SELECT DISTINCT skeleton FROM q_text").fetchall()]
+        assert "" in distinct
+        shapes = build_shapes(ing, CONFIG, {sk: sk for sk in distinct})
+    finally:
+        ing.con.close()
+    assert [s["skeleton"] for s in shapes] == ["how big is the learning budget in {office}"]
+
+
 def test_a_time_zone_counts_in_utc(cache: PlanCache) -> None:
     """The same instant resolves "this year" to the same year wherever the service runs, as mining does
     with each row's UTC time."""
