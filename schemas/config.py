@@ -439,7 +439,19 @@ def load_config(path: str | Path | None = None) -> Config:
             setattr(cfg, attr, str((p.parent / value).resolve()))
     cfg.labeled = [str((p.parent / x).resolve()) if not Path(x).is_absolute() else x for x in cfg.labeled]
     cfg._path = p
+    _check_pii_names(cfg)
     return cfg
+
+
+def _check_pii_names(cfg: Config) -> None:
+    """A name to scrub that is also a listed facet value or alias would take that value out of every question
+    (`pii_names: [Berlin]` leaves no office in "the learning budget in Berlin"): refused at its line."""
+    listed = {fold(v): (f.name, v) for f in cfg.facets for v in [*f.values, *f.aliases]}
+    for at, name in enumerate(cfg.pii_names):
+        if (hit := listed.get(fold(name))) is not None:
+            raise ConfigError(f"{cfg.place(['pii_names', at])}: pii name {name!r} is also the {hit[0]} "
+                              f"{hit[1]!r}: every question naming that {hit[0]} would lose it to {{name}}; remove "
+                              "it from pii_names (or rename the value)")
 
 
 MAX_REPORTED = 5  # validation errors named in one message

@@ -109,6 +109,22 @@ def test_a_key_given_twice_is_refused(tmp_path: Path) -> None:
         load_config(path)
 
 
+def test_a_pii_name_that_is_a_listed_value_is_refused(tmp_path: Path) -> None:
+    """`pii_names: [Sanne, berlin]` beside the office Berlin would scrub Berlin from every question."""
+    path = tmp_path / "config.yaml"
+    path.write_text("facets:\n  - name: office\n    values: [Berlin]\n    aliases: {Berlijn: Berlin}\n"
+                    "pii_names:\n  - Sanne\n  - berlin\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == (f"{path}:7: pii name 'berlin' is also the office 'Berlin': every question naming "
+                              "that office would lose it to {name}; remove it from pii_names (or rename the value)")
+    path.write_text(path.read_text(encoding="utf-8").replace("- berlin", "- Berlijn"), encoding="utf-8")
+    with pytest.raises(ConfigError, match=":7: pii name 'Berlijn' is also the office 'Berlijn'"):  # an alias
+        load_config(path)
+    path.write_text(path.read_text(encoding="utf-8").replace("  - Berlijn\n", ""), encoding="utf-8")
+    assert load_config(path).pii_names == ["Sanne"]
+
+
 def test_a_config_that_is_not_utf8_names_its_line(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
     path.write_bytes(b"facets:\n  - name: office\n    values: [Z\xfcrich]\n")
