@@ -308,6 +308,10 @@ class Config(_Strict):
         if twice:
             raise ValueError(f"facet {', '.join(twice)} is named twice; keep one of each (a facet's values and "
                              "aliases go under its one entry)")
+        for kind in ("year", "date"):  # a question's years (dates) are read into one facet
+            if len(same := [f.name for f in facets if f.kind == kind]) > 1:
+                raise ValueError(f"facets {', '.join(same)} are both of kind {kind}, but a question's {kind}s fill "
+                                 f"the first alone; keep one {kind} facet (make the other a category)")
         return facets
 
     def facet(self, name: str) -> Facet:

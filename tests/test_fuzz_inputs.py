@@ -125,6 +125,21 @@ def test_a_pii_name_that_is_a_listed_value_is_refused(tmp_path: Path) -> None:
     assert load_config(path).pii_names == ["Sanne"]
 
 
+def test_two_year_facets_are_refused(tmp_path: Path) -> None:
+    """A question's years fill one year facet: a second (`fiscal_year`) would never get a value."""
+    path = tmp_path / "config.yaml"
+    path.write_text("facets:\n  - name: year\n    kind: year\n  - name: fiscal_year\n    kind: year\n",
+                    encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == (f"{path}:1: field 'facets': facets year, fiscal_year are both of kind year, but a "
+                              "question's years fill the first alone; keep one year facet (make the other a "
+                              "category)")
+    path.write_text("facets:\n  - name: year\n    kind: year\n  - name: published\n    kind: date\n",
+                    encoding="utf-8")
+    assert [f.kind for f in load_config(path).facets] == ["year", "date"]  # one of each is fine
+
+
 def test_a_config_that_is_not_utf8_names_its_line(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
     path.write_bytes(b"facets:\n  - name: office\n    values: [Z\xfcrich]\n")
