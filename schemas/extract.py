@@ -23,16 +23,25 @@ _YEAR = re.compile(r"(?<![\w$€£-])((?:19|20)[0-9]{2})(?![\w-])" + _AMOUNT_AFT
 _RELATIVE_YEAR = re.compile(r"\b(this|last|next|current|previous|coming) year\b")
 _RELATIVE_OFFSET = {"this": 0, "current": 0, "last": -1, "previous": -1, "next": 1, "coming": 1}
 _ISO_DATE = re.compile(r"(?<![\w-])((?:19|20)[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])(?![\w-])")
-_MONTHS = {name.casefold(): i for i, name in enumerate(calendar.month_name) if name}
+_MONTHS = ({name.casefold(): i for i, name in enumerate(calendar.month_name) if name}
+           | {abbr.casefold(): i for i, abbr in enumerate(calendar.month_abbr) if abbr} | {"sept": 9})
+MONTH_WORDS = sorted(_MONTHS, key=lambda m: (-len(m), m))  # longest first: "september" before "sep"
+_MONTH = "(" + "|".join(MONTH_WORDS) + r")\.?"  # "october", "oct", "oct."
 _MONTH_DAY_YEAR = re.compile(
-    r"\b(" + "|".join(_MONTHS) + r") ([0-9]{1,2})(?:st|nd|rd|th)?,? ((?:19|20)[0-9]{2})(?![\w-])"
+    r"\b" + _MONTH + r" ([0-9]{1,2})(?:st|nd|rd|th)?,? ((?:19|20)[0-9]{2})(?![\w-])"
 )
 _DAY_MONTH_YEAR = re.compile(
-    r"\b([0-9]{1,2})(?:st|nd|rd|th)? (" + "|".join(_MONTHS) + r"),? ((?:19|20)[0-9]{2})(?![\w-])"
+    r"\b([0-9]{1,2})(?:st|nd|rd|th)? (?:of )?" + _MONTH + r",? ((?:19|20)[0-9]{2})(?![\w-])"
 )
 _MONTH_YEAR = re.compile(
-    r"\b(?:in |of |during )?(" + "|".join(_MONTHS) + r"),? ((?:19|20)[0-9]{2})(?![\w-])"
+    r"\b(?:in |of |during )?" + _MONTH + r",? ((?:19|20)[0-9]{2})(?![\w-])"
 )
+
+
+def _day(year: str, month: int, day: str) -> str | None:
+    """YYYY-MM-DD for a day the calendar has (not February 30), else None."""
+    y, d = int(year), int(day)
+    return f"{y}-{month:02d}-{d:02d}" if 1 <= d <= calendar.monthrange(y, month)[1] else None
 
 
 @dataclass(frozen=True)
@@ -186,11 +195,12 @@ class Lexicon:
 
         if self.date_facet:
             day = self.date_facet
-            take((day, m.group(0), m.start(), m.end()) for m in _ISO_DATE.finditer(text))
-            take((day, f"{m.group(3)}-{_MONTHS[m.group(1)]:02d}-{int(m.group(2)):02d}", m.start(), m.end())
-                 for m in _MONTH_DAY_YEAR.finditer(text) if 1 <= int(m.group(2)) <= 31)
-            take((day, f"{m.group(3)}-{_MONTHS[m.group(2)]:02d}-{int(m.group(1)):02d}", m.start(), m.end())
-                 for m in _DAY_MONTH_YEAR.finditer(text) if 1 <= int(m.group(1)) <= 31)
+            take((day, v, m.start(), m.end()) for m in _ISO_DATE.finditer(text)
+                 if (v := _day(m.group(1), int(m.group(2)), m.group(3))))
+            take((day, v, m.start(), m.end()) for m in _MONTH_DAY_YEAR.finditer(text)
+                 if (v := _day(m.group(3), _MONTHS[m.group(1)], m.group(2))))
+            take((day, v, m.start(), m.end()) for m in _DAY_MONTH_YEAR.finditer(text)
+                 if (v := _day(m.group(3), _MONTHS[m.group(2)], m.group(1))))
             take((day, f"{m.group(2)}-{_MONTHS[m.group(1)]:02d}", m.start(1), m.end())
                  for m in _MONTH_YEAR.finditer(text))
         if self._pattern is not None:

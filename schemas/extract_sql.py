@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from schemas.constraint import QUALIFIER, Constraint
-from schemas.extract import Lexicon
+from schemas.extract import MONTH_WORDS, Lexicon
 from schemas.pii import (
     CUE_FIRST_NAME,
     CUE_NAME,
@@ -43,7 +43,7 @@ START, END, NOT_A_YEAR = "\x01", "\x03", "\x04"
 _WORD = re.compile(r"[A-Za-z0-9_]")
 _CURRENCY = r"\$|euros?|eur|usd|dollars?|gbp|pounds?|chf|francs?"  # the ASCII part of extract._AMOUNT_AFTER
 _RELATIVE = {"this|current": 0, "last|previous": -1, "next|coming": 1}
-_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+_MONTHS = "|".join(MONTH_WORDS)  # any question naming a month goes to Python, which reads dates
 _YEAR = r"((?:19|20)[0-9]{2})"
 
 

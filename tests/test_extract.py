@@ -261,6 +261,14 @@ def test_date_facet() -> None:
     sk = lex.skeleton("What did Reuters report on 2023-11-24 and in November 2023?", NOW)
     assert sk.slots == {"source_1": "Reuters", "published_1": "2023-11-24", "published_2": "2023-11"}
     assert sk.text == "what did {source} report on {published} and in {published}"
+    # a month said short, a day said "the 3rd of": the same days; a day the calendar lacks is no date
+    for question, value in [("Oct 3, 2023", "2023-10-03"), ("oct. 3rd, 2023", "2023-10-03"),
+                            ("the 3rd of October 2023", "2023-10-03"), ("in Sept 2023", "2023-09"),
+                            ("February 29, 2024", "2024-02-29"), ("2024-02-29", "2024-02-29")]:
+        assert lex.skeleton(question, NOW).slots == {"published_1": value}, question
+    for impossible in ["February 30, 2023", "2023-02-30", "September 31, 2023", "2023-02-29"]:
+        assert lex.skeleton(impossible, NOW).slots == {}, impossible
+    assert lex.skeleton("31 April 2023", NOW).slots == {"published_1": "2023-04"}  # the month it names, no day
 
 
 _DATED = Lexicon(Config(facets=[Facet(name="office", values=["Berlin", "New York"]), Facet(name="year", kind="year"),

@@ -52,6 +52,7 @@ TOKENS = [
     "yahoo!", "Yahoo", "YAHOO!!", "c++ weekly", "C++", "zurich", "Zürich", "lodz", "Łódź",
     "the verge", "TechCrunch", "cnbc | world business news leader", "Yahoo News", "fortune", "the new york times",
     "2024", "2025", "1999", "2100", "20245", "2024-11-24", "November 2023", "in march 2024", "24 october 2023",
+    "Oct 3, 2023", "sept 2023", "the 3rd of oct 2023", "2023-02-30", "February 30, 2023", "dec.",
     "2000 euros", "2000 euro", "2000 europe", "2000$", "$2000", "2000 $", "2000 usd", "2000eur", "-2024", "2024-",
     "this year", "last year", "next year", "current year", "previous year", "coming year", "This Year", "years",
     "second parent", "non-birth parent", "part-time", "part time", "parttime", "intern", "interns", "foster",
