@@ -13,7 +13,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
-from schemas.arrow import chunk_schema
+from schemas.arrow import chunk_schema, facet_columns
 from schemas.config import Config
 from schemas.text import plain_words
 from tasks.embed import Embedder
@@ -266,6 +266,21 @@ def best_cosine(hits: list[Hit], default: float) -> float:
 SEARCH_MEMO = 20_000  # remembered searches per Index handle (a few MB)
 
 
+class FacetColumnsMissing(ValueError):
+    """A table version without a column for a facet of the config: indexed before the config had that facet."""
+
+
+def _check_facet_columns(table: Any, config: Config, uri: str) -> None:
+    held = facet_columns(table.schema)
+    missing = [f for f in config.facet_names if f not in held]
+    if missing:
+        raise FacetColumnsMissing(
+            f"{uri}: version {table.version} of table '{config.table}' has no column for facet(s) "
+            f"{', '.join(missing)} (its facet columns: {', '.join(held) or 'none'}; the config's: "
+            f"{', '.join(config.facet_names)}); index the corpus with this config first ('planbake index' or "
+            "'planbake nightly'), or read that version with the config it was indexed with")
+
+
 class Index:
     """A read handle on one version of the chunk table (the published one, by tag or number)."""
 
@@ -276,6 +291,7 @@ class Index:
             raise FileNotFoundError(f"{uri}: no table '{config.table}'; run 'planbake index' first")
         if version is not None:
             table.checkout(version)
+        _check_facet_columns(table, config, uri)
         self.table, self.config, self.uri = table, config, uri
         self.embedder = embedder or Embedder(config.model_path, config.embed_batch_size, config.embed_dtype)
         self._memo: dict[tuple[Any, ...], list[Hit]] = {}  # one table version: the same search, the same hits

@@ -19,7 +19,7 @@ from tasks.corpus import CorpusError, read_corpus
 from tasks.embed import Embedder
 from tasks.indexing import build_index, index_uri, ordinary_values
 from tasks.scale import model_ref
-from tasks.store import Index
+from tasks.store import FacetColumnsMissing, Index
 from tests.conftest import DEMO_CONFIG, ROOT
 
 RUN_DATE = date(2026, 11, 30)
@@ -227,6 +227,13 @@ def test_a_facet_added_or_removed_changes_the_tables_columns(tmp_path: Path, see
     old = Index(uri, before, "first")
     assert "topic" not in old.table.schema.names
     assert [h.id for h in old.search(QUESTION, k=5)] == [r[0] for r in REFERENCE]
+    with pytest.raises(FacetColumnsMissing) as err:  # the new config on the old version: which columns, the fix
+        Index(uri, after, "first")
+    assert str(err.value) == (
+        f"{uri}: version {first.version} of table 'chunks' has no column for facet(s) topic (its facet columns: "
+        "office, year; the config's: office, year, topic); index the corpus with this config first ('planbake "
+        "index' or 'planbake nightly'), or read that version with the config it was indexed with")
+
     removed = build_index(corpus, before, tmp_path, RUN_DATE, quiet=True).result
     assert (removed.embedded, removed.updated) == (0, 17)
     assert "topic" not in Index(uri, before, removed.version).table.schema.names
