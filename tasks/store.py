@@ -13,7 +13,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
-from schemas.arrow import chunk_schema
+from schemas.arrow import chunk_schema, facet_columns
 from schemas.config import Config
 from schemas.text import plain_words
 from tasks.embed import Embedder
@@ -96,29 +96,43 @@ def existing_state(table: Any | None) -> dict[str, tuple[str, str, np.ndarray, b
 SAME_MODEL_COSINE = 0.999  # a chunk embedded again by the model that stored it gives its vector (within batching)
 
 
-def _same_model(old: dict[str, tuple[str, str, np.ndarray, bool]], chunks: Sequence[EnrichedChunk], embedder: Embedder,
-                uri: str, table: str) -> bool:
+def _same_model(old: dict[str, tuple[str, str, np.ndarray, bool]], chunks: Sequence[EnrichedChunk],
+                embedder: Embedder) -> bool:
     """Whether the stored vectors come from the embedder's model: the first unchanged chunk, embedded again,
     gives its stored vector. A changed `model_path` (or model version) would otherwise leave the old model's
-    vectors beside the new one's; a model of another dimension cannot share the table."""
+    vectors beside the new one's."""
     probe = next((e for e in sorted(chunks, key=lambda e: e.chunk.id)
                   if e.chunk.id in old and old[e.chunk.id][0] == text_hash(e.chunk.text)), None)
     if probe is None:
         return True
-    stored = old[probe.chunk.id][2]
-    if len(stored) != embedder.dim:
-        raise ValueError(f"{uri}: table '{table}' holds vectors of {len(stored)} dimensions and the model gives "
-                         f"{embedder.dim}; index into a new --out (or index_uri) for this model")
-    return float(embedder.encode_one(probe.chunk.text) @ stored) >= SAME_MODEL_COSINE
+    return float(embedder.encode_one(probe.chunk.text) @ old[probe.chunk.id][2]) >= SAME_MODEL_COSINE
+
+
+def _check_dimension(table: Any, dim: int, uri: str, name: str) -> None:
+    """A model of another dimension cannot share the table (its vectors would not compare with the stored ones)."""
+    stored = table.schema.field("vector").type.list_size
+    if stored != dim:
+        raise ValueError(f"{uri}: table '{name}' holds vectors of {stored} dimensions and the model gives {dim}; "
+                         "index into a new --out (or index_uri) for this model")
+
+
+def _columns(schema: pa.Schema) -> list[tuple[str, pa.DataType]]:
+    """Names and types in order: a facet added, removed, moved or of another kind changes them."""
+    return [(f.name, f.type) for f in schema]
 
 
 def write_index(chunks: Sequence[EnrichedChunk], config: Config, uri: str, embedder: Embedder,
                 quiet: bool = False) -> IndexResult:
-    """Merge the enriched chunks into the table: embed only new or changed text, delete what is gone."""
+    """Merge the enriched chunks into the table: embed only new or changed text, delete what is gone. A config
+    whose facet columns differ from the table's (a facet added, removed or of another kind) writes every row
+    anew under its columns, keeping the vectors; older versions keep their columns for their publications."""
     table = open_table(uri, config.table)  # first: a remote store that does not answer is named as bad input
     db = lancedb.connect(uri)
+    schema = chunk_schema(config, embedder.dim)
+    if table is not None:
+        _check_dimension(table, embedder.dim, uri, config.table)
     old = existing_state(table)
-    if not _same_model(old, chunks, embedder, uri, config.table):
+    if not _same_model(old, chunks, embedder):
         old = {i: ("", "", vec, cur) for i, (_, _, vec, cur) in old.items()}  # all embedded and written again
     new_ids = {e.chunk.id for e in chunks}
     to_embed = [e for e in chunks if e.chunk.id not in old or old[e.chunk.id][0] != text_hash(e.chunk.text)]
@@ -126,11 +140,14 @@ def write_index(chunks: Sequence[EnrichedChunk], config: Config, uri: str, embed
     vectors = {i: old[i][2] for i in new_ids - embed_ids}
     fresh = embedder.encode([e.chunk.text for e in to_embed], label="embedding chunks", quiet=quiet)
     vectors.update({e.chunk.id: fresh[n] for n, e in enumerate(to_embed)})
-    changed = [e for e in chunks if e.chunk.id not in old or old[e.chunk.id][1] != row_hash(e)]
+    reshaped = table is not None and _columns(table.schema) != _columns(schema)
+    changed = [e for e in chunks if reshaped or e.chunk.id not in old or old[e.chunk.id][1] != row_hash(e)]
     gone = sorted(set(old) - new_ids)
-    schema = chunk_schema(config, embedder.dim)
     if table is None:
         table = db.create_table(config.table, data=pa.Table.from_pylist(_rows(chunks, vectors, config), schema))
+        _create_indexes(table, config)
+    elif reshaped:
+        table.add(pa.Table.from_pylist(_rows(chunks, vectors, config), schema), mode="overwrite")  # tags keep theirs
         _create_indexes(table, config)
     else:
         if changed:
@@ -249,6 +266,21 @@ def best_cosine(hits: list[Hit], default: float) -> float:
 SEARCH_MEMO = 20_000  # remembered searches per Index handle (a few MB)
 
 
+class FacetColumnsMissing(ValueError):
+    """A table version without a column for a facet of the config: indexed before the config had that facet."""
+
+
+def _check_facet_columns(table: Any, config: Config, uri: str) -> None:
+    held = facet_columns(table.schema)
+    missing = [f for f in config.facet_names if f not in held]
+    if missing:
+        raise FacetColumnsMissing(
+            f"{uri}: version {table.version} of table '{config.table}' has no column for facet(s) "
+            f"{', '.join(missing)} (its facet columns: {', '.join(held) or 'none'}; the config's: "
+            f"{', '.join(config.facet_names)}); index the corpus with this config first ('planbake index' or "
+            "'planbake nightly'), or read that version with the config it was indexed with")
+
+
 class Index:
     """A read handle on one version of the chunk table (the published one, by tag or number)."""
 
@@ -259,6 +291,7 @@ class Index:
             raise FileNotFoundError(f"{uri}: no table '{config.table}'; run 'planbake index' first")
         if version is not None:
             table.checkout(version)
+        _check_facet_columns(table, config, uri)
         self.table, self.config, self.uri = table, config, uri
         self.embedder = embedder or Embedder(config.model_path, config.embed_batch_size, config.embed_dtype)
         self._memo: dict[tuple[Any, ...], list[Hit]] = {}  # one table version: the same search, the same hits

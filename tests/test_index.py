@@ -10,15 +10,16 @@ from datetime import date
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
-from schemas.config import ConfigError, load_config
+from schemas.config import Config, ConfigError, Facet, load_config
 from schemas.extract import Lexicon
 from tasks.corpus import CorpusError, read_corpus
 from tasks.embed import Embedder
 from tasks.indexing import build_index, index_uri, ordinary_values
 from tasks.scale import model_ref
-from tasks.store import Index
+from tasks.store import FacetColumnsMissing, Index
 from tests.conftest import DEMO_CONFIG, ROOT
 
 RUN_DATE = date(2026, 11, 30)
@@ -193,6 +194,68 @@ def test_incremental_merge(tmp_path: Path, seed_corpus: Path) -> None:
     assert len(ids) == len(set(ids)) == 17
 
 
+def _with_facet(facet: Facet | None) -> Config:
+    """The demo config, with one more facet (None: as it is)."""
+    config = load_config(DEMO_CONFIG)
+    if facet is not None:
+        config.facets.append(facet)
+    return config
+
+
+def test_a_facet_added_or_removed_changes_the_tables_columns(tmp_path: Path, seed_corpus: Path) -> None:
+    """A facet the config gains becomes a column of every chunk, read from its document's metadata, and one it
+    drops leaves the table; no vector is embedded again, and a tagged older version keeps its own columns for
+    the publication that names it."""
+    records = [json.loads(line) for line in seed_corpus.read_text(encoding="utf-8").splitlines()]
+    for r in records:
+        r["metadata"]["topic"] = "leave" if r["id"].startswith("leave") else "other"
+    corpus = _write(tmp_path / "corpus.jsonl", records)
+    before = _with_facet(None)
+    first = build_index(corpus, before, tmp_path, RUN_DATE, quiet=True).result
+    uri = index_uri(before, tmp_path)
+    Index(uri, before).table.tags.create("first", first.version)
+
+    after = _with_facet(Facet(name="topic"))
+    added = build_index(corpus, after, tmp_path, RUN_DATE, quiet=True).result
+    assert (added.embedded, added.updated, added.inserted, added.deleted) == (0, 17, 0, 0)
+    index = Index(uri, after, added.version)
+    hits = index.search(QUESTION, k=17, filters={"topic": "other"}, all_versions=True)
+    assert hits and {h.facets["topic"] for h in hits} == {"other"}
+    assert index.facet_values()["topic"] == ["leave", "other"]
+    assert build_index(corpus, after, tmp_path, RUN_DATE, quiet=True).result.version == added.version
+
+    old = Index(uri, before, "first")
+    assert "topic" not in old.table.schema.names
+    assert [h.id for h in old.search(QUESTION, k=5)] == [r[0] for r in REFERENCE]
+    with pytest.raises(FacetColumnsMissing) as err:  # the new config on the old version: which columns, the fix
+        Index(uri, after, "first")
+    assert str(err.value) == (
+        f"{uri}: version {first.version} of table 'chunks' has no column for facet(s) topic (its facet columns: "
+        "office, year; the config's: office, year, topic); index the corpus with this config first ('planbake "
+        "index' or 'planbake nightly'), or read that version with the config it was indexed with")
+
+    removed = build_index(corpus, before, tmp_path, RUN_DATE, quiet=True).result
+    assert (removed.embedded, removed.updated) == (0, 17)
+    assert "topic" not in Index(uri, before, removed.version).table.schema.names
+    assert Index(uri, after, added.version).facet_values()["topic"] == ["leave", "other"]
+
+
+def test_a_facet_of_another_kind_retypes_its_column(tmp_path: Path, seed_corpus: Path) -> None:
+    """A facet whose kind changes (category to year: text to a number) is written again in its new type."""
+    records = [json.loads(line) for line in seed_corpus.read_text(encoding="utf-8").splitlines()]
+    for r in records:
+        r["metadata"]["period"] = "2026"
+    corpus = _write(tmp_path / "corpus.jsonl", records)
+    as_text = build_index(corpus, _with_facet(Facet(name="period")), tmp_path, RUN_DATE, quiet=True).result
+    as_year = _with_facet(Facet(name="period", kind="year"))
+    retyped = build_index(corpus, as_year, tmp_path, RUN_DATE, quiet=True).result
+    assert (retyped.embedded, retyped.updated) == (0, 17) and retyped.version > as_text.version
+    index = Index(index_uri(as_year, tmp_path), as_year, retyped.version)
+    assert index.table.schema.field("period").type == pa.int32()
+    assert set(index.columns(["period"]).column("period").to_pylist()) == {2026}
+    assert len(index.search(QUESTION, k=3, filters={"period": "2026"})) == 3
+
+
 class _OtherModel(Embedder):
     """Stands in for another model (no second one is installed): the packaged model's vectors, reversed, or cut
     to their first `dim` components."""
@@ -225,6 +288,10 @@ def test_a_changed_model_embeds_every_chunk_again(tmp_path: Path, seed_corpus: P
     assert (again.embedded, again.updated, again.version) == (0, 0, result.version)
     with pytest.raises(ValueError, match=r"holds vectors of 384 dimensions and the model gives 128; index into a new"):
         build_index(seed_corpus, config, tmp_path, RUN_DATE, quiet=True, embedder=_OtherModel(128))
+    records = [json.loads(line) for line in seed_corpus.read_text(encoding="utf-8").splitlines()]
+    edited = _write(tmp_path / "edited.jsonl", [{**r, "text": r["text"] + " Ask HR."} for r in records])
+    with pytest.raises(ValueError, match=r"holds vectors of 384 dimensions and the model gives 128"):  # no text
+        build_index(edited, config, tmp_path, RUN_DATE, quiet=True, embedder=_OtherModel(128))  # left to compare
 
 
 @pytest.mark.parametrize(
