@@ -73,7 +73,20 @@ def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: d
     uri = index_uri(config, out)
     embedder = embedder or Embedder(config.model_path, config.embed_batch_size, config.embed_dtype)
     result = write_index(enriched, config, uri, embedder, quiet=quiet)
-    return IndexOutcome(result, uri, len(docs), path_in_root(uri, out), ordinary_values(docs, config))
+    return IndexOutcome(result, uri, len(docs), path_in_root(uri, out),
+                        [*valueless_facets(docs, config), *ordinary_values(docs, config)])
+
+
+def valueless_facets(docs: Sequence[Document], config: Config) -> list[str]:
+    """A warning for each category facet that neither the config nor any document gives a value: no question is
+    ever read as naming it (a misspelt `key:`, or metadata the corpus does not have)."""
+    out = []
+    for at, f in enumerate(config.facets):
+        if f.kind == "category" and not f.values and not any(d.metadata.get(f.metadata_key) for d in docs):
+            out.append(f"{config.place(['facets', at])}: facet {f.name!r} has no values: the config lists none and "
+                       f"no document's metadata has the key {f.metadata_key!r}; list its values, or set `key:` to "
+                       "the metadata key that holds them")
+    return out
 
 
 def ordinary_values(docs: Sequence[Document], config: Config) -> list[str]:

@@ -17,7 +17,7 @@ from schemas.config import Config, ConfigError, Facet, load_config
 from schemas.extract import Lexicon
 from tasks.corpus import CorpusError, read_corpus
 from tasks.embed import Embedder
-from tasks.indexing import build_index, index_uri, ordinary_values
+from tasks.indexing import build_index, index_uri, ordinary_values, valueless_facets
 from tasks.scale import model_ref
 from tasks.store import FacetColumnsMissing, Index
 from tests.conftest import DEMO_CONFIG, ROOT
@@ -354,6 +354,20 @@ def test_a_value_that_is_an_ordinary_word_is_warned_of(tmp_path: Path) -> None:
                               "questions saying 'remote' will be read as that office")
     config.facet("office").values.append("Remote")
     assert ordinary_values(read_corpus(corpus), config) == []
+
+
+def test_a_facet_no_config_value_or_document_gives_is_warned_of(tmp_path: Path) -> None:
+    """A facet `department` with no values listed and no document's metadata holding the key: never named."""
+    corpus = _write(tmp_path / "corpus.jsonl", [
+        {"id": "a", "text": "The allowance is 50 euros.", "metadata": {"office": "Berlin", "dept": "HR"}}])
+    config = load_config(DEMO_CONFIG)
+    config.facets.append(Facet(name="department"))
+    (warning,) = valueless_facets(read_corpus(corpus), config)
+    assert warning.endswith("facet 'department' has no values: the config lists none and no document's metadata "
+                            "has the key 'department'; list its values, or set `key:` to the metadata key that "
+                            "holds them"), warning
+    config.facets[-1].key = "dept"
+    assert valueless_facets(read_corpus(corpus), config) == []
 
 
 def test_a_value_of_several_ordinary_words_is_warned_of(tmp_path: Path) -> None:
