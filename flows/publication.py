@@ -42,8 +42,8 @@ class Run:
 
     def __post_init__(self) -> None:
         self.started = time.time()
+        self.prev_dir, self.prev_manifest = previous_publication(self.out)  # first: a damaged one leaves nothing
         self.staging = stage_dir(self.out, self.run_id)
-        self.prev_dir, self.prev_manifest = previous_publication(self.out)
 
     def record(self, stage: str, section: dict[str, Any]) -> None:
         self.stages.append(stage)

@@ -212,6 +212,30 @@ def test_rollback_returns_to_previous_publication(seed_run: dict) -> None:
     assert PlanCache.open(out).manifest["run_id"] == first["run_id"]
 
 
+def test_without_its_pointer_rollback_restores_the_newest_whole_publication_or_a_named_one(tmp_path: Path) -> None:
+    """CURRENT deleted: readers say it is missing and how many publications runs/ holds, not "nothing published
+    yet"; rollback points it at the newest whole one (a damaged one is skipped), or at the one --to names."""
+    out = tmp_path / "out"
+    ids = [f"20261120T0{n}0000Z-0000" for n in range(3)]
+    for run_id in ids:
+        publish(out, stage_dir(out, run_id), {"stage": run_id})
+    (out / "CURRENT").unlink()
+    runner = CliRunner()
+    for command in (["lookup", "parental leave in Berlin"], ["report"], ["search", "leave"]):
+        res = runner.invoke(app, [*command, "--out", str(out)])
+        assert res.exit_code == 4 and f"{out / 'CURRENT'} is missing, but 3 publications are under" in res.output \
+            and "'planbake rollback' points CURRENT at the newest whole one" in res.output, (command, res.output)
+    (out / "runs" / ids[-1] / "manifest.json").write_text('{"run_id":\n', encoding="utf-8")
+    res = runner.invoke(app, ["rollback", "--out", str(out), "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["run_id"] == ids[1] and current_run(out).name == ids[1]
+    res = runner.invoke(app, ["rollback", "--out", str(out), "--to", ids[0]])
+    assert res.exit_code == 0 and current_run(out).name == ids[0], res.output
+    for bad, says in ((ids[-1], "manifest.json, line 2: not valid JSON"), ("20990101T000000Z-gone", "no such"),
+                      ("..", "no such")):
+        res = runner.invoke(app, ["rollback", "--out", str(out), "--to", bad])
+        assert res.exit_code in (2, 4) and says in res.output and current_run(out).name == ids[0], res.output
+
+
 def test_every_command_is_documented_with_an_example() -> None:
     import typer.main
 
