@@ -14,7 +14,8 @@ MANIFEST = "manifest.json"
 # what every reader of a stage's outputs needs in a run folder (besides its manifest)
 NEEDED = {"mine": ("shapes.parquet", "questions.parquet"),
           "plan": ("templates.parquet", "cache.parquet", "config.json", "lexicon.json")}
-REPAIR = "the publication is damaged: 'planbake rollback' returns to the previous one ('--to RUN_ID': to a named one)"
+REPAIR = ("the publication is damaged: 'planbake rollback' returns to the previous one ('--to RUN_ID': to a named "
+          "one), 'planbake nightly' publishes a new one over it")
 
 
 class NoPublication(FileNotFoundError):

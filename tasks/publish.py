@@ -63,6 +63,20 @@ def previous_publication(out: str | Path) -> tuple[Path | None, dict[str, Any]]:
     return run, read_manifest(run)
 
 
+def baseline(out: str | Path, redoes_all: bool) -> tuple[Path | None, dict[str, Any], str]:
+    """The publication a run follows, its manifest, and a warning. A run that redoes every stage needs nothing of
+    a damaged live publication: it follows the newest whole one instead, as if rolled back first; any other stops."""
+    try:
+        return *previous_publication(out), ""
+    except DamagedPublication as exc:
+        if not redoes_all:
+            raise
+        whole = newest_whole(out)  # never the damaged live one
+        follows = f"this run follows {whole.name}, the newest whole one" if whole else "no whole one is left"
+        warning = f"{exc.problem}: the live publication is damaged; {follows}"
+        return whole, read_manifest(whole) if whole else {}, warning
+
+
 def newest_whole(out: str | Path) -> Path | None:
     """The newest publication under `out` whose files all read."""
     return next((p for p in reversed(publications(out)) if not damage(p)), None)
@@ -146,9 +160,10 @@ PUBLISHED_HERE: list[str] = []  # the run ids this process published, in order (
 def publish(out: str | Path, staging: Path, manifest: dict[str, Any]) -> Path:
     """Write the manifest, move the staged run into place, switch the pointer. Caller holds the lock."""
     run_id = staging.name
-    prev, _ = previous_publication(out)
-    manifest = {**manifest, "run_id": run_id, "previous": prev.name if prev else None,
-                "published_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    if "previous" not in manifest:  # a Run names the one it followed; else it is the live one
+        prev, _ = previous_publication(out)
+        manifest = {**manifest, "previous": prev.name if prev else None}
+    manifest = {**manifest, "run_id": run_id, "published_at": datetime.now(UTC).isoformat(timespec="seconds")}
     write_manifest(staging, manifest)
     flush_tree(staging)
     final = Path(out) / "runs" / run_id
