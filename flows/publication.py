@@ -13,12 +13,12 @@ from schemas.publication import index_location, read_manifest
 from tasks.gate import GATE_FILE, GateRejected, QualityGate, Verdict
 from tasks.publish import (
     STAGE_FILES,
+    baseline,
     carry_over,
     discard,
     flush_tree,
     keep_rejected,
     new_run_id,
-    previous_publication,
     prune,
     publish,
     stage_dir,
@@ -39,11 +39,12 @@ class Run:
     stages: list[str] = field(default_factory=list)
     bill: Bill = field(default_factory=Bill)
     retention: Retention = field(default_factory=Retention)
+    redoes_all: bool = False  # runs every stage: a damaged live publication is no obstacle (see `baseline`)
 
     def __post_init__(self) -> None:
         self.started = time.time()
+        self.prev_dir, self.prev_manifest, self.warning = baseline(self.out, self.redoes_all)
         self.staging = stage_dir(self.out, self.run_id)
-        self.prev_dir, self.prev_manifest = previous_publication(self.out)
 
     def record(self, stage: str, section: dict[str, Any]) -> None:
         self.stages.append(stage)
@@ -72,6 +73,7 @@ class Run:
             if key not in self.manifest and key in self.prev_manifest:
                 self.manifest[key] = self.prev_manifest[key]
         self.manifest["stages_run"] = self.stages
+        self.manifest["previous"] = self.prev_dir.name if self.prev_dir else None
         self.manifest["config"] = self.config_path
         verdict = self._judge(gate) if gate is not None else None
         write_report(self.staging, {**self.manifest, "run_id": self.run_id}, self.bill)

@@ -19,7 +19,7 @@ from tasks.corpus import corpus_not_found
 from tasks.gate import GateRejected, QualityGate
 from tasks.logs import LogError, check_window, log_files
 from tasks.model_writer import check_server
-from tasks.publish import previous_publication, publish_lock
+from tasks.publish import STAGE_FILES, previous_publication, publish_lock
 from tasks.scale import task_runner
 
 EXPECTED_FAILURE = "planbake_expected"  # a log record's attribute: a failure the CLI reports in its own words
@@ -103,7 +103,9 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
     gate = QualityGate(cfg, force)
     with publish_lock(out, wait_s), task_runner(cfg.runner) as runner:
         run = Run(Path(out), "" if isinstance(config, Config) else str(Path(config or DEFAULT_CONFIG).resolve()),
-                  bill=cfg.bill, retention=cfg.retention)
+                  bill=cfg.bill, retention=cfg.retention, redoes_all=set(STAGE_FILES) <= set(stages))
+        if run.warning:
+            logger.warning("%s", run.warning)
         try:
             if "index" in stages:
                 index = index_stage(run, corpus or cfg.corpus, cfg, run_date or date.today(), quiet, runner)

@@ -337,11 +337,12 @@ def search(
     _quiet_libraries()
     from schemas.config import published_config
     from schemas.extract import Lexicon
-    from schemas.publication import current_run, index_location, read_manifest
+    from schemas.publication import check_run, current_run, index_location, read_manifest
     from tasks.store import Index
 
     cfg = load_config(config)
     run = current_run(out)
+    check_run(run)
     saved = run / "config.json"  # the config the publication was made with, once it has plans
     if saved.exists():
         cfg = published_config(saved.read_text(encoding="utf-8"))
@@ -779,14 +780,17 @@ def eval_(
 @_errors
 def rollback(
     out: OutOpt = Path("data/out"),
+    to: Annotated[str | None, typer.Option("--to", callback=_given, help="The run id of the publication to return "
+                                           "to (a folder under runs/; default: the previous one).")] = None,
     wait: WaitOpt = 0.0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Re-point lookups to the previous publication and restore the index table to its tagged version.
+    """Re-point lookups to the previous publication and restore the index table to its tagged version. Without a
+    whole live publication (CURRENT missing, a file of the live run damaged), to the newest whole one.
 
     Example: planbake rollback --out data/out
     """
-    from schemas.publication import current_run, index_location
+    from schemas.publication import current_run, index_location, publications
     from tasks.publish import publish_lock
     from tasks.publish import rollback as do_rollback
     from tasks.store import open_table
@@ -797,9 +801,10 @@ def rollback(
         if table is not None:
             table.restore(idx.get("tag") or idx["version"])
 
-    current_run(out)  # nothing published: say so, and leave no lock file behind in a mistyped folder
+    if not publications(out):
+        current_run(out)  # nothing published: say so, and leave no lock file behind in a mistyped folder
     with publish_lock(out, wait):
-        run_id, manifest = do_rollback(out, restore_index)
+        run_id, manifest = do_rollback(out, restore_index, to)
     idx = manifest.get("index", {})
     doc = {"run_id": run_id, "index_version": idx.get("version"), "tag": idx.get("tag")}
     _emit(as_json, doc, lambda: out_console.print(f"rolled back to {run_id} (index version {doc['index_version']})"))

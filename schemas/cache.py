@@ -17,7 +17,15 @@ from schemas.followup import NO_PREVIOUS, Conversation, Followups
 from schemas.members import ShapeMembers
 from schemas.pii import read_plain_words
 from schemas.plan import CONSTRAINT_SLOT, Plan, drop_repeated_steps
-from schemas.publication import POINTER, NoPublication, current_run, index_location, read_manifest, run_root
+from schemas.publication import (
+    POINTER,
+    NoPublication,
+    check_run,
+    current_run,
+    index_location,
+    read_manifest,
+    run_root,
+)
 from schemas.text import words
 from schemas.vocabulary import Vocabulary
 
@@ -55,6 +63,7 @@ class PlanCache:
     """A complete publication loaded in memory: skeleton -> shape, key -> plan, shape -> template."""
 
     def __init__(self, run_dir: Path) -> None:
+        check_run(run_dir)  # a damaged file is named, with the fix, before any reading
         if not (run_dir / "cache.parquet").exists():
             raise NoPublication(f"{run_dir}: this publication holds an index but no plan cache yet; run "
                                 "'planbake nightly' (or 'planbake mine' then 'planbake plan')")
@@ -97,7 +106,7 @@ class PlanCache:
         p = Path(path)
         if p.is_file():
             raise ValueError(f"{p}: is a file; pass the publication folder (or a run folder)")
-        if (p / POINTER).exists():
+        if (p / POINTER).exists() or (p / "runs").is_dir():  # a root (its pointer may be missing)
             return cls(current_run(p))
         if not (p / "manifest.json").exists():
             raise NoPublication(f"{p}: nothing published yet; run 'planbake nightly' first")

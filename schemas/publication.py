@@ -11,8 +11,23 @@ EMBED_CACHE = "embed-cache"  # under the root: the embedding tasks' results, pru
 MANIFEST = "manifest.json"
 
 
+# what every reader of a stage's outputs needs in a run folder (besides its manifest)
+NEEDED = {"mine": ("shapes.parquet", "questions.parquet"),
+          "plan": ("templates.parquet", "cache.parquet", "config.json", "lexicon.json")}
+REPAIR = ("the publication is damaged: 'planbake rollback' returns to the previous one ('--to RUN_ID': to a named "
+          "one), 'planbake nightly' publishes a new one over it")
+
+
 class NoPublication(FileNotFoundError):
     """Nothing has been published under this root yet."""
+
+
+class DamagedPublication(ValueError):
+    """A file of a published run is missing or unreadable (a failing disk, an edit by hand)."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(f"{problem}; {REPAIR}")
+        self.problem = problem  # the file and what is wrong with it
 
 
 def current_run(out: str | Path) -> Path:
@@ -23,13 +38,62 @@ def current_run(out: str | Path) -> Path:
     try:
         run_id = (root / POINTER).read_text(encoding="utf-8").strip()
     except FileNotFoundError:
-        raise NoPublication(f"{root}: nothing published yet; run 'planbake nightly' (or 'planbake index')") from None
+        raise NoPublication(_unpointed(root, f"{root / POINTER} is missing") if publications(root) else
+                            f"{root}: nothing published yet; run 'planbake nightly' (or 'planbake index')") from None
     run = root / "runs" / run_id
     if not run_id or run_id in (".", "..") or Path(run_id).name != run_id or not run.is_dir():
         # damaged by hand or by a failing disk: as good as nothing published, so a nightly run publishes anew
-        raise NoPublication(f"{root / POINTER} names run {run_id!r}, which is not a folder under {root / 'runs'}; "
-                            "the live publication is lost: run 'planbake nightly' to publish again")
+        raise NoPublication(_unpointed(root, f"{root / POINTER} names run {run_id!r}, which is not a folder under "
+                                             f"{root / 'runs'}; the live publication is lost"))
     return run
+
+
+def _unpointed(root: Path, problem: str) -> str:
+    """What to do about a pointer that names no publication: restore it, or publish anew."""
+    found = publications(root)
+    if not found:
+        return f"{problem}: run 'planbake nightly' to publish again"
+    return (f"{problem}, but {len(found)} publication{'s are' if len(found) > 1 else ' is'} under {root / 'runs'} "
+            f"(newest {found[-1].name}): 'planbake rollback' points {POINTER} at the newest whole one, 'planbake "
+            "rollback --to RUN_ID' at a named one; 'planbake nightly' publishes anew")
+
+
+def publications(out: str | Path) -> list[Path]:
+    """The run folders under `<out>/runs`, oldest first: by the second each run started, then by folder time."""
+    runs = Path(out) / "runs"
+    found = [p for p in runs.iterdir() if p.is_dir() and not p.name.startswith(".")] if runs.is_dir() else []
+    return sorted(found, key=lambda p: (p.name.split("-")[0], p.stat().st_mtime, p.name))
+
+
+def damage(run_dir: str | Path) -> str:
+    """What makes a run folder unreadable ("" when whole): its manifest, a file its stages' readers need that is
+    missing, or a JSON or Parquet file of it that does not read whole."""
+    import pyarrow.parquet as pq  # here: the command line starts without pyarrow
+
+    run = Path(run_dir)
+    try:
+        manifest = read_manifest(run)
+        needed = {name for stage in NEEDED if stage in manifest for name in NEEDED[stage]}
+        for name in sorted(needed):
+            if not (run / name).exists():
+                return f"{run / name}: missing"
+        for path in sorted(run.glob("*.json")):
+            read_json(path)
+    except DamagedPublication as exc:
+        return exc.problem
+    for path in sorted(run.glob("*.parquet")):
+        try:
+            pq.read_metadata(path)
+        except (OSError, ValueError):  # pyarrow's ArrowIOError, ArrowInvalid
+            return f"{path}: not a whole Parquet file (truncated or overwritten)"
+    return ""
+
+
+def check_run(run_dir: str | Path) -> None:
+    """Raise DamagedPublication naming the first file of the run a reader could not read."""
+    problem = damage(run_dir)
+    if problem:
+        raise DamagedPublication(problem)
 
 
 def run_root(run_dir: str | Path) -> Path:
@@ -48,8 +112,23 @@ def index_location(section: dict[str, Any], root: str | Path) -> str:
     return uri if "://" in uri else str(Path(uri).resolve())  # an older manifest's: as its writer's folder saw it
 
 
+def read_json(path: Path) -> Any:
+    """A run's JSON file; DamagedPublication when it is missing or does not parse."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DamagedPublication(f"{path}: missing") from None
+    except json.JSONDecodeError as exc:
+        raise DamagedPublication(f"{path}, line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    except UnicodeDecodeError:
+        raise DamagedPublication(f"{path}: not UTF-8 text") from None
+
+
 def read_manifest(run_dir: str | Path) -> dict[str, Any]:
-    return json.loads((Path(run_dir) / MANIFEST).read_text(encoding="utf-8"))
+    manifest = read_json(Path(run_dir) / MANIFEST)
+    if not isinstance(manifest, dict):
+        raise DamagedPublication(f"{Path(run_dir) / MANIFEST}: not a JSON object")
+    return manifest
 
 
 def current_manifest(out: str | Path) -> dict[str, Any]:

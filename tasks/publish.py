@@ -15,7 +15,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from schemas.publication import EMBED_CACHE, MANIFEST, POINTER, NoPublication, current_run, read_manifest
+from schemas.publication import (
+    EMBED_CACHE,
+    MANIFEST,
+    POINTER,
+    DamagedPublication,
+    NoPublication,
+    check_run,
+    current_run,
+    damage,
+    publications,
+    read_manifest,
+)
 
 STAGE_FILES = {
     "index": ["chunks.parquet"],
@@ -43,11 +54,32 @@ def stage_dir(out: str | Path, run_id: str) -> Path:
 
 
 def previous_publication(out: str | Path) -> tuple[Path | None, dict[str, Any]]:
+    """The live run and its manifest ((None, {}): nothing live); DamagedPublication when a file of it is."""
     try:
         run = current_run(out)
-        return run, read_manifest(run)
-    except (NoPublication, FileNotFoundError):
+    except NoPublication:
         return None, {}
+    check_run(run)
+    return run, read_manifest(run)
+
+
+def baseline(out: str | Path, redoes_all: bool) -> tuple[Path | None, dict[str, Any], str]:
+    """The publication a run follows, its manifest, and a warning. A run that redoes every stage needs nothing of
+    a damaged live publication: it follows the newest whole one instead, as if rolled back first; any other stops."""
+    try:
+        return *previous_publication(out), ""
+    except DamagedPublication as exc:
+        if not redoes_all:
+            raise
+        whole = newest_whole(out)  # never the damaged live one
+        follows = f"this run follows {whole.name}, the newest whole one" if whole else "no whole one is left"
+        warning = f"{exc.problem}: the live publication is damaged; {follows}"
+        return whole, read_manifest(whole) if whole else {}, warning
+
+
+def newest_whole(out: str | Path) -> Path | None:
+    """The newest publication under `out` whose files all read."""
+    return next((p for p in reversed(publications(out)) if not damage(p)), None)
 
 
 def carry_over(prev: Path | None, staging: Path, stages: list[str]) -> list[str]:
@@ -128,9 +160,10 @@ PUBLISHED_HERE: list[str] = []  # the run ids this process published, in order (
 def publish(out: str | Path, staging: Path, manifest: dict[str, Any]) -> Path:
     """Write the manifest, move the staged run into place, switch the pointer. Caller holds the lock."""
     run_id = staging.name
-    prev, _ = previous_publication(out)
-    manifest = {**manifest, "run_id": run_id, "previous": prev.name if prev else None,
-                "published_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    if "previous" not in manifest:  # a Run names the one it followed; else it is the live one
+        prev, _ = previous_publication(out)
+        manifest = {**manifest, "previous": prev.name if prev else None}
+    manifest = {**manifest, "run_id": run_id, "published_at": datetime.now(UTC).isoformat(timespec="seconds")}
     write_manifest(staging, manifest)
     flush_tree(staging)
     final = Path(out) / "runs" / run_id
@@ -199,19 +232,37 @@ def prune(out: str | Path, keep_runs: int, keep_rejected: int, cache_days: int |
     return gone
 
 
-def rollback(out: str | Path, before_switch: Callable[[dict[str, Any]], None] | None = None
-             ) -> tuple[str, dict[str, Any]]:
-    """Re-point to the previous publication; returns its run id and manifest. Caller holds the lock.
-    `before_switch(manifest)` runs first (the index table's restore): if it fails, the pointer stays."""
-    _, manifest = previous_publication(out)
-    prev_id = manifest.get("previous")
-    if not prev_id:
-        raise NoPublication(f"{out}: no earlier publication to roll back to")
-    prev_dir = Path(out) / "runs" / prev_id
-    if not (prev_dir / MANIFEST).exists():
-        raise NoPublication(f"{prev_dir}: the previous publication is gone; cannot roll back")
-    manifest = read_manifest(prev_dir)
+def rollback(out: str | Path, before_switch: Callable[[dict[str, Any]], None] | None = None,
+             to: str | None = None) -> tuple[str, dict[str, Any]]:
+    """Re-point to the previous publication (`to`: the one of that run id); returns its run id and manifest.
+    Caller holds the lock. `before_switch(manifest)` runs first (the index table's restore): if it fails, the
+    pointer stays."""
+    root = Path(out)
+    target = root / "runs" / to if to else _previous(root)
+    if to is not None and (Path(to).name != to or to.startswith(".")) or not target.is_dir():
+        raise NoPublication(f"{target}: no such publication; pass --to with the run id of a folder under "
+                            f"{root / 'runs'}")
+    if problem := damage(target):
+        raise ValueError(f"{problem}; cannot roll back to {target.name}: pass --to with the run id of a whole "
+                         f"publication under {root / 'runs'}")
+    manifest = read_manifest(target)
     if before_switch is not None:
         before_switch(manifest)
-    switch_pointer(out, prev_id)
-    return prev_id, manifest
+    switch_pointer(out, target.name)
+    return target.name, manifest
+
+
+def _previous(root: Path) -> Path:
+    """What rollback returns to: the publication before the live one; with no live one (the pointer missing or
+    naming no folder) or an unreadable live manifest, the newest whole publication."""
+    try:
+        previous = read_manifest(current_run(root)).get("previous")
+    except (NoPublication, DamagedPublication):
+        whole = newest_whole(root)  # never the damaged live one
+        if whole is None:
+            raise NoPublication(f"{root / 'runs'}: no whole publication to roll back to; run 'planbake nightly' "
+                                "to publish anew") from None
+        return whole
+    if not previous:
+        raise NoPublication(f"{root}: no earlier publication to roll back to")
+    return root / "runs" / str(previous)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from functools import partial
@@ -238,6 +239,40 @@ def test_demo_cache(demo_publication: Path) -> None:
                              now=None)
     today = __import__("datetime").datetime.now(__import__("datetime").UTC).date()  # the default: today in UTC
     assert ("year", str(today.year)) in this_year.constraints
+
+
+DAMAGES = {  # a file of the live run, and how a failing disk or an edit by hand leaves it
+    "manifest.json": lambda p: p.write_text('{"run_id":\n'),
+    "lexicon.json": lambda p: p.write_text('{"run_id":\n'),
+    "config.json": lambda p: p.write_text('{"run_id":\n'),
+    "plain_words.json": lambda p: p.write_text('{"run_id":\n'),
+    "cache.parquet": lambda p: p.write_bytes(p.read_bytes()[:1000]),
+    "templates.parquet": lambda p: p.unlink(),
+}
+
+
+@pytest.mark.parametrize("name", list(DAMAGES))
+def test_a_damaged_file_of_the_publication_is_named_with_its_fix(demo_publication: Path, tmp_path: Path,
+                                                                   name: str) -> None:
+    """A reader names the damaged file (and its line), says what is wrong and how to fix it: bad input (exit 2),
+    not "nothing published" (exit 4) nor a bare JSON error."""
+    from typer.testing import CliRunner
+
+    from planbake.cli import app
+    from schemas.publication import DamagedPublication, current_run
+
+    live = current_run(demo_publication)
+    out = tmp_path / "out"
+    shutil.copytree(live, out / "runs" / live.name)
+    (out / "CURRENT").write_text(live.name + "\n")
+    damaged = out / "runs" / live.name / name
+    DAMAGES[name](damaged)
+    with pytest.raises(DamagedPublication, match="planbake rollback") as exc:
+        PlanCache.open(out)
+    line = ", line 2: not valid JSON" if name.endswith(".json") else ""
+    assert str(exc.value).startswith(f"{damaged}{line}"), exc.value
+    res = CliRunner().invoke(app, ["lookup", "parental leave in Berlin", "--out", str(out), "--json"])
+    assert res.exit_code == 2 and json.loads(res.stdout)["message"] == str(exc.value), res.output
 
 
 def test_trace_leads_to_template_and_run(seed_eval: dict) -> None:

@@ -21,10 +21,10 @@ from flows.run import check_inputs, run_stages
 from planbake.cli import EXIT_BUSY, app
 from schemas.cache import PlanCache
 from schemas.config import load_config
-from schemas.publication import NoPublication, current_manifest, current_run
+from schemas.publication import DamagedPublication, NoPublication, current_manifest, current_run
 from tasks.evaluate import questions_as_log, read_labeled
 from tasks.logs import LogError
-from tasks.publish import PublishBusy, publish, publish_lock, stage_dir
+from tasks.publish import PublishBusy, publish, publish_lock, stage_dir, switch_pointer
 from tests.conftest import DEMO_CONFIG, SEED
 
 QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."
@@ -210,6 +210,60 @@ def test_rollback_returns_to_previous_publication(seed_run: dict) -> None:
     table = open_table(first["index"]["uri"], "chunks")
     assert table is not None and "leave-amsterdam" in table.to_arrow().column("id").to_pylist()
     assert PlanCache.open(out).manifest["run_id"] == first["run_id"]
+
+
+def test_a_damaged_live_publication_is_rolled_back_or_published_over(seed_run: dict,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    """A file of the live run damaged: a stage run alone stops before any work, naming the file and the fix;
+    rollback returns to the previous publication; a run of every stage publishes over it, following the newest
+    whole publication (as if rolled back first), and leaves the damaged one as it was."""
+    out, first = seed_run["out"], current_run(seed_run["out"])
+    second = Path(run_stages(["index", "mine", "plan"], **seed_run["kwargs"])["publication"])
+    cache = second / "cache.parquet"
+    cache.write_bytes(cache.read_bytes()[:1000])
+    with pytest.raises(DamagedPublication, match=f"^{cache}: not a whole Parquet file.*'planbake rollback'"):
+        run_stages(["plan"], **seed_run["kwargs"])
+    assert not list((out / "runs" / ".staging").iterdir())
+    res = CliRunner().invoke(app, ["rollback", "--out", str(out), "--json"])
+    assert res.exit_code == 0 and current_run(out) == first, res.output
+
+    switch_pointer(out, second.name)
+    (second / "manifest.json").write_text('{"run_id":\n', encoding="utf-8")
+    before = _files(second)
+    with caplog.at_level(logging.WARNING, logger="planbake"):
+        third = run_stages(["index", "mine", "plan"], **seed_run["kwargs"])
+    assert f"manifest.json, line 2: not valid JSON (Expecting value): the live publication is damaged; this run " \
+           f"follows {first.name}" in caplog.text
+    assert third["previous"] == first.name and current_run(out).name == third["run_id"]
+    assert _files(second) == before and PlanCache.open(out).lookup(QUESTION).hit
+
+    switch_pointer(out, second.name)  # an unreadable live manifest names no previous: the newest whole one
+    res = CliRunner().invoke(app, ["rollback", "--out", str(out), "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["run_id"] == third["run_id"], res.output
+
+
+def test_without_its_pointer_rollback_restores_the_newest_whole_publication_or_a_named_one(tmp_path: Path) -> None:
+    """CURRENT deleted: readers say it is missing and how many publications runs/ holds, not "nothing published
+    yet"; rollback points it at the newest whole one (a damaged one is skipped), or at the one --to names."""
+    out = tmp_path / "out"
+    ids = [f"20261120T0{n}0000Z-0000" for n in range(3)]
+    for run_id in ids:
+        publish(out, stage_dir(out, run_id), {"stage": run_id})
+    (out / "CURRENT").unlink()
+    runner = CliRunner()
+    for command in (["lookup", "parental leave in Berlin"], ["report"], ["search", "leave"]):
+        res = runner.invoke(app, [*command, "--out", str(out)])
+        assert res.exit_code == 4 and f"{out / 'CURRENT'} is missing, but 3 publications are under" in res.output \
+            and "'planbake rollback' points CURRENT at the newest whole one" in res.output, (command, res.output)
+    (out / "runs" / ids[-1] / "manifest.json").write_text('{"run_id":\n', encoding="utf-8")
+    res = runner.invoke(app, ["rollback", "--out", str(out), "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["run_id"] == ids[1] and current_run(out).name == ids[1]
+    res = runner.invoke(app, ["rollback", "--out", str(out), "--to", ids[0]])
+    assert res.exit_code == 0 and current_run(out).name == ids[0], res.output
+    for bad, says in ((ids[-1], "manifest.json, line 2: not valid JSON"), ("20990101T000000Z-gone", "no such"),
+                      ("..", "no such")):
+        res = runner.invoke(app, ["rollback", "--out", str(out), "--to", bad])
+        assert res.exit_code in (2, 4) and says in res.output and current_run(out).name == ids[0], res.output
 
 
 def test_every_command_is_documented_with_an_example() -> None:
