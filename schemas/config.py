@@ -308,10 +308,6 @@ class Config(_Strict):
         if twice:
             raise ValueError(f"facet {', '.join(twice)} is named twice; keep one of each (a facet's values and "
                              "aliases go under its one entry)")
-        for kind in ("year", "date"):  # a question's years (dates) are read into one facet
-            if len(same := [f.name for f in facets if f.kind == kind]) > 1:
-                raise ValueError(f"facets {', '.join(same)} are both of kind {kind}, but a question's {kind}s fill "
-                                 f"the first alone; keep one {kind} facet (make the other a category)")
         return facets
 
     def facet(self, name: str) -> Facet:
@@ -444,7 +440,19 @@ def load_config(path: str | Path | None = None) -> Config:
     cfg.labeled = [str((p.parent / x).resolve()) if not Path(x).is_absolute() else x for x in cfg.labeled]
     cfg._path = p
     _check_pii_names(cfg)
+    _check_one_per_kind(cfg)
     return cfg
+
+
+def _check_one_per_kind(cfg: Config) -> None:
+    """A question's years (dates) fill one facet: a second facet of that kind would never get a value. Checked
+    on a config file only, so a publication made before the check still loads."""
+    for kind in ("year", "date"):
+        if len(same := [at for at, f in enumerate(cfg.facets) if f.kind == kind]) > 1:
+            names = ", ".join(cfg.facets[at].name for at in same)
+            raise ConfigError(f"{cfg.place(['facets', same[1], 'kind'])}: facets {names} are both of kind {kind}, "
+                              f"but a question's {kind}s fill the first alone; keep one {kind} facet (make the "
+                              "other a category)")
 
 
 def _check_pii_names(cfg: Config) -> None:

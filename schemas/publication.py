@@ -122,6 +122,8 @@ def read_json(path: Path) -> Any:
         raise DamagedPublication(f"{path}, line {exc.lineno}: not valid JSON ({exc.msg})") from None
     except UnicodeDecodeError:
         raise DamagedPublication(f"{path}: not UTF-8 text") from None
+    except OSError as exc:  # a folder in its place, no permission to read it
+        raise DamagedPublication(f"{path}: cannot be read ({exc.strerror or exc})") from None
 
 
 def read_manifest(run_dir: str | Path) -> dict[str, Any]:

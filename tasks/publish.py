@@ -65,21 +65,31 @@ def previous_publication(out: str | Path) -> tuple[Path | None, dict[str, Any]]:
 
 def baseline(out: str | Path, redoes_all: bool) -> tuple[Path | None, dict[str, Any], str]:
     """The publication a run follows, its manifest, and a warning. A run that redoes every stage needs nothing of
-    a damaged live publication: it follows the newest whole one instead, as if rolled back first; any other stops."""
+    a damaged live publication, or of a lost pointer: it follows the newest whole one before it instead, as if
+    rolled back first; any other stops."""
     try:
-        return *previous_publication(out), ""
-    except DamagedPublication as exc:
+        run, manifest = previous_publication(out)
+        if run is None and publications(out):
+            current_run(out)  # runs are there but the pointer is lost: raises NoPublication saying so
+        return run, manifest, ""
+    except (DamagedPublication, NoPublication) as exc:
         if not redoes_all:
             raise
-        whole = newest_whole(out)  # never the damaged live one
-        follows = f"this run follows {whole.name}, the newest whole one" if whole else "no whole one is left"
-        warning = f"{exc.problem}: the live publication is damaged; {follows}"
-        return whole, read_manifest(whole) if whole else {}, warning
+        damaged = isinstance(exc, DamagedPublication)
+        problem = f"{exc.problem}: the live publication is damaged" if isinstance(exc, DamagedPublication) else str(exc)
+    whole = newest_whole(out, before=current_run(out) if damaged else None)  # nor one rolled back from
+    follows = f"this run follows {whole.name}, the newest whole one" if whole else "no whole one is left"
+    return whole, read_manifest(whole) if whole else {}, f"{problem}; {follows}"
 
 
-def newest_whole(out: str | Path) -> Path | None:
-    """The newest publication under `out` whose files all read."""
-    return next((p for p in reversed(publications(out)) if not damage(p)), None)
+def newest_whole(out: str | Path, before: Path | None = None) -> Path | None:
+    """The newest publication under `out` whose files all read; with `before`, one older than that run (a run
+    rolled back from is newer than the live one, and stays out)."""
+    found = publications(out)
+    if before is not None:
+        names = [p.name for p in found]
+        found = found[:names.index(before.name)] if before.name in names else found
+    return next((p for p in reversed(found) if not damage(p)), None)
 
 
 def carry_over(prev: Path | None, staging: Path, stages: list[str]) -> list[str]:
@@ -255,10 +265,12 @@ def rollback(out: str | Path, before_switch: Callable[[dict[str, Any]], None] | 
 def _previous(root: Path) -> Path:
     """What rollback returns to: the publication before the live one; with no live one (the pointer missing or
     naming no folder) or an unreadable live manifest, the newest whole publication."""
+    live = None
     try:
-        previous = read_manifest(current_run(root)).get("previous")
+        live = current_run(root)
+        previous = read_manifest(live).get("previous")
     except (NoPublication, DamagedPublication):
-        whole = newest_whole(root)  # never the damaged live one
+        whole = newest_whole(root, before=live)  # never the damaged live one, nor one rolled back from
         if whole is None:
             raise NoPublication(f"{root / 'runs'}: no whole publication to roll back to; run 'planbake nightly' "
                                 "to publish anew") from None

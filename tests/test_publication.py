@@ -24,7 +24,7 @@ from schemas.config import load_config
 from schemas.publication import DamagedPublication, NoPublication, current_manifest, current_run
 from tasks.evaluate import questions_as_log, read_labeled
 from tasks.logs import LogError
-from tasks.publish import PublishBusy, publish, publish_lock, stage_dir, switch_pointer
+from tasks.publish import PublishBusy, baseline, publish, publish_lock, rollback, stage_dir, switch_pointer
 from tests.conftest import DEMO_CONFIG, SEED
 
 QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."
@@ -237,9 +237,9 @@ def test_a_damaged_live_publication_is_rolled_back_or_published_over(seed_run: d
     assert third["previous"] == first.name and current_run(out).name == third["run_id"]
     assert _files(second) == before and PlanCache.open(out).lookup(QUESTION).hit
 
-    switch_pointer(out, second.name)  # an unreadable live manifest names no previous: the newest whole one
-    res = CliRunner().invoke(app, ["rollback", "--out", str(out), "--json"])
-    assert res.exit_code == 0 and json.loads(res.stdout)["run_id"] == third["run_id"], res.output
+    switch_pointer(out, second.name)  # an unreadable live manifest names no previous: the newest whole one before
+    res = CliRunner().invoke(app, ["rollback", "--out", str(out), "--json"])  # it (third is newer: rolled back from)
+    assert res.exit_code == 0 and json.loads(res.stdout)["run_id"] == first.name, res.output
 
 
 def test_without_its_pointer_rollback_restores_the_newest_whole_publication_or_a_named_one(tmp_path: Path) -> None:
@@ -264,6 +264,27 @@ def test_without_its_pointer_rollback_restores_the_newest_whole_publication_or_a
                       ("..", "no such")):
         res = runner.invoke(app, ["rollback", "--out", str(out), "--to", bad])
         assert res.exit_code in (2, 4) and says in res.output and current_run(out).name == ids[0], res.output
+
+
+def test_a_damaged_live_run_is_never_left_for_one_rolled_back_from(tmp_path: Path) -> None:
+    """Runs A, B, C; the operator rolled back from C to B; B's manifest is then damaged: rollback and a run of
+    every stage follow A, not C. With the pointer lost, they follow the newest whole run, saying why."""
+    out = tmp_path / "out"
+    a, b, c = (f"20261120T0{n}0000Z-0000" for n in range(3))
+    for run_id in (a, b, c):
+        publish(out, stage_dir(out, run_id), {"stage": run_id})
+    switch_pointer(out, b)
+    (out / "runs" / b / "manifest.json").write_text("{", encoding="utf-8")
+    assert baseline(out, redoes_all=True)[0] == out / "runs" / a
+    with pytest.raises(DamagedPublication):
+        baseline(out, redoes_all=False)
+    assert rollback(out)[0] == a
+    (out / "CURRENT").unlink()
+    run, _, warning = baseline(out, redoes_all=True)
+    assert run == out / "runs" / c and warning.startswith(f"{out / 'CURRENT'} is missing, but 3 publications") \
+        and warning.endswith(f"this run follows {c}, the newest whole one"), warning
+    with pytest.raises(NoPublication, match="CURRENT is missing"):
+        baseline(out, redoes_all=False)
 
 
 def test_every_command_is_documented_with_an_example() -> None:
