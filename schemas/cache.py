@@ -63,7 +63,7 @@ class PlanCache:
     """A complete publication loaded in memory: skeleton -> shape, key -> plan, shape -> template."""
 
     def __init__(self, run_dir: Path) -> None:
-        check_run(run_dir)  # a damaged file is named, with the fix, before any reading
+        check_run(run_dir, ("plan",))  # a damaged file it reads is named, with the fix, before any reading
         if not (run_dir / "cache.parquet").exists():
             raise NoPublication(f"{run_dir}: this publication holds an index but no plan cache yet; run "
                                 "'planbake nightly' (or 'planbake mine' then 'planbake plan')")

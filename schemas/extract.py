@@ -179,8 +179,10 @@ class Lexicon:
         spans: list[tuple[int, int]] = []  # taken by the passes so far: disjoint and sorted
         starts: list[int] = []
 
-        def take(matches: Iterable[tuple[str, str, int, int]]) -> None:
-            """One pass's matches (disjoint among themselves), each kept unless it overlaps an earlier pass's."""
+        def take(matches: Iterable[tuple[str, str | None, int, int]]) -> None:
+            """One pass's matches (disjoint among themselves), each kept unless it overlaps an earlier pass's; a
+            match without a value (a day the calendar lacks) is kept as no constraint, so no later pass reads a
+            part of it ("30 February 2023" is no date, not February 2023)."""
             nonlocal spans, starts
             kept = []
             for facet, value, start, end in matches:
@@ -188,19 +190,20 @@ class Lexicon:
                 if (at and spans[at - 1][1] > start) or (at < len(spans) and spans[at][0] < end):
                     continue
                 kept.append((start, end))
-                found.append(Constraint(facet, value, start, end))
+                if value is not None:
+                    found.append(Constraint(facet, value, start, end))
             if kept:  # two sorted runs, merged in linear time: a long text stays linear
                 spans = sorted(spans + kept)
                 starts = [s for s, _ in spans]
 
         if self.date_facet:
             day = self.date_facet
-            take((day, v, m.start(), m.end()) for m in _ISO_DATE.finditer(text)
-                 if (v := _day(m.group(1), int(m.group(2)), m.group(3))))
-            take((day, v, m.start(), m.end()) for m in _MONTH_DAY_YEAR.finditer(text)
-                 if (v := _day(m.group(3), _MONTHS[m.group(1)], m.group(2))))
-            take((day, v, m.start(), m.end()) for m in _DAY_MONTH_YEAR.finditer(text)
-                 if (v := _day(m.group(3), _MONTHS[m.group(2)], m.group(1))))
+            take((day, _day(m.group(1), int(m.group(2)), m.group(3)), m.start(), m.end())
+                 for m in _ISO_DATE.finditer(text))
+            take((day, _day(m.group(3), _MONTHS[m.group(1)], m.group(2)), m.start(), m.end())
+                 for m in _MONTH_DAY_YEAR.finditer(text))
+            take((day, _day(m.group(3), _MONTHS[m.group(2)], m.group(1)), m.start(), m.end())
+                 for m in _DAY_MONTH_YEAR.finditer(text))
             take((day, f"{m.group(2)}-{_MONTHS[m.group(1)]:02d}", m.start(1), m.end())
                  for m in _MONTH_YEAR.finditer(text))
         if self._pattern is not None:

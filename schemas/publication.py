@@ -65,15 +65,16 @@ def publications(out: str | Path) -> list[Path]:
     return sorted(found, key=lambda p: (p.name.split("-")[0], p.stat().st_mtime, p.name))
 
 
-def damage(run_dir: str | Path) -> str:
-    """What makes a run folder unreadable ("" when whole): its manifest, a file its stages' readers need that is
-    missing, or a JSON or Parquet file of it that does not read whole."""
+def damage(run_dir: str | Path, stages: tuple[str, ...] = tuple(NEEDED)) -> str:
+    """What makes a run folder unreadable ("" when whole): its manifest, a file the readers of `stages` (those
+    the manifest records) need that is missing, or a JSON file, or a Parquet file of `stages` (of any stage when
+    all are asked for), that does not read whole. A reader of the plans alone asks for "plan" only."""
     import pyarrow.parquet as pq  # here: the command line starts without pyarrow
 
     run = Path(run_dir)
     try:
         manifest = read_manifest(run)
-        needed = {name for stage in NEEDED if stage in manifest for name in NEEDED[stage]}
+        needed = {name for stage in stages if stage in manifest for name in NEEDED[stage]}
         for name in sorted(needed):
             if not (run / name).exists():
                 return f"{run / name}: missing"
@@ -81,7 +82,8 @@ def damage(run_dir: str | Path) -> str:
             read_json(path)
     except DamagedPublication as exc:
         return exc.problem
-    for path in sorted(run.glob("*.parquet")):
+    every = set(stages) >= set(NEEDED)
+    for path in sorted(p for p in run.glob("*.parquet") if every or p.name in needed):
         try:
             pq.read_metadata(path)
         except (OSError, ValueError):  # pyarrow's ArrowIOError, ArrowInvalid
@@ -89,9 +91,9 @@ def damage(run_dir: str | Path) -> str:
     return ""
 
 
-def check_run(run_dir: str | Path) -> None:
-    """Raise DamagedPublication naming the first file of the run a reader could not read."""
-    problem = damage(run_dir)
+def check_run(run_dir: str | Path, stages: tuple[str, ...] = tuple(NEEDED)) -> None:
+    """Raise DamagedPublication naming the first file of the run a reader of `stages` could not read."""
+    problem = damage(run_dir, stages)
     if problem:
         raise DamagedPublication(problem)
 
