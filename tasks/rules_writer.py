@@ -19,7 +19,7 @@ from tasks.clauses import (
 )
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-_JOINERS = r"(?:and|or|to|vs|versus|with|than|from|between|in|for|at)"
+_JOINERS = r"(?:and|or|to|vs|versus|with|than|from|between|in|for|at|on|of|about)"
 
 
 def slotted(skeleton: str, facets: list[str] | None = None) -> str:

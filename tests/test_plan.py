@@ -739,6 +739,8 @@ def test_grammar_rejects_truncated_json(accepts: Callable[[str], bool]) -> None:
     # named as often as the split's values: paired by position, each step with its own office
     ("did the per diem in {office} in {year} and in {office} in {year} agree", "temporal",
      [{"office": "{office_1}", "year": "{year_1}"}, {"office": "{office_2}", "year": "{year_2}"}]),
+    ("was the per diem of {office} on {year} and of {office} on {year} the same", "temporal",
+     [{"office": "{office_1}", "year": "{year_1}"}, {"office": "{office_2}", "year": "{year_2}"}]),
 ])
 def test_a_value_named_once_filters_every_step_of_a_split(skeleton: str, shape_type: str,
                                                           filters: list[dict[str, str]]) -> None:
@@ -750,6 +752,8 @@ def test_a_value_named_once_filters_every_step_of_a_split(skeleton: str, shape_t
 
     plan = write_template(skeleton, shape_type, load_config(DEMO_CONFIG))
     assert [s.filters for s in plan.steps] == filters
+    for step in plan.steps:  # a value filtered on leaves the query with the words before it ("in", "on")
+        assert not re.search(r"\b(?:in|on|of|for|and) (?:in|on|of|for|and|$)", step.query), step.query
 
 
 def test_constraints_listed_in_another_order_are_one_sample() -> None:
