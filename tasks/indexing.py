@@ -116,14 +116,24 @@ def ordinary_values(docs: Sequence[Document], config: Config) -> list[str]:
     return out
 
 
+_TOKENS = re.compile(r"[^\W\d_]+|[\d_]+")  # runs of letters, and the digits between them (which part a phrase)
+
+
 def _lower_case_phrases(phrases: list[str], docs: Sequence[Document]) -> set[str]:
-    """Which of the phrases (words in lower case, one space apart) the texts write so, with anything but letters
-    between the words."""
-    if not phrases:
-        return set()
-    either = "|".join(r"\W+".join(map(re.escape, p.split())) for p in phrases)
-    pattern = re.compile(rf"(?<!\w)(?:{either})(?!\w)")
-    return {" ".join(letter_runs(m.group())) for d in docs for m in pattern.finditer(d.text or "")}
+    """Which of the phrases (words in lower case, one space apart) the texts write so, word after word (marks
+    between them aside). One pass over each text's words, looking further only at a phrase's first word."""
+    wanted = set(phrases)
+    firsts: dict[str, set[int]] = {}  # first word -> the lengths of the phrases it opens
+    for p in wanted:
+        firsts.setdefault(p.split(" ", 1)[0], set()).add(p.count(" ") + 1)
+    found: set[str] = set()
+    for d in docs:
+        tokens = _TOKENS.findall(d.text or "") if firsts else []
+        for i, token in enumerate(tokens):
+            for n in firsts.get(token, ()):
+                if (gram := " ".join(tokens[i:i + n])) in wanted:
+                    found.add(gram)
+    return found
 
 
 def export_parquet(uri: str, config: Config, version: int, path: Path) -> int:
