@@ -66,10 +66,10 @@ def previous_publication(out: str | Path) -> tuple[Path | None, dict[str, Any]]:
 def baseline(out: str | Path, redoes_all: bool) -> tuple[Path | None, dict[str, Any], str]:
     """The publication a run follows, its manifest, and a warning. A run that redoes every stage needs nothing of
     a damaged live publication, or of a lost pointer: it follows the newest whole one before it instead, as if
-    rolled back first; any other stops."""
+    rolled back first. Any other stops at a damaged one, and publishes anew over a lost pointer."""
     try:
         run, manifest = previous_publication(out)
-        if run is None and publications(out):
+        if run is None and redoes_all and publications(out):
             current_run(out)  # runs are there but the pointer is lost: raises NoPublication saying so
         return run, manifest, ""
     except (DamagedPublication, NoPublication) as exc:
