@@ -72,12 +72,15 @@ def baseline(out: str | Path, redoes_all: bool) -> tuple[Path | None, dict[str, 
         if run is None and redoes_all and publications(out):
             current_run(out)  # runs are there but the pointer is lost: raises NoPublication saying so
         return run, manifest, ""
-    except (DamagedPublication, NoPublication) as exc:
+    except DamagedPublication as exc:
         if not redoes_all:
             raise
-        damaged = isinstance(exc, DamagedPublication)
-        problem = f"{exc.problem}: the live publication is damaged" if isinstance(exc, DamagedPublication) else str(exc)
-    whole = newest_whole(out, before=current_run(out) if damaged else None)  # nor one rolled back from
+        problem = f"{exc.problem}: the live publication is damaged"
+        whole = newest_whole(out, before=current_run(out))  # nor one rolled back from
+    except NoPublication as exc:
+        if not redoes_all:
+            raise
+        problem, whole = str(exc), newest_whole(out)
     follows = f"this run follows {whole.name}, the newest whole one" if whole else "no whole one is left"
     return whole, read_manifest(whole) if whole else {}, f"{problem}; {follows}"
 
@@ -264,7 +267,8 @@ def rollback(out: str | Path, before_switch: Callable[[dict[str, Any]], None] | 
 
 def _previous(root: Path) -> Path:
     """What rollback returns to: the publication before the live one; with no live one (the pointer missing or
-    naming no folder) or an unreadable live manifest, the newest whole publication."""
+    naming no folder), the newest whole publication; with an unreadable live manifest, the newest whole one
+    before the live run."""
     live = None
     try:
         live = current_run(root)
