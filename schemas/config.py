@@ -156,7 +156,7 @@ class Planning(_Strict):
     # company ...", "who is ..."): a first step finds the name, the clause steps search with it ([]: never)
     name_openers: list[str] = Field(default_factory=lambda: ["who", "whom", "whose", "which", "what"])
     # words of the question's framing that no chunk says ("does the article suggest ..."): the rule writer leaves
-    # them out of its steps' queries ([]: keeps every word)
+    # them out of its steps' queries and counts them as no content of a clause ([]: keeps every word)
     frame_words: list[str] = Field(default_factory=list)
     model: str = ""
     tensor_parallel_size: int = Field(1, ge=1)

@@ -1,21 +1,21 @@
 """Clause splits: a long question asks for several facts, each in its own clause.
 
 A slotted skeleton is cut into clauses at connective words (`planning.clause_words`); a clause keeps at least
-`planning.clause_min_words` content words (words outside PLAN_WORDS), shorter pieces join a neighbour. The
-question's slots form groups, one per part. Facets named more than once and equally often pair up by position
-(`{source_1} and {source_2} on {published_date_1} and {published_date_2}` is two groups); otherwise a repeat
-starts a new group, in text order. A facet named once applies to every group. Each clause is sent to the group
-where its best evidence scores highest (measured against the index with the shape's sampled values, no
-labels; a group no clause went to searches the clause of its own best evidence), and the plan has one step per
-clause, steps of different groups interleaved so that a round robin merge gives each group its share of the
-budget. The rule writer splits by clause only when two or more clauses find evidence at or above the null
-floor (the clauses of a question the corpus cannot answer rarely do: see BENCHMARKS.md).
+`planning.clause_min_words` content words (words outside PLAN_WORDS and `planning.frame_words`), shorter
+pieces join a neighbour. The question's slots form groups, one per part. Facets named more than once and
+equally often pair up by position (`{source_1} and {source_2} on {published_date_1} and {published_date_2}` is
+two groups); otherwise a repeat starts a new group, in text order. A facet named once applies to every group.
+Each clause is sent to the group where its best evidence scores highest (measured against the index with the
+shape's sampled values, no labels; a group no clause went to searches the clause of its own best evidence), and
+the plan has one step per clause, steps of different groups interleaved so that a round robin merge gives each
+group its share of the budget. The rule writer splits by clause only when two or more clauses find evidence at
+or above the null floor (the clauses of a question the corpus cannot answer rarely do: see BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from schemas.plan import CONSTRAINT_SLOT, PLAN_WORDS, Extract, Plan, Step, slots_by_facet
 from schemas.text import words as folded
@@ -23,8 +23,10 @@ from schemas.text import words as folded
 Reach = Callable[[str, dict[str, str]], float]  # (clause, filters with slots) -> best evidence score
 
 
-def clauses(text: str, connectives: list[str], min_words: int) -> list[str]:
-    """The clauses of a slotted skeleton, slots and connectives removed."""
+def clauses(text: str, connectives: list[str], min_words: int, frame_words: Collection[str] = ()) -> list[str]:
+    """The clauses of a slotted skeleton, slots and connectives removed. `frame_words` (the question's framing,
+    "as mentioned by {source}") count as no content."""
+    ignored = PLAN_WORDS | {w for f in frame_words for w in folded(f).split()}
     forms = sorted({f for c in connectives if (f := folded(c))}, key=lambda c: (-len(c), c))  # as skeletons are
     if not forms:
         return []
@@ -34,7 +36,7 @@ def clauses(text: str, connectives: list[str], min_words: int) -> list[str]:
     lead: list[str] = []  # short pieces before the first clause: they open it
     for piece in pieces:
         words = piece.split()
-        content = [w for w in words if w not in PLAN_WORDS]
+        content = [w for w in words if w not in ignored]
         if len(content) >= min_words:
             out.append(" ".join([*lead, *words]))
             lead = []

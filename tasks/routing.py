@@ -24,7 +24,7 @@ from tasks.store import Index, best_cosine
 from tasks.vocabulary import keeps_constraints, subquery_reach, worded
 
 ROUTES = ("one_search", "split", "split_original")
-ROUTER_VERSION = 11  # part of a template's signature: a changed rule writer, router or executor redoes every shape
+ROUTER_VERSION = 12  # part of a template's signature: a changed rule writer, router or executor redoes every shape
 
 EVIDENCE_MARGIN = 0.2  # default: cosine below a step's best chunk within which a chunk is still evidence
 

@@ -102,7 +102,8 @@ def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | Non
     text = slotted(skeleton, config.facet_names)
     if shape_type == "bridge" and (plan := _bridge(text, config)):
         return plan
-    parts = clauses(text, config.planning.clause_words, config.planning.clause_min_words)
+    parts = clauses(text, config.planning.clause_words, config.planning.clause_min_words,
+                    config.planning.frame_words)
     groups = slot_groups(text)
     if reach is not None and len(parts) >= 2 and 0 < len(groups) <= config.planning.max_steps and shape_type != "null":
         groups = fit_shared(groups, text, reach, {f.name for f in config.facets if f.kind == "date"})

@@ -46,6 +46,16 @@ def test_a_short_piece_joins_the_clause_before_it() -> None:
     assert clauses(text, WORDS, 2) == ["is there a budget for a desk", "chair for working from home in"]
 
 
+def test_framing_words_are_no_content() -> None:
+    # "alameda research as mentioned by": two content words and the framing; it joins the clause before it
+    text = ("who faced difficulties managing the rapid expansion of ftx and alameda research as mentioned by "
+            "{source_1} and who is accused of fraud for personal gain")
+    assert clauses(text, WORDS, 3, ["mentioned"]) == [
+        "faced difficulties managing the rapid expansion of ftx alameda research as mentioned by",
+        "is accused of fraud for personal gain"]
+    assert "alameda research as mentioned by" in clauses(text, WORDS, 3)  # framing counted: a clause of its own
+
+
 def test_slot_groups_pair_repeated_facets_and_share_single_ones() -> None:
     two_dated = "between {source_1} on {published_date_1} and {source_2} on {published_date_2} is there a change"
     assert slot_groups(two_dated) == [{"source": "source_1", "published_date": "published_date_1"},
