@@ -170,6 +170,8 @@ class PlanCache:
             if _unusable(earlier) is not None:
                 break
             sk = self._skeleton(earlier, when)
+            if not sk.text:  # filler alone ("thanks"): read past it, as mining does
+                continue
             tail.append(sk)
             if not self.followups.is_followup(sk):
                 break

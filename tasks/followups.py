@@ -128,6 +128,7 @@ def replay(con: Any, config: Config, rules: Followups) -> Replayed:
         SELECT t.question_id, s.skeleton, v.constraints, t.near, f.sid IS NOT NULL AS fu
         FROM turns t SEMI JOIN chain_users c USING ("user") JOIN skeletons s USING (sid)
              JOIN value_sets v USING (kid) LEFT JOIN fu_sk f USING (sid)
+        WHERE s.skeleton <> ''  -- filler alone ("thanks"): no turn of the conversation
         ORDER BY t."user", t.ts, t.question_id""").fetchall()
     chained: dict[int, tuple[Turn, str | None]] = {}
     for qid, text, constraints, near, fu in chains:

@@ -181,10 +181,15 @@ def _question_table(con: Any) -> None:
         FROM recalled_lines l JOIN (SELECT skh, sid FROM held_sk JOIN skeletons USING (skeleton)) s USING (skh)
              JOIN (SELECT vsh, kid FROM held_vs JOIN value_sets USING (slots, constraints, signature)) v USING (vsh)
         """)
+    # A row of filler alone ("thanks") is no one's previous question: a follow-up after it reads the one before,
+    # as `lookup` reads a history (schemas/cache.py)
     con.execute("""
         CREATE TABLE q AS
+        WITH filler AS (SELECT sid FROM skeletons WHERE skeleton = '')
         SELECT *, lag(ts) OVER w AS prev_ts, lag(sid) OVER w AS prev_sid, lag(kid) OVER w AS prev_kid
-        FROM joined WINDOW w AS (PARTITION BY "user" ORDER BY ts, question_id)""")
+        FROM joined ANTI JOIN filler USING (sid) WINDOW w AS (PARTITION BY "user" ORDER BY ts, question_id)
+        UNION ALL
+        SELECT *, NULL, NULL, NULL FROM joined SEMI JOIN filler USING (sid)""")
     con.execute("DROP TABLE joined")
     con.execute("DROP TABLE numbered")
     con.execute("DROP TABLE recalled_texts")

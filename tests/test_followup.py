@@ -235,6 +235,23 @@ def test_mining_learns_and_resolves_followups(tmp_path: Path) -> None:
     assert "| ambiguous | 6 |" in lines and f"| {NO_PREVIOUS} | 1 |" in lines  # refusals by kind, not by value
 
 
+def test_a_followup_after_thanks_resolves_against_the_question_before(tmp_path: Path, cache: PlanCache) -> None:
+    """"thanks" between a question and its follow-up is no turn of the conversation, offline and online."""
+    berlin = "how many vacation days do we get in Berlin"
+    talks = [("a", [berlin, "thanks!", "what about Lisbon?"]),
+             ("b", [berlin, "what about Lisbon?", "thanks", "and in Toronto?"])]  # a chain across the filler
+    write_log(tmp_path / "log.jsonl", talks)
+    _, figures, rows = mine_followups(tmp_path / "log.jsonl", sorted(cache.followups.learned), cache.shape_of)
+    got = {(r["user"], r["resolved_question"]) for r in rows if r["followup"]}
+    assert got == {("a", "how many vacation days do we get in Lisbon"),
+                   ("b", "how many vacation days do we get in Lisbon"),
+                   ("b", "how many vacation days do we get in Toronto")}
+    assert figures["resolved"] == 3
+    for (_, questions), city in zip(talks, ["Lisbon", "Toronto"], strict=True):
+        online = cache.lookup(questions[-1], NOW, history=questions[:-1])
+        assert online.hit and online.followup and online.resolved == f"how many vacation days do we get in {city}"
+
+
 def test_batched_link_equals_a_replay_of_every_user(tmp_path: Path) -> None:
     """`link` resolves each distinct (previous question, follow-up) once and replays chained users; both
     must give what a plain replay of each user's questions gives, row by row."""
@@ -298,7 +315,7 @@ def _history(draw: st.DrawFn) -> list[str]:
     offices = sorted(CONFIG.facet("office").values)
     out = []
     for _ in range(draw(st.integers(1, 5))):
-        text = draw(st.one_of(_STANDALONE, _FOLLOWUP))
+        text = draw(st.one_of(_STANDALONE, _FOLLOWUP, st.sampled_from(["thanks!", "hi"])))
         o, p = draw(st.permutations(offices))[:2]
         out.append(text.format(o=o, p=p, y=draw(st.sampled_from(["2025", "2026", "2027"]))))
     return out
