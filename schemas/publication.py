@@ -14,6 +14,9 @@ MANIFEST = "manifest.json"
 # what every reader of a stage's outputs needs in a run folder (besides its manifest)
 NEEDED = {"mine": ("shapes.parquet", "questions.parquet"),
           "plan": ("templates.parquet", "cache.parquet", "config.json", "lexicon.json")}
+# files a reader of a stage also reads where the manifest lists them (`files`; a publication made before a file
+# was kept reads without it): lookup scrubs with the plain words and words plans with the vocabulary
+READS = {"mine": NEEDED["mine"], "plan": (*NEEDED["plan"], "vocabulary.json", "plain_words.json")}
 REPAIR = ("the publication is damaged: 'planbake rollback' returns to the previous one ('--to RUN_ID': to a named "
           "one), 'planbake nightly' publishes a new one over it")
 
@@ -67,14 +70,18 @@ def publications(out: str | Path) -> list[Path]:
 
 def damage(run_dir: str | Path, stages: tuple[str, ...] = tuple(NEEDED)) -> str:
     """What makes a run folder unreadable ("" when whole): its manifest, a file the readers of `stages` (those
-    the manifest records) need that is missing, or a JSON file, or a Parquet file of `stages` (of any stage when
-    all are asked for), that does not read whole. A reader of the plans alone asks for "plan" only."""
+    the manifest records) need, or read and the manifest lists (all it lists when every stage is asked for), that
+    is missing; or a JSON file, or a Parquet file of `stages` (of any stage when all are asked for), that does not
+    read whole. A reader of the plans alone asks for "plan" only."""
     import pyarrow.parquet as pq  # here: the command line starts without pyarrow
 
     run = Path(run_dir)
     try:
         manifest = read_manifest(run)
+        every = set(stages) >= set(NEEDED)
         needed = {name for stage in stages if stage in manifest for name in NEEDED[stage]}
+        needed |= {str(name) for name in manifest.get("files", [])
+                   if every or any(name in READS[stage] for stage in stages)}
         for name in sorted(needed):
             if not (run / name).exists():
                 return f"{run / name}: missing"
@@ -82,7 +89,6 @@ def damage(run_dir: str | Path, stages: tuple[str, ...] = tuple(NEEDED)) -> str:
             read_json(path)
     except DamagedPublication as exc:
         return exc.problem
-    every = set(stages) >= set(NEEDED)
     for path in sorted(p for p in run.glob("*.parquet") if every or p.name in needed):
         try:
             pq.read_metadata(path)

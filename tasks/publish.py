@@ -176,7 +176,8 @@ def publish(out: str | Path, staging: Path, manifest: dict[str, Any]) -> Path:
     if "previous" not in manifest:  # a Run names the one it followed; else it is the live one
         prev, _ = previous_publication(out)
         manifest = {**manifest, "previous": prev.name if prev else None}
-    manifest = {**manifest, "run_id": run_id, "published_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    manifest = {**manifest, "run_id": run_id, "published_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "files": sorted(p.name for p in staging.iterdir() if p.is_file() and p.name != MANIFEST)}
     write_manifest(staging, manifest)
     flush_tree(staging)
     final = Path(out) / "runs" / run_id

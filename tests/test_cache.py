@@ -275,6 +275,31 @@ def test_a_damaged_file_of_the_publication_is_named_with_its_fix(demo_publicatio
     assert res.exit_code == 2 and json.loads(res.stdout)["message"] == str(exc.value), res.output
 
 
+@pytest.mark.parametrize("name", ["plain_words.json", "vocabulary.json"])
+def test_a_file_the_manifest_lists_is_needed_where_lookup_reads_it(demo_publication: Path, tmp_path: Path,
+                                                                  name: str) -> None:
+    """Deleted by hand, the plain words would scrub capitals the corpus writes plainly, the vocabulary word no
+    plan: named as missing, as the manifest lists them. A publication made before they were kept (no list) still
+    opens without them."""
+    from schemas.publication import DamagedPublication, current_run, damage
+
+    live = current_run(demo_publication)
+    out = tmp_path / "out"
+    run = out / "runs" / live.name
+    shutil.copytree(live, run)
+    (out / "CURRENT").write_text(live.name + "\n")
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert name in manifest["files"] and "templates.parquet" in manifest["files"]
+    (run / name).unlink()
+    with pytest.raises(DamagedPublication, match="planbake rollback") as exc:
+        PlanCache.open(out)
+    assert str(exc.value).startswith(f"{run / name}: missing"), exc.value
+    assert damage(run, ("mine",)) == ""  # a reader of the shapes alone reads neither
+    del manifest["files"]
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    assert PlanCache.open(out).lookup("parental leave in Berlin").skeleton
+
+
 def test_trace_leads_to_template_and_run(seed_eval: dict) -> None:
     cache, _ = _seed_cache(seed_eval)
     res = cache.lookup("What per diem do I get at the 2026 engineering offsite?")
