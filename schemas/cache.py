@@ -77,6 +77,7 @@ class PlanCache:
         self.scrub = self.lexicon.scrubber(read_plain_words(run_dir))
         learned = self.manifest.get("mine", {}).get("followups", {}).get("skeletons", [])
         self.followups = Followups(config.mining, learned)  # mining learned them; the manifest carries them
+        self._row_chars = config.mining.max_query_chars  # a longer log row is quarantined: no one's turn
         self.vocabulary = Vocabulary.read(run_dir)
         self.shape_of = ShapeMembers()
         self.templates: dict[str, dict[str, Any]] = {}
@@ -162,11 +163,15 @@ class PlanCache:
 
     def _conversation(self, history: Sequence[str], when: date) -> Conversation:
         """The conversation up to the question: read back from the newest earlier question to the last one that
-        is no follow-up (what a follow-up after it resolves against) or unusable (nothing before it counts)."""
+        is no follow-up (what a follow-up after it resolves against) or unusable (nothing before it counts). An
+        entry mining would quarantine as a log row (blank, longer than `mining.max_query_chars`) is no turn, as
+        filler alone is none: read past it."""
         tail: list[Skeleton] = []
         for earlier in reversed(history[-MAX_HISTORY:]):
             if not isinstance(earlier, str):
                 raise TypeError(f"history must hold str questions, got {type(earlier).__name__}")
+            if not earlier.strip() or len(earlier) > self._row_chars:
+                continue
             if _unusable(earlier) is not None:
                 break
             sk = self._skeleton(earlier, when)

@@ -80,7 +80,7 @@ def damage(run_dir: str | Path, stages: tuple[str, ...] = tuple(NEEDED)) -> str:
         manifest = read_manifest(run)
         every = set(stages) >= set(NEEDED)
         needed = {name for stage in stages if stage in manifest for name in NEEDED[stage]}
-        needed |= {str(name) for name in manifest.get("files", [])
+        needed |= {name for name in listed_files(run, manifest)
                    if every or any(name in READS[stage] for stage in stages)}
         for name in sorted(needed):
             if not (run / name).exists():
@@ -95,6 +95,17 @@ def damage(run_dir: str | Path, stages: tuple[str, ...] = tuple(NEEDED)) -> str:
         except (OSError, ValueError):  # pyarrow's ArrowIOError, ArrowInvalid
             return f"{path}: not a whole Parquet file (truncated or overwritten)"
     return ""
+
+
+def listed_files(run_dir: str | Path, manifest: dict[str, Any]) -> list[str]:
+    """The run's files its manifest lists (`files`; none in a publication made before they were listed);
+    DamagedPublication when `files` is no list of plain file names (an edit by hand)."""
+    files = manifest.get("files", [])
+    if not isinstance(files, list) or not all(
+            isinstance(name, str) and name not in ("", ".", "..") and Path(name).name == name for name in files):
+        raise DamagedPublication(f"{Path(run_dir) / MANIFEST}: \"files\" is not a list of the run's file names "
+                                 f"(got {json.dumps(files)[:80]})")
+    return files
 
 
 def check_run(run_dir: str | Path, stages: tuple[str, ...] = tuple(NEEDED)) -> None:

@@ -252,6 +252,23 @@ def test_a_followup_after_thanks_resolves_against_the_question_before(tmp_path: 
         assert online.hit and online.followup and online.resolved == f"how many vacation days do we get in {city}"
 
 
+@pytest.mark.parametrize("between", ["   ", "\u3000", "\u2003", "\x1c", "x" * 2500, "x" * 5000])
+def test_a_blank_or_too_long_entry_between_is_no_turn_online_as_its_log_row_is_none(
+        tmp_path: Path, cache: PlanCache, between: str) -> None:
+    """Mining quarantines a log row of blanks or longer than `mining.max_query_chars` (or, of blanks Unicode
+    calls spaces, reads it as filler): no turn, so the follow-up after it resolves against the question before.
+    The same history online must resolve alike, not stop at the entry."""
+    assert CONFIG.mining.max_query_chars < 2500
+    history = ["how many vacation days do we get in Berlin", between, "what about Lisbon?"]
+    write_log(tmp_path / "log.jsonl", [("u", history)])
+    _, _, rows = mine_followups(tmp_path / "log.jsonl", sorted(cache.followups.learned), cache.shape_of)
+    [offline] = [r for r in rows if r["followup"]]
+    online = cache.lookup(history[-1], NOW, history=history[:-1])
+    assert offline["resolved_question"] == "how many vacation days do we get in Lisbon"
+    assert (online.followup, online.resolved, online.key) == (True, offline["resolved_question"],
+                                                              offline["resolved_key"]), online.reason
+
+
 def test_batched_link_equals_a_replay_of_every_user(tmp_path: Path) -> None:
     """`link` resolves each distinct (previous question, follow-up) once and replays chained users; both
     must give what a plain replay of each user's questions gives, row by row."""

@@ -286,6 +286,29 @@ def test_a_damaged_live_run_is_never_left_for_one_rolled_back_from(tmp_path: Pat
     assert baseline(out, redoes_all=False) == (None, {}, "")  # a stage alone publishes anew, as before
 
 
+@pytest.mark.parametrize("files", [5, None, "cache.parquet", [1], [["cache.parquet"]], {"cache.parquet": 1}, [""],
+                                   ["../cache.parquet"], ["/etc/hostname"]])
+def test_a_manifest_whose_files_are_no_list_of_names_is_named_with_its_fix(tmp_path: Path, files: Any) -> None:
+    """A manifest edited by hand whose "files" is no list of the run's file names: every reader names the manifest
+    and the fix (rollback, nightly), never a traceback nor a file of a made-up name; rollback and a run of every
+    stage follow the run before it."""
+    out = tmp_path / "out"
+    first, live = "20261120T000000Z-0000", "20261120T010000Z-0000"
+    for run_id in (first, live):
+        publish(out, stage_dir(out, run_id), {"stage": run_id})
+    path = out / "runs" / live / "manifest.json"
+    path.write_text(json.dumps({**json.loads(path.read_text(encoding="utf-8")), "files": files}), encoding="utf-8")
+    says = f"{path}: \"files\" is not a list of the run's file names"
+    with pytest.raises(DamagedPublication) as exc:
+        PlanCache.open(out)
+    assert str(exc.value).startswith(says) and "planbake rollback" in str(exc.value), exc.value
+    assert baseline(out, redoes_all=True)[0] == out / "runs" / first
+    res = CliRunner().invoke(app, ["rollback", "--out", str(out), "--to", live])
+    assert res.exit_code == 2 and says in res.output, res.output  # 1: a traceback
+    assert current_run(out).name == live
+    assert rollback(out)[0] == first
+
+
 def test_every_command_is_documented_with_an_example() -> None:
     import typer.main
 
