@@ -21,6 +21,7 @@ from tasks.indexing import (
     build_index,
     index_uri,
     misspelt_keys,
+    misspelt_values,
     ordinary_values,
     valueless_facets,
 )
@@ -392,6 +393,23 @@ def test_a_facet_whose_key_is_misspelt_is_warned_of(tmp_path: Path) -> None:
     assert "facet 'year' reads the metadata key 'year', which no document has" in year and "has 'yaer'" in year
     config.facets[0].key, config.facets[1].key = "office", "yaer"
     assert misspelt_keys(read_corpus(corpus), config) == []
+
+
+def test_a_value_spelled_close_to_a_listed_one_is_warned_of(tmp_path: Path) -> None:
+    """An office "Berlln" in the corpus was indexed as an office of its own without a word: a filter to Berlin
+    never found its chunks. The index run warns once per value, naming the line; other unlisted values pass."""
+    corpus = _write(tmp_path / "corpus.jsonl", [
+        {"id": "a", "text": "The allowance is 50 euros.", "metadata": {"office": "Berlin"}},
+        {"id": "b", "text": "Bike racks are in the courtyard.", "metadata": {"office": "Berlln"}},
+        {"id": "c", "text": "Bike racks are in the hall.", "metadata": {"office": "Berlln"}},
+        {"id": "d", "text": "Staff share the hub.", "metadata": {"office": "Gdansk"}}])
+    config = load_config(DEMO_CONFIG)
+    (warning,) = misspelt_values(read_corpus(corpus), config)
+    assert warning.startswith(f"{corpus}:2: office 'Berlln' of document 'b' is not among the config's values but "
+                              "is spelled close to 'Berlin': write 'Berlin', or list 'Berlln' under the facet's "
+                              "values ("), warning
+    config.facet("office").values.append("Berlln")
+    assert misspelt_values(read_corpus(corpus), config) == []
 
 
 def test_a_value_of_several_ordinary_words_is_warned_of(tmp_path: Path) -> None:
