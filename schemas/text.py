@@ -10,16 +10,19 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028-\u2
 # Invisible inside a word: a soft hyphen ("Ber\u00adlin"), zero-width (non-)joiners, the word joiner.
 _JOINERS = re.compile(r"[\u00ad\u200c\u200d\u2060]")
 _NON_WORD = re.compile(r"[^\w{}]+")
+# The Unicode hyphen (and the non-breaking one, which NFKC makes it) is "-": "non\u2011birth parent" is "non-birth
+# parent", never "non" and a "birth parent".
+_HYPHEN = str.maketrans({"\u2010": "-"})
 
 
 def fold(text: str) -> str:
-    """NFKC, accents stripped, case folded, control characters made spaces and invisible joiners removed,
-    whitespace collapsed.
+    """NFKC, hyphens made "-", accents stripped, case folded, control characters made spaces and invisible joiners
+    removed, whitespace collapsed.
 
     Character offsets in the result are what constraint spans refer to.
     """
     if not text.isascii():  # ASCII is already NFKC and has no combining marks
-        text = unicodedata.normalize("NFKC", text)
+        text = unicodedata.normalize("NFKC", text).translate(_HYPHEN)
         text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
     if not text.isprintable():  # every control character is unprintable; most questions skip the pass
         text = _CONTROL.sub(" ", _JOINERS.sub("", text))

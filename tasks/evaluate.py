@@ -60,7 +60,9 @@ def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]
                 if not isinstance(given, list) or not all(isinstance(part, list) for part in given):
                     raise TypeError(f"'parts' is {json.dumps(given)[:60]}")
                 parts = [set(map(str, part)) for part in given]
-                if not words(str(rec["question"])):
+                if not isinstance(rec["question"], str):  # a null would be scored as the question "None"
+                    raise TypeError(f"'question' is {json.dumps(rec['question'])[:60]}, not a string")
+                if not words(rec["question"]):
                     raise LabelError(f"{p}:{n}: 'question' has no words; give the question's text or remove the line")
                 answer, shape = rec.get("answer"), rec.get("shape")
                 should_split = rec.get("should_split")
@@ -73,7 +75,7 @@ def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]
                     raise LabelError(f"{p}:{n}: id {qid!r} given twice (first on line {first_line[qid]}); each "
                                      "question needs its own id, or none (its line number is then its id)")
                 first_line[qid] = n
-                out.append(Labeled(qid, str(rec["question"]), parts, should_split,
+                out.append(Labeled(qid, rec["question"], parts, should_split,
                                    shape, str(answer) if answer is not None else None))
             except json.JSONDecodeError as exc:  # its own "line 1" would be a second line number
                 raise LabelError(f"{p}:{n}: not JSON ({exc.msg} at column {exc.colno}); each line is one JSON object "

@@ -95,12 +95,12 @@ class Verdict:
                 f"Report: {kept / 'report' / 'report.md'}. Pass --force to publish anyway.")
 
 
-def labeled_set(path: str | Path) -> LabeledSet:
-    """A questions JSONL file, or a benchmark folder holding questions.jsonl."""
+def labeled_set(path: str | Path, where: str = "") -> LabeledSet:
+    """A questions JSONL file, or a benchmark folder holding questions.jsonl; `where`: the config line naming it."""
     p = Path(path)
     if p.is_dir():
         p = p / "questions.jsonl"
-    questions = read_labeled(p, option="the config's `labeled:` entry")
+    questions = read_labeled(p, option=f"the config's `labeled:` entry{where}")
     digest = hashlib.sha256(p.read_bytes()).hexdigest()[:16]
     return LabeledSet(f"{p.parent.name}/{p.name}", f"{p.resolve()}#{digest}", questions)
 
@@ -114,7 +114,8 @@ class QualityGate:
     sets: list[LabeledSet] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.sets = [labeled_set(p) for p in self.config.labeled] if self.config.gate.enabled else []
+        where = self.config.where("labeled")
+        self.sets = [labeled_set(p, where) for p in self.config.labeled] if self.config.gate.enabled else []
 
     def judge(self, staging: Path, manifest: dict[str, Any], prev_dir: Path | None,
               prev_manifest: dict[str, Any]) -> Verdict:

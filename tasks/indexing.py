@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -74,7 +75,8 @@ def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: d
     embedder = embedder or Embedder(config.model_path, config.embed_batch_size, config.embed_dtype)
     result = write_index(enriched, config, uri, embedder, quiet=quiet)
     return IndexOutcome(result, uri, len(docs), path_in_root(uri, out),
-                        [*valueless_facets(docs, config), *ordinary_values(docs, config)])
+                        [*valueless_facets(docs, config), *misspelt_keys(docs, config),
+                         *misspelt_values(docs, config), *ordinary_values(docs, config)])
 
 
 def valueless_facets(docs: Sequence[Document], config: Config) -> list[str]:
@@ -86,6 +88,43 @@ def valueless_facets(docs: Sequence[Document], config: Config) -> list[str]:
             out.append(f"{config.place(['facets', at])}: facet {f.name!r} has no values: the config lists none and "
                        f"no document's metadata has the key {f.metadata_key!r}; list its values, or set `key:` to "
                        "the metadata key that holds them")
+    return out
+
+
+def misspelt_keys(docs: Sequence[Document], config: Config) -> list[str]:
+    """A warning for each facet whose metadata key no document has while a document has a key spelled close to it
+    (a facet `offce`, or `key: Ofice`): the metadata is not read, and the facet's values come from the texts alone
+    (a year from the effective date), leaving out every chunk whose text names no value."""
+    read = {f.metadata_key for f in config.facets} | {"effective_from", "policy", "supersedes"}
+    keys = sorted({k for d in docs for k in d.metadata} - read)
+    out = []
+    for at, f in enumerate(config.facets):
+        if any(f.metadata_key in d.metadata for d in docs):
+            continue
+        for close in difflib.get_close_matches(f.metadata_key.casefold(), keys, n=1, cutoff=0.75):
+            d = next(d for d in docs if close in d.metadata)
+            out.append(f"{config.place(['facets', at])}: facet {f.name!r} reads the metadata key {f.metadata_key!r}, "
+                       f"which no document has; {d.source_of(close)} has {close!r}: name the facet so, or set "
+                       f"`key: {close}` under it (else its values come from the texts alone)")
+    return out
+
+
+def misspelt_values(docs: Sequence[Document], config: Config) -> list[str]:
+    """A warning for each category value the config does not list that is spelled close to one it does (an office
+    "Berlln" beside "Berlin"): a value of its own, whose chunks no filter to the listed value finds."""
+    out = []
+    for at, f in enumerate(config.facets):
+        listed = {fold(v): v for v in f.values} if f.kind == "category" else {}
+        seen = set(listed)
+        for d in docs:
+            v = d.metadata.get(f.metadata_key)
+            if not listed or not isinstance(v, str) or fold(v) in seen:
+                continue
+            seen.add(fold(v))
+            for close in difflib.get_close_matches(fold(v), list(listed), n=1, cutoff=0.8):
+                out.append(f"{d.source_of(f.metadata_key)}: {f.name} {v!r} of document {d.id!r} is not among the "
+                           f"config's values but is spelled close to {listed[close]!r}: write {listed[close]!r}, or "
+                           f"list {v!r} under the facet's values ({config.place(['facets', at])}) to keep it")
     return out
 
 

@@ -285,6 +285,70 @@ def _check_breaks(files: list[str]) -> None:
                                "convert the file's line breaks to one kind (such as with dos2unix)")
 
 
+def _checking_gzip(files: list[str], kind: str) -> Future[None] | None:
+    """`_check_gzip` of a JSONL or CSV log's gzip files, in a thread beside DuckDB's read (zlib releases the GIL)."""
+    gz = [f for f in files if f.lower().endswith(".gz")] if kind != "parquet" else []
+    if not gz:
+        return None
+    pool = ThreadPoolExecutor(1)
+    checked = pool.submit(_check_gzip, gz)
+    pool.shutdown(wait=False)
+    return checked
+
+
+def _check_gzip(files: list[str]) -> None:
+    """Refuse a gzip log that is empty, or whose data ends early or fails its checksum, naming the line where it
+    does: DuckDB names the file only, or reads a damaged file's bytes as lines."""
+    for f in (f for f in files if f.lower().endswith(".gz")):
+        lines, problem = _gzip_lines(f)
+        fix = "copy it again from its source (`gzip -t` checks it), or move it out of the logs folder"
+        if "data check" in problem:  # a checksum at a member's end: damaged bytes, anywhere before
+            raise LogError(f"{f}: the gzip data fails its checksum ({problem}), so some of its {lines} lines are "
+                           f"damaged; {fix}")
+        if problem:
+            raise LogError(f"{f}:{lines + 1}: {problem}, after {lines} whole lines; the file is truncated or "
+                           f"damaged: {fix}")
+        if lines == 0 and Path(f).stat().st_size == 0:
+            raise LogError(f"{f}:1: the file is empty (0 bytes), so it is no gzip file; delete it, or write its "
+                           "log with gzip")
+
+
+def _gzip_lines(file: str) -> tuple[int, str]:
+    """The whole lines a gzip file's data holds up to where it breaks off, and how it does ("" if it does not).
+    Members written one after another (`cat a.gz b.gz`) are read on."""
+    lines, members, fed = 0, 0, False
+    d = zlib.decompressobj(wbits=31)
+    with open(file, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 16), b""):
+            while chunk:
+                saved, opened = d.copy(), not fed
+                fed = True
+                try:
+                    lines += d.decompress(chunk).count(b"\n")
+                except zlib.error as exc:
+                    if members and opened:  # which DuckDB's reader stops at
+                        return lines, "bytes that are no gzip data follow the gzip data"
+                    lines += _lines_before_error(saved, chunk)
+                    return lines, str(exc) if "data check" in str(exc) else f"the gzip data breaks off ({exc})"
+                if d.eof:
+                    chunk, members, fed = d.unused_data, members + 1, False
+                    d = zlib.decompressobj(wbits=31)
+                else:
+                    chunk = b""
+    return lines, "the gzip data ends before its end marker" if fed else ""
+
+
+def _lines_before_error(d: Any, chunk: bytes) -> int:
+    """The line breaks a decompressor gives for `chunk` before the bytes it fails on, fed a few at a time."""
+    lines = 0
+    for at in range(0, len(chunk), 64):
+        try:
+            lines += d.decompress(chunk[at:at + 64]).count(b"\n")
+        except zlib.error:
+            break
+    return lines
+
+
 LOG_COLUMNS = ("ts", "user", "query")
 
 
@@ -339,6 +403,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     if threads:
         con.execute(f"SET threads = {int(threads)}")
     memo = lines if lines is not None and lines.dir is not None and kind == "jsonl" else None
+    gzipped = _checking_gzip(files, kind)
     try:
         if kind != "jsonl":
             _check_columns(con, path, files, kind)
@@ -358,7 +423,11 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     except duckdb.Error as exc:
         if kind == "csv":
             _check_breaks(files)
+        if gzipped is not None:
+            gzipped.result()
         raise LogError(f"{path}: cannot read the logs ({str(exc).splitlines()[0]}); check the format") from None
+    if gzipped is not None:
+        gzipped.result()  # DuckDB checks no gzip checksum: a damaged file's garbled lines would pass as rows
     if last_days and not (since or until):  # not partitioned by date: the newest valid row's day ends the window,
         recalled = " UNION ALL SELECT t FROM held" if memo else ""  # the newest before today if there is one
         newest = con.sql(f"""SELECT coalesce(max(t) FILTER (WHERE t < DATE '{today}'), max(t))::DATE

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -425,6 +426,12 @@ def test_labels_that_cannot_be_scored_are_refused(tmp_path: Path) -> None:
     bad.write_text('{"question": "a?", "parts": [["d1"]]}\n{"question": " ? ", "parts": [["d1"]]}\n', encoding="utf-8")
     with pytest.raises(LabelError, match=f"{bad}:2: 'question' has no words"):  # not the eval's own log file
         read_labeled(bad)
+    for said in ("null", "42", '["a?"]'):  # scored as the question "None", "42", "['a?']"
+        bad.write_text('{"question": "a?", "parts": [["d1"]]}\n{"question": ' + said + ', "parts": [["d1"]]}\n',
+                       encoding="utf-8")
+        with pytest.raises(LabelError, match=re.escape(f"{bad}:2: expected JSON with 'question' and 'parts'") +
+                           f".*'question' is {re.escape(said)}, not a string"):
+            read_labeled(bad)
     for said in ('"yes"', "1"):  # scored, either would count as no label at all
         bad.write_text('{"question": "a?", "parts": [["d1"]], "should_split": ' + said + '}\n', encoding="utf-8")
         with pytest.raises(LabelError, match=f"{bad}:1: .*'should_split' is {said}, not true, false or null"):

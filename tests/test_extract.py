@@ -549,3 +549,13 @@ def test_a_question_in_any_unicode_form_gives_one_skeleton(text: str, office: st
     variant = unicodedata.normalize(form, question)
     assert LEX.skeleton(SCRUB(variant), NOW) == LEX.skeleton(SCRUB(question), NOW)
     assert not {"kowalski", "muller", "example", "7946"} & set(LEX.skeleton(SCRUB(variant), NOW).text.split())
+
+
+@pytest.mark.parametrize("hyphen", ["\u2010", "\u2011", "\ufe63", "\uff0d"])
+def test_a_unicode_hyphen_reads_as_the_ascii_one(hyphen: str) -> None:
+    """Text pasted from an editor writes "non\u2011birth": it was read as "non" and the qualifier "birth parent",
+    the opposite of the "non-birth parent" (second parent) it says."""
+    ascii_question = "compare parental leave for the non-birth parent in Berlin and Amsterdam"
+    question = ascii_question.replace("-", hyphen)
+    assert LEX.skeleton(SCRUB(question), NOW) == LEX.skeleton(SCRUB(ascii_question), NOW)
+    assert ("qualifier", "second parent") in [(c.facet, c.value) for c in LEX.extract(question)]

@@ -220,6 +220,8 @@ def test_bad_labeled_set_fails_before_any_work(tmp_path: Path, prefect_harness: 
     out = tmp_path / "out"
     res = CliRunner().invoke(app, ["nightly", "--config", str(path), "--out", str(out)])
     assert res.exit_code == EXIT_INPUT and "missing.jsonl" in res.output and "`labeled:` entry" in res.output
+    line = path.read_text().splitlines().index("labeled:") + 1  # the config line to fix, as for `corpus:`
+    assert f"(from {path}:{line}: `labeled:`) an existing JSONL file" in " ".join(res.output.split()), res.output
     assert not out.exists()
     for name, body, says in [("list.jsonl", b'{"question": "q", "parts": []}\n[1, 2]\n', "list.jsonl:2: expected JSON"),
                              ("latin1.jsonl", b'{"question": "caf\xe9", "parts": []}\n', "latin1.jsonl:1: not UTF-8")]:

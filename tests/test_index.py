@@ -17,7 +17,14 @@ from schemas.config import Config, ConfigError, Facet, load_config
 from schemas.extract import Lexicon
 from tasks.corpus import CorpusError, read_corpus
 from tasks.embed import Embedder
-from tasks.indexing import build_index, index_uri, ordinary_values, valueless_facets
+from tasks.indexing import (
+    build_index,
+    index_uri,
+    misspelt_keys,
+    misspelt_values,
+    ordinary_values,
+    valueless_facets,
+)
 from tasks.scale import model_ref
 from tasks.store import FacetColumnsMissing, Index
 from tests.conftest import DEMO_CONFIG, ROOT
@@ -368,6 +375,41 @@ def test_a_facet_no_config_value_or_document_gives_is_warned_of(tmp_path: Path) 
                             "holds them"), warning
     config.facets[-1].key = "dept"
     assert valueless_facets(read_corpus(corpus), config) == []
+
+
+def test_a_facet_whose_key_is_misspelt_is_warned_of(tmp_path: Path) -> None:
+    """A facet `offce` (its values listed) read no document's `office` without a word: its values came from the
+    texts alone, and a chunk whose text names no office had none. The index run warns, naming both places."""
+    corpus = _write(tmp_path / "corpus.jsonl", [
+        {"id": "a", "text": "The allowance is 50 euros.", "metadata": {"office": "Berlin", "yaer": 2026}},
+        {"id": "b", "text": "Bike racks are in the courtyard.", "metadata": {"office": "Lisbon"}}])
+    config = load_config(DEMO_CONFIG)
+    config.facet("office").name = "offce"
+    config.facets[1].key = "year"
+    office, year = misspelt_keys(read_corpus(corpus), config)
+    assert office.endswith(f"facet 'offce' reads the metadata key 'offce', which no document has; {corpus}:1 has "
+                           "'office': name the facet so, or set `key: office` under it (else its values come from "
+                           "the texts alone)"), office
+    assert "facet 'year' reads the metadata key 'year', which no document has" in year and "has 'yaer'" in year
+    config.facets[0].key, config.facets[1].key = "office", "yaer"
+    assert misspelt_keys(read_corpus(corpus), config) == []
+
+
+def test_a_value_spelled_close_to_a_listed_one_is_warned_of(tmp_path: Path) -> None:
+    """An office "Berlln" in the corpus was indexed as an office of its own without a word: a filter to Berlin
+    never found its chunks. The index run warns once per value, naming the line; other unlisted values pass."""
+    corpus = _write(tmp_path / "corpus.jsonl", [
+        {"id": "a", "text": "The allowance is 50 euros.", "metadata": {"office": "Berlin"}},
+        {"id": "b", "text": "Bike racks are in the courtyard.", "metadata": {"office": "Berlln"}},
+        {"id": "c", "text": "Bike racks are in the hall.", "metadata": {"office": "Berlln"}},
+        {"id": "d", "text": "Staff share the hub.", "metadata": {"office": "Gdansk"}}])
+    config = load_config(DEMO_CONFIG)
+    (warning,) = misspelt_values(read_corpus(corpus), config)
+    assert warning.startswith(f"{corpus}:2: office 'Berlln' of document 'b' is not among the config's values but "
+                              "is spelled close to 'Berlin': write 'Berlin', or list 'Berlln' under the facet's "
+                              "values ("), warning
+    config.facet("office").values.append("Berlln")
+    assert misspelt_values(read_corpus(corpus), config) == []
 
 
 def test_a_value_of_several_ordinary_words_is_warned_of(tmp_path: Path) -> None:

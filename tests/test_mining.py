@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import sys
+import zlib
 from collections import Counter, defaultdict
 from datetime import date, datetime
 from pathlib import Path
@@ -617,6 +618,35 @@ def test_a_folder_reads_exactly_the_files_of_its_log_format(tmp_path: Path) -> N
         (globs / f"{name}.jsonl").write_text(line.format(i, i, name), encoding="utf-8")
     assert sorted(r[2] for r in _ingest_rows(globs)[0]) == [f"per diem in Berlin {n}" for n in
                                                             ["e1", "e[1]", "f*", "fx", "g?"]]
+
+
+def test_a_damaged_gzip_log_is_named_with_its_line_and_the_fix(tmp_path: Path) -> None:
+    """An empty or truncated .gz failed as "cannot read the logs (...); check the format", naming no line; a .gz
+    whose bytes were damaged passed DuckDB's reader (it checks no checksum) and its garbled lines were mined."""
+    text = "".join(json.dumps({"ts": f"2026-11-24T09:{i // 60:02d}:{i % 60:02d}Z", "user": f"u{i % 7}",
+                               "query": f"how many vacation days do we get in Berlin {i}"}) + "\n" for i in range(3000))
+    whole = gzip.compress(text.encode(), mtime=0)
+    cases = {"empty": (b"", r"empty\.jsonl\.gz:1: the file is empty \(0 bytes\), so it is no gzip file; delete it"),
+             "cut": (whole[:len(whole) // 2], r"cut\.jsonl\.gz:\d+: the gzip data ends before its end marker, after "
+                                              r"\d+ whole lines; .*copy it again from its source"),
+             "flipped": (whole[:-8] + bytes([whole[-8] ^ 1]) + whole[-7:],
+                         r"flipped\.jsonl\.gz: the gzip data fails its checksum .*copy it again")}
+    for name, (data, says) in cases.items():
+        logs = tmp_path / name
+        logs.mkdir()
+        (logs / "a.jsonl.gz").write_bytes(whole)
+        (logs / f"{name}.jsonl.gz").write_bytes(data)
+        with pytest.raises(LogError, match=says):
+            _ingest_rows(logs)
+    # the line the cut falls in: one after the whole lines before it
+    line = zlib.decompressobj(wbits=31).decompress(whole[:len(whole) // 2]).count(b"\n") + 1
+    with pytest.raises(LogError, match=rf"cut\.jsonl\.gz:{line}: "):
+        _ingest_rows(tmp_path / "cut" / "cut.jsonl.gz")
+    joined = tmp_path / "joined"  # members written one after another are one log
+    joined.mkdir()
+    (joined / "a.jsonl.gz").write_bytes(whole + gzip.compress(b'{"ts": "2026-11-24T10:00:00Z", "user": "u1", '
+                                                                b'"query": "per diem in Lisbon"}\n'))
+    assert len(_ingest_rows(joined)[0]) == 3001
 
 
 def test_a_log_compressed_otherwise_than_with_gzip_is_named(tmp_path: Path, small_index: tuple[Config, Index]) -> None:
