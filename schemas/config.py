@@ -422,8 +422,9 @@ def load_config(path: str | Path | None = None) -> Config:
     except yaml.YAMLError as exc:
         line, problem = yaml_problem(exc)
         where = f":{line + 1}" if line is not None else ""
-        raise ConfigError(f"{p}{where}: not valid YAML: {problem}; fix the syntax (a bracket or quote left open "
-                          "ends on a later line than it opens)") from None
+        fix = ("indent with spaces: YAML allows no tab there" if "'\\t'" in problem else
+               "fix the syntax (a bracket or quote left open ends on a later line than it opens)")
+        raise ConfigError(f"{p}{where}: not valid YAML: {problem}; {fix}") from None
     if raw is None:
         raise ConfigError(f"{p}: the config is empty; copy data/configs/demo.yaml and change what differs")
     if not isinstance(raw, dict):

@@ -11,8 +11,10 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028-\u2
 _JOINERS = re.compile(r"[\u00ad\u200c\u200d\u2060]")
 _NON_WORD = re.compile(r"[^\w{}]+")
 # The Unicode hyphen (and the non-breaking one, which NFKC makes it) is "-": "non\u2011birth parent" is "non-birth
-# parent", never "non" and a "birth parent".
+# parent", never "non" and a "birth parent". So is a dash or minus sign between two letters ("non\u2013birth"); one
+# between digits stays ("2025\u20132026" is a range).
 _HYPHEN = str.maketrans({"\u2010": "-"})
+_DASH_IN_WORD = re.compile(r"(?<=[^\W\d_])[\u2012\u2013\u2014\u2212](?=[^\W\d_])")
 
 
 def fold(text: str) -> str:
@@ -22,7 +24,7 @@ def fold(text: str) -> str:
     Character offsets in the result are what constraint spans refer to.
     """
     if not text.isascii():  # ASCII is already NFKC and has no combining marks
-        text = unicodedata.normalize("NFKC", text).translate(_HYPHEN)
+        text = _DASH_IN_WORD.sub("-", unicodedata.normalize("NFKC", text).translate(_HYPHEN))
         text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
     if not text.isprintable():  # every control character is unprintable; most questions skip the pass
         text = _CONTROL.sub(" ", _JOINERS.sub("", text))

@@ -551,7 +551,7 @@ def test_a_question_in_any_unicode_form_gives_one_skeleton(text: str, office: st
     assert not {"kowalski", "muller", "example", "7946"} & set(LEX.skeleton(SCRUB(variant), NOW).text.split())
 
 
-@pytest.mark.parametrize("hyphen", ["\u2010", "\u2011", "\ufe63", "\uff0d"])
+@pytest.mark.parametrize("hyphen", ["\u2010", "\u2011", "\ufe63", "\uff0d", "\u2012", "\u2013", "\u2014", "\u2212"])
 def test_a_unicode_hyphen_reads_as_the_ascii_one(hyphen: str) -> None:
     """Text pasted from an editor writes "non\u2011birth": it was read as "non" and the qualifier "birth parent",
     the opposite of the "non-birth parent" (second parent) it says."""
@@ -559,3 +559,7 @@ def test_a_unicode_hyphen_reads_as_the_ascii_one(hyphen: str) -> None:
     question = ascii_question.replace("-", hyphen)
     assert LEX.skeleton(SCRUB(question), NOW) == LEX.skeleton(SCRUB(ascii_question), NOW)
     assert ("qualifier", "second parent") in [(c.facet, c.value) for c in LEX.extract(question)]
+
+
+def test_a_dash_joins_letters_only() -> None:
+    assert fold("2025\u20132026 \u2013 Berlin\u2013Amsterdam") == "2025\u20132026 \u2013 berlin-amsterdam"

@@ -156,6 +156,8 @@ def test_a_config_that_is_not_utf8_names_its_line(tmp_path: Path) -> None:
     ("# only a comment\n", ": the config is empty"),
     ("- a\n- b\n", ": expected a YAML mapping of setting: value at the top level, got a list"),
     ("planning: {budget: 4\nmining: {}\n", ":2: not valid YAML: expected ',' or '}'"),
+    ("facets:\n\t- name: office\n", ":2: not valid YAML: found character '\\t' that cannot start any token "
+     "(while scanning for the next token); indent with spaces: YAML allows no tab there"),
     ("facets: [{name: office}]\npii_names: [2026-02-30]\n", None),  # a date is its text: no bare "day is out of range"
     ("facets:\n  - name: office\n  - name: office\n", ":1: field 'facets': facet office is named twice"),
     ("facets: []\n", ":1: field 'facets': facets is empty"),
