@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from schemas.config import BooleanKey, Chunking, DuplicateKey, read_yaml, yaml_problem
+from schemas.text import words
 
 
 class CorpusError(ValueError):
@@ -62,6 +63,9 @@ def _check_record(rec: Any, where: str, key_lines: dict[str, str] | None = None)
         raise CorpusError(f"{key_lines.get('id', where)}: field 'id' must be a non-empty string, got {doc_id!r}")
     if not isinstance(text, str) or not text.strip():
         raise CorpusError(f"{where}: field 'text' must be a non-empty string (document {doc_id!r})")
+    if not words(text):  # only invisible characters or marks: a chunk no question can find
+        raise CorpusError(f"{where}: field 'text' has no words (document {doc_id!r}); give the document's text or "
+                          "remove the record")
     meta = rec.get("metadata") or {}
     if not isinstance(meta, dict):
         raise CorpusError(f"{where}: field 'metadata' must be an object of facet -> value, got "

@@ -306,6 +306,7 @@ def test_a_changed_model_embeds_every_chunk_again(tmp_path: Path, seed_corpus: P
     [
         ('{"id": "x", "text": "ok", "metadata": {}', "not valid JSON"),
         ('{"id": "x", "metadata": {}}', "missing field 'text'"),
+        ('{"id": "x", "text": "\\u0000\\u200b  \\u2028", "metadata": {}}', "field 'text' has no words"),
         ('{"id": "x", "text": "ok", "metadata": {"office": 42}}', "must be a string"),
         ('{"id": "x", "text": "ok", "metadata": {"year": "soon"}}', "must be a year"),
         ('{"id": "x", "text": "ok", "metadata": {"Office": "Berlin"}}', "rename it to 'office'"),
