@@ -865,3 +865,17 @@ def test_pruned_publications_take_their_table_versions_with_them(tmp_path: Path,
     assert current_run(out).name == kept[0]
     table.checkout(table.tags.list()[kept[0]]["version"])
     assert "Night 2." in next(r["text"] for r in table.to_arrow().to_pylist() if r["id"] == rows[0]["id"])
+
+
+def test_an_unknown_writer_parameter_is_refused_before_any_work(tmp_path: Path) -> None:
+    """The plan flow's `writer` (a deployment parameter, not checked by the CLI's --writer) takes rules, vllm or
+    openai: any other name was run as the OpenAI writer, every shape falling back to rules."""
+    from prefect.utilities.callables import parameter_schema
+
+    from flows.nightly import plan_flow
+
+    cfg = load_config(DEMO_CONFIG)
+    with pytest.raises(ValueError, match="writer 'gpt': choose rules, vllm, openai .*plan flow's `writer`"):
+        check_inputs(["plan"], cfg, out=tmp_path / "out", writer="gpt")
+    writer = parameter_schema(plan_flow.fn).model_dump()["properties"]["writer"]
+    assert "'rules', 'vllm', 'openai'" in json.dumps(writer).replace('"', "'")
