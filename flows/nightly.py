@@ -8,6 +8,7 @@ from typing import Any
 from prefect import flow
 
 from flows.run import run_stages
+from schemas.config import Writer
 
 
 @flow(name="nightly", log_prints=True)
@@ -30,7 +31,7 @@ def mine_flow(logs: str | None = None, config: str | None = None, out: str = "da
 
 
 @flow(name="plan", log_prints=True)
-def plan_flow(config: str | None = None, out: str = "data/out", writer: str | None = None, wait_s: float = 0.0,
+def plan_flow(config: str | None = None, out: str = "data/out", writer: Writer | None = None, wait_s: float = 0.0,
               quiet: bool = False, force: bool = False) -> dict[str, Any]:
     """Write, check and evaluate templates for the published shapes; publish the cache."""
     return run_stages(["plan"], config=config, out=out, wait_s=wait_s, quiet=quiet, writer=writer, force=force)

@@ -6,14 +6,14 @@ import logging
 import time
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from prefect import get_run_logger
 from prefect.exceptions import MissingContextError
 
 from flows.publication import Run
 from flows.stages import index_stage, mine_stage, plan_stage, published_index
-from schemas.config import DEFAULT_CONFIG, Config, ConfigError, load_config, published_config
+from schemas.config import DEFAULT_CONFIG, Config, ConfigError, Writer, load_config, published_config
 from schemas.publication import NoPublication, read_manifest
 from tasks.corpus import corpus_not_found
 from tasks.gate import GateRejected, QualityGate
@@ -56,6 +56,9 @@ def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, l
             check_window(source, since, until)
     if since and until and since > until:
         raise ValueError(f"--since {since} is after --until {until}: the window holds no day; swap them")
+    if writer is not None and writer not in get_args(Writer):  # else read as the OpenAI writer, and every shape
+        raise ValueError(f"writer {writer!r}: choose {', '.join(get_args(Writer))} (--writer, or the plan "
+                         "flow's `writer` parameter), or leave it out for the config's `planning.writer`")
     if "plan" in stages and (writer or cfg.planning.writer) == "openai":
         check_server(cfg.planning.openai_base_url, cfg.planning.openai_api_key_env)
     # A stage alone needs a publication; one that waits may get it from the run it waits for, if a run started

@@ -12,13 +12,13 @@ from collections.abc import Callable, Iterator
 from datetime import date
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from schemas.config import ConfigError, load_config
+from schemas.config import ConfigError, Writer, load_config
 from schemas.publication import NoPublication
 from schemas.text import fold, words
 
@@ -542,7 +542,8 @@ def plan(
     _precheck(["plan"], config, out, wait_s=wait, writer=writer)
     from flows.nightly import plan_flow
 
-    res = plan_flow(config=config, out=str(out), writer=writer, wait_s=wait, quiet=as_json, force=force)
+    chosen = cast(Writer | None, writer)  # checked by its callback
+    res = plan_flow(config=config, out=str(out), writer=chosen, wait_s=wait, quiet=as_json, force=force)
     _emit(as_json, res, lambda: _summary(res))
 
 

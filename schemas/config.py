@@ -126,8 +126,11 @@ class Mining(_Strict):
     followup_min_share: float = Field(0.8, gt=0, le=1)  # of a skeleton's rows that follow another question
 
 
+Writer = Literal["rules", "vllm", "openai"]  # who writes the templates
+
+
 class Planning(_Strict):
-    writer: Literal["rules", "vllm", "openai"] = "rules"
+    writer: Writer = "rules"
     max_steps: int = Field(6, ge=1, le=32)
     budget: int = Field(4, ge=1)
     per_step_k: int = Field(4, ge=1)

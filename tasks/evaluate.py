@@ -83,6 +83,9 @@ def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]
             except (KeyError, TypeError) as exc:
                 raise LabelError(f"{p}:{n}: expected JSON with 'question' and 'parts' (a list of lists of chunk "
                                  f"ids); {exc.__class__.__name__}: {exc}") from None
+    if not out:  # scored, it would build an index for nothing and fail on a log of no rows, or guard nothing
+        raise LabelError(f"{p}: holds no labeled question; write one JSON object a line with 'question' and "
+                         "'parts' (a list of lists of chunk ids)")
     return out
 
 

@@ -194,6 +194,14 @@ def _previous(prev_dir: Path | None) -> tuple[dict[str, dict[str, Any]], dict[st
     return tpls, entries
 
 
+def recounted(entries: list[dict[str, Any]], counted: list[tuple[Skeleton, int]]) -> list[dict[str, Any]]:
+    """Reused cache entries with this window's question counts: the value sets are last night's (the shape's
+    signature holds them), their counts are not."""
+    counts = {json.dumps(sk.slots, sort_keys=True): n for sk, n in counted}
+    return [{**e, "questions": counts.get(json.dumps(json.loads(e["slots"]), sort_keys=True), e["questions"])}
+            for e in entries]
+
+
 def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon: Lexicon, index: Index,
                 staging: Path, quiet: bool = False, prev_dir: Path | None = None,
                 corpus_added: bool = True, generate: Generate | None = None, writer: str = "rules") -> PlanResult:
@@ -229,7 +237,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
             templates.append({**old, "count": shape["count"],
                               "members": [shape["skeleton"], *(shape["examples"] or [])],
                               "member_hashes": shape.get("member_hashes") or []})
-            entries += prev_entries.get(shape["shape_id"], [])
+            entries += recounted(prev_entries.get(shape["shape_id"], []), counted)
             routes[old["route"]] += 1
             rejected += not (old["valid"] and old["check_ok"])
             reused += 1

@@ -493,3 +493,15 @@ def test_eval_refuses_before_any_work(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["eval", "--corpus", str(corpus), "--questions", str(questions), "--out", str(out)])
     assert res.exit_code == EXIT_INPUT and "that eval did not build" in " ".join(res.output.split())
     assert (out / "CURRENT").read_text().strip() == "r1" and not (out / EVAL_MARK).exists()
+
+
+def test_a_labeled_set_without_questions_is_refused(tmp_path: Path) -> None:
+    """An empty or blank questions file is bad input naming the file, before any build (eval would otherwise
+    fail on its own temporary log file; the gate would guard nothing)."""
+    from tasks.evaluate import LabelError, read_labeled
+
+    bad = tmp_path / "q.jsonl"
+    for text in ("", "\n\n", "  \r\n"):
+        bad.write_text(text, encoding="utf-8")
+        with pytest.raises(LabelError, match=f"{bad}: holds no labeled question; write one JSON object a line"):
+            read_labeled(bad)

@@ -865,3 +865,38 @@ def test_pruned_publications_take_their_table_versions_with_them(tmp_path: Path,
     assert current_run(out).name == kept[0]
     table.checkout(table.tags.list()[kept[0]]["version"])
     assert "Night 2." in next(r["text"] for r in table.to_arrow().to_pylist() if r["id"] == rows[0]["id"])
+
+
+def test_an_unknown_writer_parameter_is_refused_before_any_work(tmp_path: Path) -> None:
+    """The plan flow's `writer` (a deployment parameter, not checked by the CLI's --writer) takes rules, vllm or
+    openai: any other name was run as the OpenAI writer, every shape falling back to rules."""
+    from prefect.utilities.callables import parameter_schema
+
+    from flows.nightly import plan_flow
+
+    cfg = load_config(DEMO_CONFIG)
+    with pytest.raises(ValueError, match="writer 'gpt': choose rules, vllm, openai .*plan flow's `writer`"):
+        check_inputs(["plan"], cfg, out=tmp_path / "out", writer="gpt")
+    writer = parameter_schema(plan_flow.fn).model_dump()["properties"]["writer"]
+    assert "'rules', 'vllm', 'openai'" in json.dumps(writer).replace('"', "'")
+
+
+def test_reused_cache_entries_count_this_windows_questions(seed_run: dict) -> None:
+    """A template reused from the live publication (same shape, same evidence) keeps its cache entries, but
+    their `questions` are this window's: each question asked by a second user doubles them."""
+    import pyarrow.parquet as pq
+
+    log = Path(seed_run["kwargs"]["logs"])
+    rows = [json.loads(x) for x in log.read_text().splitlines()]
+    twice = log.parent / "twice.jsonl"
+    twice.write_text("".join(json.dumps({**r, "user": u + r["user"]}) + "\n" for r in rows for u in ("", "b-")))
+    second = run_stages(["index", "mine", "plan"], **{**seed_run["kwargs"], "logs": str(twice)})
+    assert second["plan"]["reused"] > 0
+    run = current_run(seed_run["out"])
+    asked = {}
+    for q in pq.read_table(run / "questions.parquet", columns=["shape_id"]).column(0).to_pylist():
+        asked[q] = asked.get(q, 0) + 1
+    served = {}
+    for e in pq.read_table(run / "cache.parquet", columns=["shape_id", "questions"]).to_pylist():
+        served[e["shape_id"]] = served.get(e["shape_id"], 0) + e["questions"]
+    assert served == {s: n for s, n in asked.items() if s in served}
