@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 
 from schemas.answers import ExtractRefused, extract_name, extract_value
+from schemas.config import Config
+from schemas.constraint import Constraint
 from schemas.extract import Lexicon
 from schemas.plan import Plan, Step, fill_step_slot, step_slots, validate_plan
 from tasks.store import Hit, Index, rank_fusion
@@ -135,15 +137,23 @@ def retrieve(question: str, plan: Plan | None, index: Index, lexicon: Lexicon, b
     `rerank`: within each step's part, the chunks are ordered against the original question before the merge
     (the part still keeps its quota under round robin)."""
     parts: list[StepResult] = []
+    versions = names_a_version(lexicon.extract(question), index.config)
     if plan is None or keep_original:
-        parts.append(search_original(question, index, budget, k))
+        parts.append(search_original(question, index, budget, k, versions))
     if plan is not None:
         parts += run_plan(plan, index, lexicon, step_depth(k, budget))
     got = merge_parts(question, parts, index, budget, merge, rerank)
     if plan is not None and not keep_original and len(got.context) < budget:
         got = merge_parts(question, parts, index, budget, merge, rerank,
-                          fill=search_original(question, index, budget, k))
+                          fill=search_original(question, index, budget, k, versions))
     return got
+
+
+def names_a_version(constraints: Iterable[Constraint], config: Config) -> bool:
+    """Whether a question names a year or a date: then its whole-question search reads every version (the one in
+    force then may be superseded now); else only the current ones, as a step with no such filter does."""
+    kinds = {f.name: f.kind for f in config.facets}
+    return any(kinds.get(c.facet) in ("year", "date") for c in constraints)
 
 
 def step_depth(k: int, budget: int) -> int:
@@ -152,9 +162,11 @@ def step_depth(k: int, budget: int) -> int:
     return max(k, budget)
 
 
-def search_original(question: str, index: Index, budget: int, k: int) -> StepResult:
-    """The original question as one more part: top max(k, budget) over every version."""
-    return StepResult("original", question, {}, index.search(question, step_depth(k, budget), all_versions=True))
+def search_original(question: str, index: Index, budget: int, k: int, all_versions: bool = False) -> StepResult:
+    """The original question as one more part: top max(k, budget) of the current versions, or of every version
+    (`names_a_version`)."""
+    return StepResult("original", question, {}, index.search(question, step_depth(k, budget),
+                                                              all_versions=all_versions))
 
 
 def merge_parts(question: str, parts: list[StepResult], index: Index, budget: int, merge: str = "round_robin",

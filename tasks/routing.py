@@ -19,12 +19,20 @@ from typing import Any
 from schemas.extract import Lexicon, Skeleton, fill_skeleton
 from schemas.plan import Plan, fill_slots
 from schemas.vocabulary import Vocabulary
-from tasks.executor import Retrieved, StepResult, merge_parts, run_plan, search_original, step_depth
+from tasks.executor import (
+    Retrieved,
+    StepResult,
+    merge_parts,
+    names_a_version,
+    run_plan,
+    search_original,
+    step_depth,
+)
 from tasks.store import Index, best_cosine
 from tasks.vocabulary import keeps_constraints, subquery_reach, worded
 
 ROUTES = ("one_search", "split", "split_original")
-ROUTER_VERSION = 12  # part of a template's signature: a changed rule writer, router or executor redoes every shape
+ROUTER_VERSION = 13  # part of a template's signature: a changed rule writer, router or executor redoes every shape
 
 EVIDENCE_MARGIN = 0.2  # default: cosine below a step's best chunk within which a chunk is still evidence
 
@@ -106,7 +114,8 @@ def needed_values(sk: Skeleton, plan_run: Retrieved | None, lexicon: Lexicon) ->
 
 def original_top(one: Retrieved, budget: int, steps: int) -> list[str]:
     """The whole question's best current chunks, as many as its share of the context beside the steps. The
-    original searches every version and the steps current ones, so a superseded chunk is one no split keeps."""
+    original searches every version where the question names a year or date, and a superseded chunk it finds
+    then is one no split needs to keep."""
     hits = one.hits_by_id()
     current = [c for c in one.context if hits[c].is_current]
     return current[:max(1, budget // (steps + 1))]
@@ -169,7 +178,8 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         question = _question_text(sk)
         if vocab.get("used"):
             plan = worded(plan, vocabulary)
-        original = search_original(question, index, budget, k)  # each search once, merged three ways
+        original = search_original(question, index, budget, k,  # each search once, merged three ways
+                                   names_a_version(sk.constraints, index.config))
         steps = run_plan(plan, index, lexicon, step_depth(k, budget))
         one = merge_parts(question, [original], index, budget, merge, rerank)
         split = merge_parts(question, steps, index, budget, merge, rerank, fill=original)
