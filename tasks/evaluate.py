@@ -32,6 +32,7 @@ class Labeled:
     should_split: bool | None
     shape: str | None
     answer: str | None = None  # the label's answer: what a name step should find ("Google")
+    line: int = 0  # its line in the labeled set (0: not read from a file)
 
 
 NULL_SHAPE = "null"  # the corpus holds no answer: a split can only cost searches, so it is a split against the label
@@ -76,7 +77,7 @@ def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]
                                      "question needs its own id, or none (its line number is then its id)")
                 first_line[qid] = n
                 out.append(Labeled(qid, rec["question"], parts, should_split,
-                                   shape, str(answer) if answer is not None else None))
+                                   shape, str(answer) if answer is not None else None, n))
             except json.JSONDecodeError as exc:  # its own "line 1" would be a second line number
                 raise LabelError(f"{p}:{n}: not JSON ({exc.msg} at column {exc.colno}); each line is one JSON object "
                                  "with 'question' and 'parts' (a list of lists of chunk ids)") from None
@@ -94,17 +95,20 @@ def check_parts(labeled: list[Labeled], held: Collection[str], source: str) -> N
     question as missed."""
     unknown = unheld_parts(labeled, held)
     if unknown:
-        raise LabelError(f"{source}: {unheld_text(unknown)}; fix the ids or pass the corpus the labels were made for")
+        line = f":{unknown[0][1]}" if unknown[0][1] else ""
+        raise LabelError(f"{source}{line}: {unheld_text(unknown)}; fix the ids or pass the corpus the labels were "
+                         "made for")
 
 
-def unheld_parts(labeled: list[Labeled], held: Collection[str]) -> list[tuple[str, list[str]]]:
-    """(question id, the documents it names that are not `held`), for each part naming one."""
+def unheld_parts(labeled: list[Labeled], held: Collection[str]) -> list[tuple[str, int, list[str]]]:
+    """(question id, its line, the documents it names that are not `held`), for each part naming one."""
     held = set(held)
-    return [(q.id, sorted(part - held)) for q in labeled for part in q.parts if part - held]
+    return [(q.id, q.line, sorted(part - held)) for q in labeled for part in q.parts if part - held]
 
 
-def unheld_text(unknown: list[tuple[str, list[str]]]) -> str:
-    shown = "; ".join(f"question {qid}: {', '.join(ids)}" for qid, ids in unknown[:5])
+def unheld_text(unknown: list[tuple[str, int, list[str]]]) -> str:
+    shown = "; ".join(f"{'line ' + str(line) + ', ' if line else ''}question {qid}: {', '.join(ids)}"
+                      for qid, line, ids in unknown[:5])
     return f"{len(unknown)} part(s) name documents the corpus does not hold ({shown})"
 
 

@@ -461,8 +461,8 @@ def test_labels_that_cannot_be_scored_are_refused(tmp_path: Path) -> None:
     index = SimpleNamespace(config=SimpleNamespace(facet_names=["office"]),
                             columns=lambda names: pa.table({"doc_id": ["d1", "d2"], "office": ["Berlin", None]})
                             .select(names))
-    with pytest.raises(LabelError, match=f"{bad}: 1 part\\(s\\) name documents the corpus does not hold "
-                                         "\\(question q1: d3\\)"):
+    with pytest.raises(LabelError, match=f"{bad}:1: 1 part\\(s\\) name documents the corpus does not hold "
+                                         "\\(line 1, question q1: d3\\)"):
         check_parts(read_labeled(bad), doc_facets(index).keys(), str(bad))  # type: ignore[arg-type]
 
 

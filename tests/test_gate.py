@@ -72,7 +72,7 @@ def test_coverage_drop_is_not_published_until_forced(tmp_path: Path, prefect_har
     assert code == EXIT_GATE, output
     assert doc["error"] == "rejected" and doc["exit_code"] == EXIT_GATE and "not published" in doc["message"]
     assert "not published" in output and "question 1: 1 -> 0.5" in output and "Failed checks:" in output
-    assert "name documents the corpus does not hold (question 1: leave-amsterdam" in output  # why it dropped
+    assert "name documents the corpus does not hold (line 1, question 1: leave-amsterdam" in output  # why it dropped
     assert current_run(out) == live  # the last good publication stays live
     assert PlanCache.open(out).lookup(QUESTION) == answer  # and lookup keeps answering from it
     assert not list((out / "runs" / ".staging").iterdir())
