@@ -503,7 +503,8 @@ def test_eval_refuses_before_any_work(tmp_path: Path) -> None:
     bad.write_text('{"id": "q1", "question": "leave in Berlin?", "parts": [["leave-berlinn"]]}\n', encoding="utf-8")
     res = CliRunner().invoke(app, ["eval", "--corpus", str(corpus), "--questions", str(bad)])
     assert res.exit_code == EXIT_INPUT
-    assert "name documents the corpus does not hold (question q1: leave-berlinn)" in " ".join(res.output.split())
+    assert "q.jsonl:1: 1 part(s) name documents the corpus does not hold (line 1, question q1: leave-berlinn)" in (
+        " ".join(res.output.split()))
     out = tmp_path / "out"
     (out / "runs" / "r1").mkdir(parents=True)
     switch_pointer(out, "r1")  # a live publication of `nightly`, say
