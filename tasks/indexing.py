@@ -115,10 +115,12 @@ def misspelt_values(docs: Sequence[Document], config: Config) -> list[str]:
     out = []
     for at, f in enumerate(config.facets):
         listed = {fold(v): v for v in f.values} if f.kind == "category" else {}
+        if not listed:
+            continue
         seen = set(listed)
         for d in docs:
             v = d.metadata.get(f.metadata_key)
-            if not listed or not isinstance(v, str) or fold(v) in seen:
+            if not isinstance(v, str) or fold(v) in seen:
                 continue
             seen.add(fold(v))
             for close in difflib.get_close_matches(fold(v), list(listed), n=1, cutoff=0.8):
