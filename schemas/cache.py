@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 
 from schemas.config import published_config
 from schemas.extract import Lexicon, Skeleton, cache_key, slots_key
-from schemas.followup import NO_PREVIOUS, Conversation, Followups
+from schemas.followup import MAX_CHAIN, NO_PREVIOUS, Conversation, Followups
 from schemas.members import ShapeMembers
 from schemas.pii import read_plain_words
 from schemas.plan import CONSTRAINT_SLOT, Plan, drop_repeated_steps
@@ -30,7 +30,6 @@ from schemas.text import words
 from schemas.vocabulary import Vocabulary
 
 MAX_QUESTION_CHARS = 4000
-MAX_HISTORY = 32  # earlier questions a lookup reads back, at most, for the one a follow-up refers to
 _TEMPLATE_TRACE = ("shape_id", "skeleton", "type", "writer", "model", "prompt_hash", "route", "complaint")
 
 
@@ -120,8 +119,9 @@ class PlanCache:
         `now`: the date relative years ("this year") resolve against, as mining resolves them against a log row's
         UTC time: a datetime with a time zone counts in UTC, and the default is today in UTC. `history`: the
         user's earlier questions, oldest first. A follow-up ("what about Lisbon?") resolves into the last one's
-        shape (`resolved` holds the standalone question); an ambiguous one is a miss with the reason. Only the
-        last `MAX_HISTORY` are read. The result's trace leads to the template row and the run that published it.
+        shape (`resolved` holds the standalone question); an ambiguous one is a miss with the reason, as is one
+        after more than `MAX_CHAIN` follow-ups in a row (mining resolves no longer chains either). The result's
+        trace leads to the template row and the run that published it.
         A question, history or `now` of the wrong type is a TypeError."""
         when = _utc_date(now)
         if not isinstance(question, str):
@@ -165,9 +165,10 @@ class PlanCache:
         """The conversation up to the question: read back from the newest earlier question to the last one that
         is no follow-up (what a follow-up after it resolves against) or unusable (nothing before it counts). An
         entry mining would quarantine as a log row (blank, longer than `mining.max_query_chars`) is no turn, as
-        filler alone is none: read past it."""
+        filler alone is none: read past it. At most `MAX_CHAIN` + 1 follow-ups are read back: a question after
+        more than `MAX_CHAIN` in a row resolves in no conversation."""
         tail: list[Skeleton] = []
-        for earlier in reversed(history[-MAX_HISTORY:]):
+        for earlier in reversed(history):
             if not isinstance(earlier, str):
                 raise TypeError(f"history must hold str questions, got {type(earlier).__name__}")
             if not earlier.strip() or len(earlier) > self._row_chars:
@@ -179,6 +180,8 @@ class PlanCache:
                 continue
             tail.append(sk)
             if not self.followups.is_followup(sk):
+                break
+            if len(tail) > MAX_CHAIN:  # the question is past the longest chain that resolves
                 break
         talk = Conversation(self.followups)
         for sk in reversed(tail):

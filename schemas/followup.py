@@ -17,6 +17,8 @@ from schemas.text import words
 
 NO_PREVIOUS = "follow-up with no previous question"
 _CHAINED = "the previous question did not resolve: "
+MAX_CHAIN = 32  # follow-ups in a row after a standalone question that still resolve (offline and online alike)
+CHAIN_TOO_LONG = f"more than {MAX_CHAIN} follow-ups in a row since the last standalone question"
 _MEMO = 20_000  # skeletons whose answer a Followups remembers, before it forgets them all
 _MEMO_CHARS = 200  # and only skeletons this short: a follow-up is short, a long one is asked again rarely
 _EXISTENTIAL = re.compile(r"(?<!\S)(?:is|are|was|were) there(?!\S)")  # "is there a budget" asks, not refers
@@ -120,14 +122,18 @@ class Conversation:
         """Forget the previous question (a new conversation, or one past the follow-up window)."""
         self._prev: Skeleton | None = None
         self._why = reason
+        self._chain = 0  # follow-ups since the last standalone question
 
     def add(self, sk: Skeleton) -> Turn:
         if not self.rules.is_followup(sk):
-            turn = Turn(False, sk)
+            turn, self._chain = Turn(False, sk), 0
+        elif self._chain >= MAX_CHAIN:  # a lookup reads no further back than this (schemas.cache)
+            turn = Turn(True, None, CHAIN_TOO_LONG)
         elif self._prev is None:
             why = self._why if self._why.startswith(_CHAINED) or self._why == NO_PREVIOUS else _CHAINED + self._why
             turn = Turn(True, None, why)
         else:
             turn = self.rules.resolve(self._prev, sk)
+        self._chain += turn.followup
         self._prev, self._why = turn.standalone, turn.reason
         return turn

@@ -435,15 +435,39 @@ def test_a_time_zone_counts_in_utc(cache: PlanCache) -> None:
 
 def test_history_is_read_back_to_the_last_standalone_question(cache: PlanCache) -> None:
     """A follow-up resolves against the last earlier question that is none; what came before it is not read,
-    so a long history costs no more than a short one. At most MAX_HISTORY questions are read back."""
-    from schemas.cache import MAX_HISTORY
+    so a long history costs no more than a short one. Filler is no turn however much of it there is; a chain
+    of more than MAX_CHAIN follow-ups stops resolving."""
+    from schemas.followup import CHAIN_TOO_LONG, MAX_CHAIN
 
     berlin = "how many vacation days do we get in Berlin"
     short = cache.lookup("what about Lisbon?", history=[berlin])
     noisy = cache.lookup("what about Lisbon?", history=["x" * 10_000, "compare vacation days in Berlin and Amsterdam",
-                                                        *["a" * 3998 + "@!"] * 50, berlin])
+                                                        *["a" * 3998 + "@!"] * 50, berlin, *["thanks!"] * 100])
     assert short.hit and noisy.hit and noisy.key == short.key
-    chain = [berlin, *["what about Warsaw?"] * (MAX_HISTORY - 1)]
+    chain = [berlin, *["what about Warsaw?", "thanks"] * (MAX_CHAIN - 1)]
     assert cache.lookup("what about Lisbon?", history=chain).key == short.key
-    too_long = cache.lookup("what about Lisbon?", history=[berlin, *["what about Warsaw?"] * MAX_HISTORY])
-    assert not too_long.hit and too_long.followup and "previous question" in too_long.reason
+    for extra in (0, 1, 5):
+        too_long = cache.lookup("what about Lisbon?", history=[berlin, *["what about Warsaw?"] * (MAX_CHAIN + extra)])
+        assert not too_long.hit and too_long.followup and too_long.reason == CHAIN_TOO_LONG
+
+
+def test_a_long_chain_of_followups_is_cut_offline_as_online(tmp_path: Path, cache: PlanCache) -> None:
+    """The MAX_CHAIN + 1st follow-up in a row resolves neither in mining nor in a lookup of the same history
+    (the lookup reads no further back), and a standalone question starts a new chain in both."""
+    from schemas.followup import CHAIN_TOO_LONG, MAX_CHAIN
+
+    history = ["how many vacation days do we get in Berlin", "thanks",
+               *["what about Warsaw?", "and in Lisbon?"] * ((MAX_CHAIN + 3) // 2),
+               "how many vacation days do we get in Toronto", "what about Berlin?"]
+    write_log(tmp_path / "log.jsonl", [("u", history)], gap_s=5)
+    _, _, rows = mine_followups(tmp_path / "log.jsonl", sorted(cache.followups.learned), cache.shape_of)
+    reasons = []
+    for i, (q, row) in enumerate(zip(history, rows, strict=True)):
+        online = cache.lookup(q, NOW, history=history[:i])
+        assert (bool(row["followup"]), row["resolved_key"]) == (online.followup, online.key if online.resolved
+                                                               else None), (i, q)
+        if online.followup:
+            assert (row["followup_reason"] or "") == (online.reason if not online.resolved else ""), (i, q)
+            reasons.append(online.reason)
+    assert reasons.count(CHAIN_TOO_LONG) == len(history) - 4 - MAX_CHAIN > 0
+    assert rows[-1]["resolved_key"] and CHAIN_TOO_LONG not in reasons[:MAX_CHAIN] + reasons[-1:]
