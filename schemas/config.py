@@ -136,10 +136,14 @@ class Planning(_Strict):
     per_step_k: int = Field(4, ge=1)
     merge: Literal["round_robin", "max", "rrf"] = "round_robin"
     # How a step searches (tasks/store.py): "vector" by cosine; "hybrid" fuses the cosine ranking with a
-    # full-text (BM25) ranking of the same filtered chunks by reciprocal rank, each `hybrid_depth` deep. (The
-    # "max" merge re-sorts a part's chunks by cosine, so a chunk only the word match found can drop out there.)
+    # full-text (BM25) ranking of the same filtered chunks, each `hybrid_depth` deep: by reciprocal rank
+    # (`hybrid_fusion: rrf`) or by the sum of their standard scores, the cosine's weighted `hybrid_weight` and
+    # BM25's 1 - `hybrid_weight` (`scores`). (The "max" merge re-sorts a part's chunks by cosine, so a chunk
+    # only the word match found can drop out there.)
     search: Literal["vector", "hybrid"] = "vector"
     hybrid_depth: int = Field(20, ge=1)
+    hybrid_fusion: Literal["rrf", "scores"] = "rrf"
+    hybrid_weight: float = Field(0.5, ge=0, le=1)
     rerank: bool = False  # within a part, order chunks by similarity to the original question before merging
     min_gain: float = Field(0.0, ge=0)
     # routing: a chunk of a step is evidence for its value within this cosine of the step's best (tasks/routing.py)

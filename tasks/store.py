@@ -258,6 +258,25 @@ def rank_fusion(rankings: list[list[str]], rrf_k: int = RRF_K) -> list[str]:
     return sorted(fused, key=lambda c: (-fused[c], c))
 
 
+def score_fusion(scored: list[list[tuple[str, float]]], weights: Sequence[float]) -> list[str]:
+    """Ids of several scored rankings by the weighted sum of each ranking's standard scores (its scores less
+    their mean, over their spread), so that a cosine and a BM25 score add up on one scale; a chunk a ranking
+    lacks takes that ranking's lowest. A convex combination of normalised scores keeps how far apart the
+    chunks score, which reciprocal rank fusion drops. Ties by id."""
+    fused: dict[str, float] = {}
+    parts: list[tuple[dict[str, float], float, float]] = []
+    for ranking, weight in zip(scored, weights, strict=True):
+        if not ranking:
+            continue
+        s = np.array([score for _, score in ranking], dtype=np.float64)
+        z = (s - s.mean()) / (s.std() or 1.0)
+        parts.append(({cid: float(v) for (cid, _), v in zip(ranking, z, strict=True)}, float(z.min()), weight))
+        fused.update(dict.fromkeys((cid for cid, _ in ranking), 0.0))
+    for cid in fused:
+        fused[cid] = sum(w * by_id.get(cid, floor) for by_id, floor, w in parts)
+    return sorted(fused, key=lambda c: (-fused[c], c))
+
+
 def best_cosine(hits: list[Hit], default: float) -> float:
     """The best score of a list of hits (a hybrid ranking need not lead with it)."""
     return max((h.score for h in hits), default=default)
@@ -329,20 +348,29 @@ class Index:
         return [self._hit(r, 1.0 - float(r["_distance"])) for r in rows]
 
     def _text_search(self, query: str, vec: np.ndarray, k: int, filters: dict[str, str] | None,
-                     all_versions: bool) -> list[Hit]:
-        """Top k chunks by BM25 over the text (the table's full-text index); scored by cosine like every hit."""
+                     all_versions: bool) -> list[tuple[Hit, float]]:
+        """Top k chunks by BM25 over the text (the table's full-text index), with their BM25 scores; each hit is
+        scored by cosine like every hit."""
         q = self.table.search(query, query_type="fts", fts_columns="text").limit(k)
         rows = self._filtered(q, filters, all_versions).to_arrow().to_pylist()
-        return [self._hit(r, float(np.asarray(r["vector"], dtype=np.float32) @ vec)) for r in rows]
+        return [(self._hit(r, float(np.asarray(r["vector"], dtype=np.float32) @ vec)), float(r["_score"]))
+                for r in rows]
 
     def _hybrid(self, query: str, vec: np.ndarray, depth: int, k: int, filters: dict[str, str] | None,
                 all_versions: bool) -> list[Hit]:
-        """The cosine and the BM25 rankings fused by reciprocal rank: a chunk that shares a rare word with the
-        query (a name, a product) comes up even where the averaged query vector misses it."""
+        """The cosine and the BM25 rankings fused (`planning.hybrid_fusion`): a chunk that shares a rare word
+        with the query (a name, a product) comes up even where the averaged query vector misses it."""
         by_cosine = self._search(vec, depth, filters, all_versions)
         by_words = self._text_search(query, vec, depth, filters, all_versions)
-        hits = {h.id: h for h in by_words} | {h.id: h for h in by_cosine}  # a chunk in both: its vector hit
-        return [hits[c] for c in rank_fusion([[h.id for h in by_cosine], [h.id for h in by_words]])[:k]]
+        hits = {h.id: h for h, _ in by_words} | {h.id: h for h in by_cosine}  # a chunk in both: its vector hit
+        planning = self.config.planning
+        if planning.hybrid_fusion == "scores":
+            w = planning.hybrid_weight
+            order = score_fusion([[(h.id, h.score) for h in by_cosine], [(h.id, bm25) for h, bm25 in by_words]],
+                                 [w, 1.0 - w])
+        else:
+            order = rank_fusion([[h.id for h in by_cosine], [h.id for h, _ in by_words]])
+        return [hits[c] for c in order[:k]]
 
     def _filtered(self, q: Any, filters: dict[str, str] | None, all_versions: bool) -> Any:
         """A LanceDB query with the facet prefilters and version pruning of `filter_sql`."""

@@ -80,9 +80,9 @@ def test_version_markers(seed_index: Index) -> None:
     ]
 
 
-def _hybrid(index: Index) -> Index:
+def _hybrid(index: Index, fusion: str = "rrf") -> Index:
     """The same table version searched in hybrid mode (config `planning.search`)."""
-    planning = index.config.planning.model_copy(update={"search": "hybrid"})
+    planning = index.config.planning.model_copy(update={"search": "hybrid", "hybrid_fusion": fusion})
     return Index(index.uri, index.config.model_copy(update={"planning": planning}), int(index.table.version),
                  embedder=index.embedder)
 
@@ -117,6 +117,22 @@ def test_hybrid_search_finds_a_code_the_vector_misses(travel_index: Index) -> No
     assert [h.id for h in hybrid][:2] == ["travel-budget", "form-hr7"]  # BM25 ranks the rare code first
     cosine = {h.id: h.score for h in by_cosine}
     assert all(h.score == pytest.approx(cosine[h.id], abs=1e-5) for h in hybrid)  # a score is the cosine
+
+
+def test_hybrid_search_by_scores_finds_the_code_too(travel_index: Index) -> None:
+    """Fused by standard scores, the form whose code the question names comes up as by rank, and the weight
+    moves the ranking between the cosine's (weight 1) and BM25's (weight 0)."""
+    question = "travel budget form HR-7731"
+    assert "form-hr7" in [h.id for h in _hybrid(travel_index, "scores").search(question, k=2)]
+    planning = travel_index.config.planning
+    ends = []
+    for weight in (1.0, 0.0):
+        config = travel_index.config.model_copy(update={"planning": planning.model_copy(update={
+            "search": "hybrid", "hybrid_fusion": "scores", "hybrid_weight": weight})})
+        ends.append([h.id for h in Index(travel_index.uri, config, int(travel_index.table.version),
+                                         embedder=travel_index.embedder).search(question, k=3)])
+    assert ends[0] == [h.id for h in travel_index.search(question, k=3)]  # the cosine alone
+    assert ends[1][0] == "form-hr7"  # BM25 alone: the rare code first
 
 
 def test_a_hybrid_handle_searches_by_cosine_when_asked(travel_index: Index) -> None:

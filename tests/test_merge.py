@@ -14,7 +14,7 @@ from schemas.cache import PlanCache
 from schemas.config import load_config
 from schemas.plan import Plan
 from tasks.executor import MERGES, best_score, reciprocal_rank, reranked, retrieve, round_robin
-from tasks.store import Hit, Index, rank_fusion
+from tasks.store import Hit, Index, rank_fusion, score_fusion
 from tests.conftest import DEMO_CONFIG
 
 PARTS = [[("b1", 0.9), ("b2", 0.85), ("b3", 0.8)], [("a1", 0.6), ("a2", 0.55)]]
@@ -35,6 +35,24 @@ def test_reciprocal_rank_fusion_rewards_agreement() -> None:
     assert fused[0] == "y"  # second in one list and first in the other beats first in one
     assert fused[1:] == ["x", "z"]
     assert rank_fusion([["b", "a"], ["a", "b"]]) == ["a", "b"]  # equal sums: by id, the same order every run
+
+
+def test_score_fusion_weighs_two_scales_alike() -> None:
+    cosine = [("a", 0.62), ("b", 0.61), ("c", 0.30)]
+    bm25 = [("b", 9.0), ("c", 8.5), ("a", 1.0)]
+    assert score_fusion([cosine, bm25], [0.5, 0.5])[0] == "b"
+    assert score_fusion([cosine, bm25], [1.0, 0.0]) == ["a", "b", "c"]  # the cosine alone
+    assert score_fusion([cosine, bm25], [0.0, 1.0]) == ["b", "c", "a"]  # BM25 alone
+    # a ranking's scale and offset do not matter: BM25 in other units fuses the same
+    rescaled = [(c, 40.0 + 10.0 * s) for c, s in bm25]
+    assert score_fusion([cosine, rescaled], [0.5, 0.5]) == score_fusion([cosine, bm25], [0.5, 0.5])
+
+
+def test_score_fusion_gives_a_missing_chunk_the_lowest_score_of_that_ranking() -> None:
+    fused = score_fusion([[("a", 0.9), ("b", 0.5)], [("c", 3.0), ("b", 1.0)]], [0.5, 0.5])
+    assert sorted(fused) == ["a", "b", "c"] and fused.index("a") < fused.index("b")
+    assert score_fusion([[("x", 0.4)], []], [0.5, 0.5]) == ["x"]  # no word matched: the cosine ranking alone
+    assert score_fusion([[("b", 1.0), ("a", 1.0)]], [1.0]) == ["a", "b"]  # equal scores: by id
 
 
 _LISTS = st.lists(st.lists(st.tuples(st.sampled_from("abcdefgh"), st.floats(-1, 1)), max_size=6).map(
