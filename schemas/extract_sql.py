@@ -12,12 +12,12 @@ same answer by construction:
 - no placeholder typed literally ("{office}"); and, when the config has a date facet, nothing that looks like a date.
 
 Constraint values become markers, `\\x01L<form>\\x03` for lexicon forms and `\\x01Y<year>\\x03` for years
-(relative years resolved against the row's year), in the Python extractor's order (lexicon, years,
-relative years), so a span taken first is not matched again. Where Python uses a lookaround RE2 lacks, the
-pattern consumes its boundary characters instead and runs twice, which also finds neighbours that share a
-boundary. Markers then become `{facet}` placeholders (or the qualifier's term) in the skeleton; the list of
-markers maps to constraint values once per distinct list. `tests/test_extract_sql.py` holds SQL and Python
-to identical skeletons and constraints.
+(relative years resolved against the row's year; without a date facet, a full date's year), in the Python
+extractor's order (lexicon, a date's year, years, relative years), so a span taken first is not matched again.
+Where Python uses a lookaround RE2 lacks, the pattern consumes its boundary characters instead and runs twice,
+which also finds neighbours that share a boundary. Markers then become `{facet}` placeholders (or the
+qualifier's term) in the skeleton; the list of markers maps to constraint values once per distinct list.
+`tests/test_extract_sql.py` holds SQL and Python to identical skeletons and constraints.
 """
 
 from __future__ import annotations
@@ -188,6 +188,10 @@ class SqlSkeletons:
             years = "s"
             for _ in range(2):
                 years = _replace(years, amount, _lit(r"\1" + NOT_A_YEAR + r"\2\3\4"))
+            if not self.lexicon.date_facet:  # a full date's year ("2026-12-24"), as `Lexicon` reads it
+                iso = r"(^|[^a-z0-9_-])" + _YEAR + r"(-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01]))" + after
+                for _ in range(2):
+                    years = _replace(years, iso, _lit(r"\1" + START + r"Y\2" + END + r"\3\4"))
             for _ in range(2):
                 years = _replace(years, before + _YEAR + after, _lit(r"\1" + START + r"Y\2" + END + r"\3"))
             relative = "s"

@@ -6,6 +6,7 @@ import csv
 import functools
 import gzip
 import re
+import shlex
 import zlib
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -285,6 +286,42 @@ def _check_breaks(files: list[str]) -> None:
                                "convert the file's line breaks to one kind (such as with dos2unix)")
 
 
+# A text log in UTF-16 or UTF-32: NUL bytes beside its first ASCII characters (blanks, then one that is not, and
+# one more: "{\"" or a CSV header's start), after its byte order mark if it has one (UTF-32LE's begins with
+# UTF-16LE's: UTF-32 is tried first). A UTF-8 mark is read as UTF-8.
+_WIDE_TEXT = {"UTF-32LE": (b"\xff\xfe\0\0", re.compile(rb"(?:[\t\n\r ]\0\0\0)*[!-~]\0\0\0[\t\n\r -~]\0\0\0")),
+              "UTF-32BE": (b"\0\0\xfe\xff", re.compile(rb"(?:\0\0\0[\t\n\r ])*\0\0\0[!-~]\0\0\0[\t\n\r -~]")),
+              "UTF-16LE": (b"\xff\xfe", re.compile(rb"(?:[\t\n\r ]\0)*[!-~]\0[\t\n\r -~]\0")),
+              "UTF-16BE": (b"\xfe\xff", re.compile(rb"(?:\0[\t\n\r ])*\0[!-~]\0[\t\n\r -~]"))}
+
+
+def _check_encoding(files: list[str], kind: str) -> None:
+    """Refuse a JSONL or CSV log written in UTF-16 or UTF-32, naming the command that re-encodes it: read as UTF-8,
+    each of its lines would be quarantined and its day would go missing from the shapes."""
+    for f in files if kind != "parquet" else []:
+        head = _head(f)
+        for name, (mark, wide) in _WIDE_TEXT.items():
+            marked = head.startswith(mark)
+            if not wide.match(head, len(mark) if marked else 0):
+                continue
+            q = shlex.quote(f)
+            encoding = name[:6] if marked else name  # iconv reads the mark and drops it
+            says = f"it starts with a {encoding} byte order mark" if marked else "NUL bytes sit between its characters"
+            recode = (f"gzip -dc {q} | iconv -f {encoding} -t UTF-8 | gzip > {q}.utf8" if f.lower().endswith(".gz")
+                      else f"iconv -f {encoding} -t UTF-8 {q} > {q}.utf8")
+            raise LogError(f"{f}:1: the file is {encoding} text ({says}), not UTF-8, so none of its lines can be read; "
+                           f"re-encode it as UTF-8: {recode} && mv {q}.utf8 {q}")
+
+
+def _head(file: str) -> bytes:
+    """A log file's first bytes, decompressed; b"" when they cannot be read (`_check_gzip` names a damaged .gz)."""
+    try:
+        with (gzip.open(file, "rb") if file.lower().endswith(".gz") else open(file, "rb")) as fh:
+            return fh.read(64)
+    except (OSError, EOFError, zlib.error):
+        return b""
+
+
 def _checking_gzip(files: list[str], kind: str) -> Future[None] | None:
     """`_check_gzip` of a JSONL or CSV log's gzip files, in a thread beside DuckDB's read (zlib releases the GIL)."""
     gz = [f for f in files if f.lower().endswith(".gz")] if kind != "parquet" else []
@@ -403,6 +440,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     if threads:
         con.execute(f"SET threads = {int(threads)}")
     memo = lines if lines is not None and lines.dir is not None and kind == "jsonl" else None
+    _check_encoding(files, kind)
     gzipped = _checking_gzip(files, kind)
     try:
         if kind != "jsonl":

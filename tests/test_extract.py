@@ -141,6 +141,7 @@ _ARBITRARY_WORDS = st.lists(
         st.sampled_from([*OFFICES, *ALIASES, "Berlín", "LISBOA", "berliner", "Amsterdammer", "xBerlin",
                          "berlin2", "berlin_office", "{office}", "{year}", "{Office}", "2026", "20\u0662\u0665",
                          "this year", "last year's", "second parent", "part time", "in", "and", ",", "?"]),
+        st.dates(date(1990, 1, 1), date(2035, 12, 31)).map(date.isoformat),
         st.text(max_size=6),
     ),
     max_size=10,
@@ -211,7 +212,7 @@ def test_an_invisible_joiner_inside_a_name_is_not_a_word_break(hidden: str) -> N
 
 @pytest.mark.parametrize("text", ["Berliner Weisse", "the Berlinale", "a Londoner", "Amsterdammers", "Torontonian",
                                   "xberlin", "berlin2", "berlin_office", "lisbonite", "amsterdam2026", "DAMS",
-                                  "12026 and 20260", "year2026", "2026-11-24"])
+                                  "12026 and 20260", "year2026", "2026-11-24-1", "2026-11-24T09"])
 def test_whole_words_only(text: str) -> None:
     assert LEX.extract(text, NOW) == []
     assert "{" not in LEX.skeleton(text, NOW).text
@@ -252,6 +253,24 @@ def test_cache_key_differs_exactly_when_a_value_differs(template: str, data: st.
     k1 = cache_key("sh", LEX.skeleton(_fill(template, o1, list(y1)), NOW))
     k2 = cache_key("sh", LEX.skeleton(_fill(template, o2, list(y2)), NOW))
     assert (k1 == k2) == ((o1, y1) == (o2, y2))
+
+
+@pytest.mark.parametrize(("question", "years"), [
+    ("parental leave in Berlin from 2026-12-24", ["2026"]),
+    ("parental leave in Berlin from December 24, 2026", ["2026"]),
+    ("parental leave in Berlin from 24 December 2026", ["2026"]),
+    ("leave from 2026-12-24 to 2027-01-05", ["2026", "2027"]),
+    ("leave 2024-2025", []),  # a range of years, not a date: as before
+    ("leave 2024 - 2025", ["2024", "2025"]),
+    ("ticket 2026-12-24-1", []), ("id x2026-12-24", []), ("2026-13-01", []),
+])
+def test_a_full_date_names_its_year_without_a_date_facet(question: str, years: list[str]) -> None:
+    """Under a year facet and no date facet, a date's year is the question's year; the day stays text."""
+    sk = LEX.skeleton(question, NOW)
+    assert [c.value for c in sk.constraints if c.facet == "year"] == years
+    if question == "parental leave in Berlin from 2026-12-24":
+        assert sk.text == "parental leave in {office} from {year} 12 24"
+        assert cache_key("sh", sk) == "sh|office_1=Berlin|year_1=2026"
 
 
 def test_date_facet() -> None:
@@ -466,8 +485,8 @@ _YEARISH = st.one_of(st.integers(1900, 2099).map(str),
 def test_years_and_dates_survive_the_scrubber(values: list[str], seps: list[str]) -> None:
     text = "holidays " + "".join(v + s for v, s in zip(values, seps, strict=False)).rstrip(" ,-ortandvs") + " please"
     assert SCRUB(text) == text
-    # and the extractor still sees the years (dates are not years in a config without a date facet)
-    years = [v for v in values if len(v) == 4]
+    # and the extractor still sees the years, a date's too (a config without a date facet)
+    years = [v[:4] for v in values]
     got = [c.value for c in LEX.extract(SCRUB(text), NOW) if c.facet == "year"]
     if all(s != "-" for s in seps[: len(values) - 1]):
         assert got == years

@@ -52,7 +52,8 @@ TOKENS = [
     "yahoo!", "Yahoo", "YAHOO!!", "c++ weekly", "C++", "zurich", "Zürich", "lodz", "Łódź",
     "the verge", "TechCrunch", "cnbc | world business news leader", "Yahoo News", "fortune", "the new york times",
     "2024", "2025", "1999", "2100", "20245", "2024-11-24", "November 2023", "in march 2024", "24 october 2023",
-    "Oct 3, 2023", "sept 2023", "the 3rd of oct 2023", "2023-02-30", "February 30, 2023", "dec.",
+    "Oct 3, 2023", "sept 2023", "the 3rd of oct 2023", "2023-02-30", "February 30, 2023", "dec.", "2024-2025",
+    "2024-11-24-1", "2024-11-24T09", "2024-11", "x2024-11-24", "2024-11-24x", "2024-13-01",
     "2000 euros", "2000 euro", "2000 europe", "2000$", "$2000", "2000 $", "2000 usd", "2000eur", "-2024", "2024-",
     "this year", "last year", "next year", "current year", "previous year", "coming year", "This Year", "years",
     "second parent", "non-birth parent", "part-time", "part time", "parttime", "intern", "interns", "foster",
@@ -65,11 +66,12 @@ TOKENS = [
     "?", "??", "!", ",", ".", ":", ";", "-", "(", ")", "'", '"', "|", "/", "&", "$", "\u2026", "é", "\u00a0",
 ]
 SEPARATORS = st.sampled_from([" ", "  ", "", ", ", "-", " - ", "? ", ". ", "\t", "/"])
+ISO_DATES = st.dates(date(1900, 1, 1), date(2099, 12, 31)).map(date.isoformat)
 
 
 @st.composite
 def _question(draw: st.DrawFn) -> str:
-    tokens = draw(st.lists(st.sampled_from(TOKENS), min_size=1, max_size=10))
+    tokens = draw(st.lists(st.sampled_from(TOKENS) | ISO_DATES, min_size=1, max_size=10))
     seps = draw(st.lists(SEPARATORS, min_size=len(tokens), max_size=len(tokens)))
     return "".join(t + s for t, s in zip(tokens, seps, strict=True))
 
@@ -108,6 +110,21 @@ def test_sql_and_python_give_the_same_skeleton_and_constraints(name: str, questi
 @given(st.lists(st.text(max_size=60), min_size=1, max_size=20))
 def test_arbitrary_text(questions: list[str]) -> None:
     _assert_same("demo", [q.replace("\x00", "") for q in questions], [2026] * len(questions))
+
+
+def test_a_full_date_names_its_year_in_sql_as_in_python() -> None:
+    """Without a date facet a date's year is a constraint in both: the same skeleton and cache key online."""
+    questions = ["parental leave in Berlin from 2026-12-24", "leave from 2026-12-24,2027-01-05 in AMS",
+                 "$2026-12-24 per diem", "ticket 2026-12-24-1", "leave 2024-2025 in Berlin"]
+    assert _assert_same("demo", questions, [2026] * 5) == 4  # a run of years ("2024-2025") goes to Python
+    sql = SqlSkeletons(*LEXICONS["demo"])
+    got = {q: (sk, [(c.facet, c.value) for c in sql.constraints(m)])
+           for q, _, sk, m in _by_sql(sql, questions, [2026] * 5)}
+    assert got["parental leave in Berlin from 2026-12-24"] == (
+        "parental leave in {office} from {year} 12 24", [("office", "Berlin"), ("year", "2026")])
+    assert got["leave from 2026-12-24,2027-01-05 in AMS"][1] == [("year", "2026"), ("year", "2027"),
+                                                                 ("office", "Amsterdam")]
+    assert got["ticket 2026-12-24-1"][1] == []
 
 
 def test_sql_scrubs_emails_ids_and_phone_numbers_and_leaves_names_to_python() -> None:

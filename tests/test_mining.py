@@ -649,6 +649,38 @@ def test_a_damaged_gzip_log_is_named_with_its_line_and_the_fix(tmp_path: Path) -
     assert len(_ingest_rows(joined)[0]) == 3001
 
 
+@pytest.mark.parametrize("kind", ["jsonl", "csv"])
+def test_a_log_in_utf16_or_utf32_is_refused_naming_the_file_and_the_fix(tmp_path: Path, kind: str) -> None:
+    """A JSONL log exported as UTF-16 had each of its lines quarantined and its day went missing from the shapes
+    (a CSV one was refused for a header it did not have); a UTF-8 byte order mark is read as UTF-8."""
+    rows = [(t, f"u{i}", f"per diem in Berlín {i}") for i, t in enumerate(TS)]
+    lines = [json.dumps({"ts": f"{t:%Y-%m-%dT%H:%M:%S}Z", "user": u, "query": q}, ensure_ascii=False) if kind == "jsonl"
+             else f"{t:%Y-%m-%dT%H:%M:%S}Z,{u},{q}" for t, u, q in rows]
+    text = ("" if kind == "jsonl" else "ts,user,query\n") + "".join(line + "\n" for line in lines)
+    for encoding, named, says in [("utf-16", "UTF-16", "it starts with a UTF-16 byte order mark"),
+                                  ("utf-16-le", "UTF-16LE", "NUL bytes sit between its characters"),
+                                  ("utf-16-be", "UTF-16BE", "NUL"), ("utf-32", "UTF-32", "UTF-32 byte order mark"),
+                                  ("utf-32-le", "UTF-32LE", "NUL")]:
+        for gz in (False, True):
+            logs = tmp_path / f"{encoding}-{gz}"
+            logs.mkdir()
+            (logs / f"a.{kind}").write_text(text, encoding="utf-8")
+            log = logs / f"b.{kind}{'.gz' if gz else ''}"
+            log.write_bytes(gzip.compress(text.encode(encoding)) if gz else text.encode(encoding))
+            recode = (f"gzip -dc {log} | iconv -f {named} -t UTF-8 | gzip > {log}.utf8" if gz
+                      else f"iconv -f {named} -t UTF-8 {log} > {log}.utf8")
+            with pytest.raises(LogError, match=re.escape(f"{log}:1: the file is {named} text (") + f".*{says}.*"
+                               + re.escape(f"re-encode it as UTF-8: {recode} && mv {log}.utf8 {log}")):
+                _ingest_rows(logs)
+            assert (gzip.decompress(log.read_bytes()) if gz else log.read_bytes()).decode(named) == text
+    marked = tmp_path / "marked"  # a UTF-8 byte order mark: the same rows as without it
+    marked.mkdir()
+    (marked / f"a.{kind}.gz").write_bytes(gzip.compress(text.encode("utf-8-sig")))
+    (marked / f"b.{kind}").write_text(text.replace("2026-11", "2026-10"), encoding="utf-8-sig")
+    got, bad = _ingest_rows(marked)
+    assert bad == [] and [q for _, _, q in got] == [q for _, _, q in rows] * 2
+
+
 def test_a_log_compressed_otherwise_than_with_gzip_is_named(tmp_path: Path, small_index: tuple[Config, Index]) -> None:
     """DuckDB reads no .zst, .bz2 or .xz: such a log beside readable ones was passed over without a word (and the
     default window moved back to the newest day read). It is named, if its day is the window's; alone, it is the

@@ -6,6 +6,7 @@ import importlib.util
 import json
 import logging
 import os
+import re
 import subprocess
 import threading
 import time
@@ -554,6 +555,22 @@ def test_a_log_window_without_rows_publishes_nothing(seed_run: dict, tmp_path: P
     with pytest.raises(LogError, match=f"4 quarantined; no line of {garbage} is a log row"):
         run_stages(["mine"], **{**seed_run["kwargs"], "logs": str(garbage)})
     assert current_run(out) == live
+
+
+def test_a_log_file_in_utf16_is_refused_and_publishes_nothing(seed_run: dict, tmp_path: Path) -> None:
+    """A day exported as UTF-16 beside readable ones: its lines were all quarantined, and the rest published
+    unless the quality gate caught the rise in quarantined rows."""
+    out = seed_run["out"]
+    live, files = current_run(out), _files(current_run(out))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    text = Path(seed_run["kwargs"]["logs"]).read_text(encoding="utf-8")
+    (logs / "a.jsonl").write_text(text, encoding="utf-8")
+    (logs / "b.jsonl").write_text(text.replace("2026-11-29", "2026-11-28"), encoding="utf-16")
+    with pytest.raises(LogError, match=re.escape(f"{logs / 'b.jsonl'}:1: the file is UTF-16 text") + ".*"
+                       + re.escape(f"iconv -f UTF-16 -t UTF-8 {logs / 'b.jsonl'}")):
+        run_stages(["mine"], **{**seed_run["kwargs"], "logs": str(logs)})
+    assert current_run(out) == live and _files(live) == files
 
 
 def test_retention_prunes_the_oldest_but_never_the_live_one_or_its_previous(tmp_path: Path) -> None:
