@@ -27,18 +27,21 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=N
                   epilog="Exit codes: 0 success, 1 unexpected failure, 2 bad input, 3 another run holds the "
                          "publish lock, 4 nothing published yet (or nothing to roll back to), 5 the quality gate "
                          "rejected the run (the last publication stays live; the report path is printed), 130 "
-                         "interrupted.")
+                         "interrupted (143: by SIGTERM).")
 console = Console(stderr=True, soft_wrap=True)
 out_console = Console(width=max(Console().width, 140))
 
 # Exit codes: what failed.
 EXIT_INPUT, EXIT_BUSY, EXIT_NOT_PUBLISHED, EXIT_GATE, EXIT_INTERNAL = 2, 3, 4, 5, 1
-EXIT_INTERRUPTED = 130  # as a shell reports a command Ctrl-C stopped
-_interrupted: list[bool] = []  # set by Ctrl-C: what fails after it (the flow engine's API calls) is its doing
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143  # as a shell reports a command Ctrl-C (SIGTERM) stopped
+# set by Ctrl-C or SIGTERM (the signal's number): what fails after it (the flow engine's API calls) is its doing
+_interrupted: list[int] = []
 
 
 def _on_interrupt(signum: int, frame: Any) -> None:
-    _interrupted.append(True)
+    """Ctrl-C, and a scheduler's SIGTERM (a cancelled deployment, `timeout`, systemd): unwound as Ctrl-C is, so
+    the local Prefect server stops with the run rather than outliving it."""
+    _interrupted.append(signum)
     raise KeyboardInterrupt
 
 MAX_DEPTH = 10_000  # -k, --budget: chunks one search returns (a larger number overflows the index's query)
@@ -110,7 +113,8 @@ def _failed(kwargs: dict[str, Any], kind: str, exc: BaseException, code: int, **
 def _stopped() -> None:
     console.print("interrupted: a run stopped before its end publishes nothing (`planbake report` shows what is "
                   "live); run the command again to redo it", markup=False)
-    raise typer.Exit(EXIT_INTERRUPTED) from None
+    by_term = bool(_interrupted) and _interrupted[-1] == signal.SIGTERM
+    raise typer.Exit(EXIT_TERMINATED if by_term else EXIT_INTERRUPTED) from None
 
 
 def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
@@ -128,6 +132,7 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
 
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, _on_interrupt)
+            signal.signal(signal.SIGTERM, _on_interrupt)
         try:
             return fn(*args, **kwargs)
         except KeyboardInterrupt:

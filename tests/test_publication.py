@@ -728,6 +728,30 @@ def test_an_interrupted_run_and_a_lost_api_are_clear(capsys: pytest.CaptureFixtu
     assert done.value.exit_code == cli.EXIT_INTERRUPTED
 
 
+def test_a_sigterm_unwinds_the_run_as_ctrl_c_does(tmp_path: Path) -> None:
+    """A scheduler stops a run with SIGTERM (a cancelled deployment, `timeout`): the run unwinds as on Ctrl-C,
+    so what it started (the local Prefect server) stops with it, and exits 143 saying what it means."""
+    import sys
+
+    code = ("import os, signal, time\n"
+            "from planbake import cli\n"
+            "@cli._errors\n"
+            "def run():\n"
+            "    try:\n"
+            "        os.kill(os.getpid(), signal.SIGTERM)\n"
+            "        time.sleep(30)\n"
+            "    finally:\n"
+            "        print('cleaned up', flush=True)\n"
+            "try:\n"
+            "    run()\n"
+            "except BaseException as done:  # typer.Exit, as the command line exits with its code\n"
+            "    raise SystemExit(getattr(done, 'exit_code', 1))\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], text=True,
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 143, (proc.returncode, proc.stderr)
+    assert proc.stdout == "cleaned up\n" and "interrupted: a run stopped" in proc.stderr
+
+
 def test_an_api_lost_after_the_publication_is_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The publication is whole once the pointer names it: a flow engine that stops answering after this
