@@ -707,6 +707,7 @@ def eval_(
     from tasks.evaluate import (
         SYSTEMS,
         check_parts,
+        check_plot,
         evaluate,
         markdown_rows,
         markdown_vocabulary,
@@ -719,6 +720,7 @@ def eval_(
     labeled = read_labeled(questions)
     check_inputs(["index"], cfg, corpus=corpus, out=out or ".")
     check_parts(labeled, {doc.id for doc in read_corpus(corpus)}, questions)  # before the build, not after it
+    check_plot(plot or (out or Path(".")) / "eval.png")
     if out is not None:
         _own_eval_folder(out)
     cfg.mining.min_count = cfg.mining.min_users = 1
