@@ -101,13 +101,20 @@ def _emit(as_json: bool, doc: Any, human: Callable[[], None]) -> None:
         human()
 
 
-def _failed(kwargs: dict[str, Any], kind: str, exc: BaseException, code: int, **more: Any) -> typer.Exit:
+def _failed(kwargs: dict[str, Any], kind: str, exc: BaseException | str, code: int, **more: Any) -> typer.Exit:
     """A known failure: one line on stderr, and with --json also one JSON document on stdout (what failed, why,
     the exit code), so a script reads every outcome from stdout."""
     console.print(f"{kind}: {exc}", markup=False)
     if kwargs.get("as_json"):
         _emit(True, {"error": kind, "message": str(exc), "exit_code": code, **more}, lambda: None)
     return typer.Exit(code)
+
+
+PATH_ERRORS = (PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError)
+
+
+def _path_problem(exc: OSError) -> str:
+    return f"{exc.filename}: {exc.strerror}; check --out and the paths given"
 
 
 def _stopped() -> None:
@@ -144,10 +151,11 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
         except GateRejected as exc:
             raise _failed(kwargs, "rejected", exc, EXIT_GATE, report=str(exc.kept / "report" / "report.md")) from None
         except (NoPublication, FileNotFoundError) as exc:
+            if exc.filename is not None:  # the system's own (a path given, or gone while read): not "nothing published"
+                raise _failed(kwargs, "error", _path_problem(exc), EXIT_INPUT) from None
             raise _failed(kwargs, "error", exc, EXIT_NOT_PUBLISHED) from None
-        except (PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError) as exc:
-            console.print(f"error: {exc.filename}: {exc.strerror}; check --out and the paths given", markup=False)
-            raise typer.Exit(EXIT_INPUT) from None
+        except PATH_ERRORS as exc:
+            raise _failed(kwargs, "error", _path_problem(exc), EXIT_INPUT) from None
         except Exception as exc:
             if _interrupted:  # Ctrl-C stopped the local Prefect server too
                 _stopped()
@@ -233,7 +241,8 @@ class _OneLineFor(logging.Filter):
         from tasks.gate import GateRejected
         from tasks.publish import PublishBusy
 
-        expected = (ConfigError, CorpusError, ValueError, PublishBusy, GateRejected, NoPublication, FileNotFoundError)
+        expected = (ConfigError, CorpusError, ValueError, PublishBusy, GateRejected, NoPublication, FileNotFoundError,
+                    *PATH_ERRORS)
         if getattr(record, EXPECTED_FAILURE, False):
             return False
         if record.exc_info and record.exc_info[1] is not None and (  # a lost API: the client's error, or from it
