@@ -27,18 +27,21 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=N
                   epilog="Exit codes: 0 success, 1 unexpected failure, 2 bad input, 3 another run holds the "
                          "publish lock, 4 nothing published yet (or nothing to roll back to), 5 the quality gate "
                          "rejected the run (the last publication stays live; the report path is printed), 130 "
-                         "interrupted.")
+                         "interrupted (143: by SIGTERM).")
 console = Console(stderr=True, soft_wrap=True)
 out_console = Console(width=max(Console().width, 140))
 
 # Exit codes: what failed.
 EXIT_INPUT, EXIT_BUSY, EXIT_NOT_PUBLISHED, EXIT_GATE, EXIT_INTERNAL = 2, 3, 4, 5, 1
-EXIT_INTERRUPTED = 130  # as a shell reports a command Ctrl-C stopped
-_interrupted: list[bool] = []  # set by Ctrl-C: what fails after it (the flow engine's API calls) is its doing
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143  # as a shell reports a command Ctrl-C (SIGTERM) stopped
+# set by Ctrl-C or SIGTERM (the signal's number): what fails after it (the flow engine's API calls) is its doing
+_interrupted: list[int] = []
 
 
 def _on_interrupt(signum: int, frame: Any) -> None:
-    _interrupted.append(True)
+    """Ctrl-C, and a scheduler's SIGTERM (a cancelled deployment, `timeout`, systemd): unwound as Ctrl-C is, so
+    the local Prefect server stops with the run rather than outliving it."""
+    _interrupted.append(signum)
     raise KeyboardInterrupt
 
 MAX_DEPTH = 10_000  # -k, --budget: chunks one search returns (a larger number overflows the index's query)
@@ -98,7 +101,7 @@ def _emit(as_json: bool, doc: Any, human: Callable[[], None]) -> None:
         human()
 
 
-def _failed(kwargs: dict[str, Any], kind: str, exc: BaseException, code: int, **more: Any) -> typer.Exit:
+def _failed(kwargs: dict[str, Any], kind: str, exc: BaseException | str, code: int, **more: Any) -> typer.Exit:
     """A known failure: one line on stderr, and with --json also one JSON document on stdout (what failed, why,
     the exit code), so a script reads every outcome from stdout."""
     console.print(f"{kind}: {exc}", markup=False)
@@ -107,10 +110,18 @@ def _failed(kwargs: dict[str, Any], kind: str, exc: BaseException, code: int, **
     return typer.Exit(code)
 
 
+PATH_ERRORS = (PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError)
+
+
+def _path_problem(exc: OSError) -> str:
+    return f"{exc.filename}: {exc.strerror}; check --out and the paths given"
+
+
 def _stopped() -> None:
     console.print("interrupted: a run stopped before its end publishes nothing (`planbake report` shows what is "
                   "live); run the command again to redo it", markup=False)
-    raise typer.Exit(EXIT_INTERRUPTED) from None
+    by_term = bool(_interrupted) and _interrupted[-1] == signal.SIGTERM
+    raise typer.Exit(EXIT_TERMINATED if by_term else EXIT_INTERRUPTED) from None
 
 
 def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
@@ -128,6 +139,7 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
 
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, _on_interrupt)
+            signal.signal(signal.SIGTERM, _on_interrupt)
         try:
             return fn(*args, **kwargs)
         except KeyboardInterrupt:
@@ -139,10 +151,11 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
         except GateRejected as exc:
             raise _failed(kwargs, "rejected", exc, EXIT_GATE, report=str(exc.kept / "report" / "report.md")) from None
         except (NoPublication, FileNotFoundError) as exc:
+            if exc.filename is not None:  # the system's own (a path given, or gone while read): not "nothing published"
+                raise _failed(kwargs, "error", _path_problem(exc), EXIT_INPUT) from None
             raise _failed(kwargs, "error", exc, EXIT_NOT_PUBLISHED) from None
-        except (PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError) as exc:
-            console.print(f"error: {exc.filename}: {exc.strerror}; check --out and the paths given", markup=False)
-            raise typer.Exit(EXIT_INPUT) from None
+        except PATH_ERRORS as exc:
+            raise _failed(kwargs, "error", _path_problem(exc), EXIT_INPUT) from None
         except Exception as exc:
             if _interrupted:  # Ctrl-C stopped the local Prefect server too
                 _stopped()
@@ -228,7 +241,8 @@ class _OneLineFor(logging.Filter):
         from tasks.gate import GateRejected
         from tasks.publish import PublishBusy
 
-        expected = (ConfigError, CorpusError, ValueError, PublishBusy, GateRejected, NoPublication, FileNotFoundError)
+        expected = (ConfigError, CorpusError, ValueError, PublishBusy, GateRejected, NoPublication, FileNotFoundError,
+                    *PATH_ERRORS)
         if getattr(record, EXPECTED_FAILURE, False):
             return False
         if record.exc_info and record.exc_info[1] is not None and (  # a lost API: the client's error, or from it
@@ -702,6 +716,7 @@ def eval_(
     from tasks.evaluate import (
         SYSTEMS,
         check_parts,
+        check_plot,
         evaluate,
         markdown_rows,
         markdown_vocabulary,
@@ -714,6 +729,7 @@ def eval_(
     labeled = read_labeled(questions)
     check_inputs(["index"], cfg, corpus=corpus, out=out or ".")
     check_parts(labeled, {doc.id for doc in read_corpus(corpus)}, questions)  # before the build, not after it
+    check_plot(plot or (out or Path(".")) / "eval.png")
     if out is not None:
         _own_eval_folder(out)
     cfg.mining.min_count = cfg.mining.min_users = 1

@@ -306,6 +306,22 @@ def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int
 _MEASURES = (("part_coverage", "part coverage"), ("all_parts", "all-parts rate"))
 
 
+def check_plot(path: Path) -> None:
+    """A --plot path eval can write its figure to, checked before the build: after it, a refusal would cost the
+    run and its scores. Its suffix names the format (none would make matplotlib write another file)."""
+    from matplotlib.figure import Figure
+
+    kinds = Figure().canvas.get_supported_filetypes()
+    if path.is_dir():
+        raise LabelError(f"--plot {path}: is a folder; pass a file name such as {path / 'eval.png'}")
+    if path.suffix.lower().lstrip(".") not in kinds:
+        raise LabelError(f"--plot {path}: expected an image file name such as eval.png (formats: "
+                         f"{', '.join(sorted(kinds))})")
+    parent = next((p for p in path.parents if p.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise LabelError(f"--plot {path}: {parent} is a file, not a folder; pass a path in a folder")
+
+
 def plot_rows(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
     """Grouped bars, one panel per measure: per question type (and ALL), the systems side by side."""
     import matplotlib

@@ -513,6 +513,26 @@ def test_eval_refuses_before_any_work(tmp_path: Path) -> None:
     assert (out / "CURRENT").read_text().strip() == "r1" and not (out / EVAL_MARK).exists()
 
 
+def test_eval_refuses_a_plot_path_it_cannot_write_before_any_work(tmp_path: Path) -> None:
+    """A --plot that is a folder, has no image suffix or lies under a file is refused before the build: after it,
+    the refusal cost the run and its scores (and a folder was written as "<folder>.png")."""
+    from typer.testing import CliRunner
+
+    from planbake.cli import EXIT_INPUT, app
+    from tests.conftest import SEED
+
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    for plot, said in [(tmp_path, "is a folder; pass a file name such as"),
+                       (tmp_path / "eval.txt", "expected an image file name such as eval.png (formats: "),
+                       (tmp_path / "eval", "expected an image file name such as eval.png"),
+                       (tmp_path / "file" / "eval.png", f"{tmp_path / 'file'} is a file, not a folder")]:
+        res = CliRunner().invoke(app, ["eval", "--corpus", str(SEED / "corpus.jsonl"), "--questions",
+                                       str(SEED / "questions.jsonl"), "--plot", str(plot), "--out",
+                                       str(tmp_path / "out")])
+        assert res.exit_code == EXIT_INPUT and f"--plot {plot}: {said}" in " ".join(res.output.split()), res.output
+        assert not (tmp_path / "out").exists() and not tmp_path.with_suffix(".png").exists()
+
+
 def test_a_labeled_set_without_questions_is_refused(tmp_path: Path) -> None:
     """An empty or blank questions file is bad input naming the file, before any build (eval would otherwise
     fail on its own temporary log file; the gate would guard nothing)."""

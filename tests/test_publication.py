@@ -745,6 +745,60 @@ def test_an_interrupted_run_and_a_lost_api_are_clear(capsys: pytest.CaptureFixtu
     assert done.value.exit_code == cli.EXIT_INTERRUPTED
 
 
+def test_a_path_the_system_refuses_is_bad_input_with_its_document(capsys: pytest.CaptureFixture[str]) -> None:
+    """A path the system refuses (a folder where a file belongs, a file gone while the run read it) is bad input
+    naming the path: exit 2, with --json one document on stdout, and no traceback from the flow engine's log. A
+    file the system cannot find is not "nothing published yet" (exit 4), which only planbake's own checks say."""
+    import typer
+
+    from planbake import cli
+
+    @cli._errors
+    def fails(exc: BaseException, as_json: bool) -> None:
+        raise exc
+
+    for exc in (IsADirectoryError(21, "Is a directory", "/o/CURRENT"),
+                NotADirectoryError(20, "Not a directory", "/o/runs/.staging/r1"),
+                FileNotFoundError(2, "No such file or directory", "/corpus/a.md")):
+        with pytest.raises(typer.Exit) as done:
+            fails(exc, as_json=True)
+        said = capsys.readouterr()
+        assert done.value.exit_code == cli.EXIT_INPUT, exc
+        assert json.loads(said.out) == {"error": "error", "exit_code": 2, "message": (
+            f"{exc.filename}: {exc.strerror}; check --out and the paths given")}
+        assert said.err.startswith(f"error: {exc.filename}: {exc.strerror}")
+        record = logging.LogRecord("prefect.flow_runs", logging.ERROR, __file__, 1, "failed", None,
+                                   (type(exc), exc, None))
+        assert not cli._OneLineFor().filter(record)
+    with pytest.raises(typer.Exit) as done:
+        fails(NoPublication("/o: nothing published yet; run 'planbake nightly' first"), as_json=True)
+    assert done.value.exit_code == cli.EXIT_NOT_PUBLISHED and json.loads(capsys.readouterr().out)["exit_code"] == 4
+
+
+def test_a_sigterm_unwinds_the_run_as_ctrl_c_does(tmp_path: Path) -> None:
+    """A scheduler stops a run with SIGTERM (a cancelled deployment, `timeout`): the run unwinds as on Ctrl-C,
+    so what it started (the local Prefect server) stops with it, and exits 143 saying what it means."""
+    import sys
+
+    code = ("import os, signal, time\n"
+            "from planbake import cli\n"
+            "@cli._errors\n"
+            "def run():\n"
+            "    try:\n"
+            "        os.kill(os.getpid(), signal.SIGTERM)\n"
+            "        time.sleep(30)\n"
+            "    finally:\n"
+            "        print('cleaned up', flush=True)\n"
+            "try:\n"
+            "    run()\n"
+            "except BaseException as done:  # typer.Exit, as the command line exits with its code\n"
+            "    raise SystemExit(getattr(done, 'exit_code', 1))\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], text=True,
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 143, (proc.returncode, proc.stderr)
+    assert proc.stdout == "cleaned up\n" and "interrupted: a run stopped" in proc.stderr
+
+
 def test_an_api_lost_after_the_publication_is_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The publication is whole once the pointer names it: a flow engine that stops answering after this
