@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import functools
 import gzip
+import os
 import re
 import shlex
 import zlib
@@ -58,7 +59,12 @@ def log_files(path: str | Path) -> tuple[list[str], str]:
     if p.is_file():
         files = [p.resolve()]
     elif p.is_dir():
-        files = sorted(f for f in p.resolve().rglob("*") if f.is_file() and not f.name.startswith("."))
+        found_here = [f for f in p.resolve().rglob("*") if not f.name.startswith(".")]
+        files = sorted(f for f in found_here if f.is_file())
+        for f in sorted(found_here):
+            if f.is_symlink() and not f.exists() and _kind(f):  # its rows would go missing without a word
+                raise LogError(f"{f}: a link to {os.readlink(f)}, which does not exist; restore what it points "
+                               "to, or remove the link")
     else:
         raise LogError(f"{p}: logs not found; pass --logs with a file or a folder of JSONL, Parquet or CSV files")
     kinds = {_kind(f) for f in files} - {None}

@@ -234,8 +234,8 @@ def filter_sql(filters: dict[str, str], config: Config, all_versions: bool) -> s
     for facet, value in filters.items():
         kind = config.facet(facet).kind
         if kind == "year":
-            if not str(value).isdigit():
-                raise ValueError(f"filter {facet}={value}: a year filter takes a year, such as 2026")
+            if not (len(str(value)) == 4 and str(value).isascii() and str(value).isdigit()):
+                raise ValueError(f"filter {facet}={value}: a year filter takes a year of four digits, such as 2026")
             clauses.append(f"{facet} = {int(value)}")
         elif kind == "date":
             clauses.append(f"{facet} LIKE {_quote(value + '%')}")

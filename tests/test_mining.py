@@ -412,6 +412,22 @@ def test_ingest_parquet_hive_partitioned_with_window(tmp_path: Path) -> None:
     assert [r[2] for r in rows] == ["per diem in Berlin 0"]
 
 
+def test_a_broken_link_in_a_log_folder_is_named(tmp_path: Path) -> None:
+    """A link to a log file that is gone was passed over without a word, and its rows went missing. It is named
+    with its target and the fix; a link that resolves is read, and a broken link of no log format is ignored."""
+    day = tmp_path / "logs" / "date=2026-11-24"
+    day.mkdir(parents=True)
+    (tmp_path / "kept.jsonl").write_text('{"ts": "2026-11-24T09:00:00Z", "user": "u1", "query": "per diem"}\n',
+                                         encoding="utf-8")
+    (day / "part-0.jsonl").symlink_to(tmp_path / "kept.jsonl")
+    (day / "notes.txt").symlink_to(tmp_path / "gone.txt")
+    assert log_files(tmp_path / "logs") == ([str(day / "part-0.jsonl")], "jsonl")
+    (day / "part-1.jsonl.gz").symlink_to(tmp_path / "gone.jsonl.gz")
+    with pytest.raises(LogError, match=r"part-1\.jsonl\.gz: a link to .*gone\.jsonl\.gz, which does not exist; "
+                                       r"restore what it points to, or remove the link"):
+        log_files(tmp_path / "logs")
+
+
 def test_a_relative_log_path_names_the_files_as_an_absolute_one_does(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The files (their line memo, their rows in the quarantine) are named the same from any working folder."""

@@ -401,7 +401,8 @@ def test_index_and_search_commands(tmp_path: Path, prefect_harness: None) -> Non
                        (["--filter", "office=Berlin=x"], "office=Berlin=x: no chunk has that value"),
                        (["--filter", "office=Berlin!!"], "office=Berlin!!: no chunk has that value"),
                        (["--filter", "office=Berlin", "--filter", "office=Lisbon"], "given twice"),
-                       (["--filter", "year=abc"], "a year filter takes a year"), (["-k", "0"], "-k")]:
+                       (["--filter", "year=abc"], "a year filter takes a year"),
+                       (["--filter", "year=26"], "a year of four digits"), (["-k", "0"], "-k")]:
         res = runner.invoke(app, ["search", "leave", *args, "--out", out])
         assert res.exit_code == 2 and says in res.output, (args, res.output)
     res = runner.invoke(app, ["search", "leave", "--filter", "year=1999", "--out", out])  # any year is a value
