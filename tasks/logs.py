@@ -61,10 +61,10 @@ def log_files(path: str | Path) -> tuple[list[str], str]:
     elif p.is_dir():
         found_here = [f for f in p.resolve().rglob("*") if not f.name.startswith(".")]
         files = sorted(f for f in found_here if f.is_file())
-        for f in sorted(found_here):
-            if f.is_symlink() and not f.exists() and _kind(f):  # its rows would go missing without a word
-                raise LogError(f"{f}: a link to {os.readlink(f)}, which does not exist; restore what it points "
-                               "to, or remove the link")
+        for link in sorted(found_here):
+            if link.is_symlink() and not link.exists() and _kind(link):  # its rows would go missing unsaid
+                raise LogError(f"{link}: a link to {os.readlink(link)}, which does not exist; restore what it "
+                               "points to, or remove the link")
     else:
         raise LogError(f"{p}: logs not found; pass --logs with a file or a folder of JSONL, Parquet or CSV files")
     kinds = {_kind(f) for f in files} - {None}
