@@ -114,10 +114,12 @@ _CLOSE = re.compile(r"\n---[ \t]*(?:\r?\n|$)")  # the line that closes front mat
 
 
 def _read_markdown(path: Path) -> Document:
+    data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")  # without a byte order mark, if the file has one
     try:
-        raw = path.read_text(encoding="utf-8-sig")  # without a byte order mark, if the file has one
-    except UnicodeDecodeError:
-        raise CorpusError(f"{path}:1: not UTF-8 text; re-encode the file as UTF-8") from None
+        raw = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = data[:exc.start].count(b"\n") + 1  # the line of the first byte that is no UTF-8
+        raise CorpusError(f"{path}:{at}: not UTF-8 text; re-encode the file as UTF-8") from None
     meta: dict[str, Any] = {}
     key_lines: dict[str, str] = {}
     body = raw

@@ -585,6 +585,17 @@ def test_front_matter_errors_name_the_line_and_the_fix(tmp_path: Path, front: st
     assert str(err.value).startswith(f"{note}{problem}"), str(err.value)
 
 
+def test_a_markdown_file_that_is_not_utf8_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "e.md"
+    path.write_bytes("---\noffice: Berlin\n---\nPer diem in Z\u00fcrich,\n".encode() + b"Z\xfcrich again.\n")
+    with pytest.raises(CorpusError) as err:
+        read_corpus(path)
+    assert str(err.value) == f"{path}:5: not UTF-8 text; re-encode the file as UTF-8"
+    path.write_bytes(b"\xef\xbb\xbfPer diem.\n\xfc")  # after a byte order mark
+    with pytest.raises(CorpusError, match=r"e\.md:2: not UTF-8"):
+        read_corpus(path)
+
+
 def test_markdown_is_read_from_a_file_and_any_suffix_case(tmp_path: Path) -> None:
     """One .md file is a corpus of one document; a folder's .MD files are Markdown too; only a line that is
     "---" alone closes the front matter."""
