@@ -8,7 +8,8 @@ the full-text index). The questions (a labeled set's `questions.jsonl`) are embe
 is timed: `Index._search` (cosine, LanceDB) against `Index._hybrid` (the same cosine search plus a BM25 search of
 the same chunks, fused as the config's `planning.hybrid_fusion` says), each question once per round, unfiltered
 and under the first category facet's value that the question names (as a plan step would search), interleaved
-question by question so both see the same machine. Per-search median and 90th percentile, in milliseconds, and the ratio.
+question by question so both see the same machine. Per-search median and 90th percentile, in milliseconds, and
+the ratio.
 Defaults: the MultiHop-RAG 500 sample next to this repository and its configuration.
 """
 
