@@ -163,18 +163,17 @@ class PlanCache:
 
     def _conversation(self, history: Sequence[str], when: date) -> Conversation:
         """The conversation up to the question: read back from the newest earlier question to the last one that
-        is no follow-up (what a follow-up after it resolves against) or unusable (nothing before it counts). An
-        entry mining would quarantine as a log row (blank, longer than `mining.max_query_chars`) is no turn, as
-        filler alone is none: read past it. At most `MAX_CHAIN` + 1 follow-ups are read back: a question after
-        more than `MAX_CHAIN` in a row resolves in no conversation."""
+        is no follow-up (what a follow-up after it resolves against). An entry mining would quarantine as a log
+        row (blank, longer than `mining.max_query_chars`) is no turn, as filler alone is none: read past it; any
+        other entry is a turn, as its log row is, even one longer than a lookup's own question may be. At most
+        `MAX_CHAIN` + 1 follow-ups are read back: a question after more than `MAX_CHAIN` in a row resolves in no
+        conversation."""
         tail: list[Skeleton] = []
         for earlier in reversed(history):
             if not isinstance(earlier, str):
                 raise TypeError(f"history must hold str questions, got {type(earlier).__name__}")
             if not earlier.strip() or len(earlier) > self._row_chars:
                 continue
-            if _unusable(earlier) is not None:
-                break
             sk = self._skeleton(earlier, when)
             if not sk.text:  # filler alone ("thanks"): read past it, as mining does
                 continue

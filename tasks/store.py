@@ -261,16 +261,19 @@ def rank_fusion(rankings: list[list[str]], rrf_k: int = RRF_K) -> list[str]:
 def score_fusion(scored: list[list[tuple[str, float]]], weights: Sequence[float]) -> list[str]:
     """Ids of several scored rankings by the weighted sum of each ranking's standard scores (its scores less
     their mean, over their spread), so that a cosine and a BM25 score add up on one scale; a chunk a ranking
-    lacks takes that ranking's lowest. A convex combination of normalised scores keeps how far apart the
-    chunks score, which reciprocal rank fusion drops. Ties by id."""
+    lacks takes that ranking's lowest, or, where its scores are all equal (one chunk, a tie), one below them:
+    the one chunk a rare word matches still gains. A convex combination of normalised scores keeps how far
+    apart the chunks score, which reciprocal rank fusion drops. Ties by id."""
     fused: dict[str, float] = {}
     parts: list[tuple[dict[str, float], float, float]] = []
     for ranking, weight in zip(scored, weights, strict=True):
         if not ranking:
             continue
         s = np.array([score for _, score in ranking], dtype=np.float64)
-        z = (s - s.mean()) / (s.std() or 1.0)
-        parts.append(({cid: float(v) for (cid, _), v in zip(ranking, z, strict=True)}, float(z.min()), weight))
+        alike = s.max() == s.min()  # no spread (its std can be a rounding error's: 0.1, 0.1, 0.1)
+        z = np.zeros_like(s) if alike else (s - s.mean()) / s.std()
+        floor = -1.0 if alike else float(z.min())
+        parts.append(({cid: float(v) for (cid, _), v in zip(ranking, z, strict=True)}, floor, weight))
         fused.update(dict.fromkeys((cid for cid, _ in ranking), 0.0))
     for cid in fused:
         fused[cid] = sum(w * by_id.get(cid, floor) for by_id, floor, w in parts)

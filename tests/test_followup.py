@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schemas.cache import PlanCache
-from schemas.config import load_config
+from schemas.config import Config, load_config
 from schemas.extract import Lexicon
 from schemas.followup import NO_PREVIOUS, Conversation, Followups, topic_words_sql
 from schemas.members import ShapeMembers
@@ -108,7 +108,7 @@ def test_chain_and_standalone_questions() -> None:
 # --- lookup, on a small publication ----------------------------------------------------------------
 
 
-def publish_small(run: Path, learned: list[str]) -> PlanCache:
+def publish_small(run: Path, learned: list[str], config: Config = CONFIG) -> PlanCache:
     """A hand-made publication: vacation days (split, a one-step plan), parental leave, a comparison."""
     run.mkdir(parents=True, exist_ok=True)
     shapes = [(VACATION, "single", "split", json.dumps(PLAN)), (LEAVE, "single", "one_search", ""),
@@ -118,7 +118,7 @@ def publish_small(run: Path, learned: list[str]) -> PlanCache:
              "writer": "rules", "evaluation": "{}", "count": 10} for sk, t, r, tpl in shapes]
     pq.write_table(pa.Table.from_pylist(rows, TEMPLATE_SCHEMA), run / "templates.parquet")
     pq.write_table(pa.Table.from_pylist([], CACHE_SCHEMA), run / "cache.parquet")
-    (run / "config.json").write_text(CONFIG.model_dump_json(), encoding="utf-8")
+    (run / "config.json").write_text(config.model_dump_json(), encoding="utf-8")
     (run / "lexicon.json").write_text("{}", encoding="utf-8")
     manifest = {"run_id": run.name, "mine": {"followups": {"skeletons": learned}}}
     (run / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
@@ -178,10 +178,11 @@ def write_log(path: Path, conversations: list[tuple[str, list[str]]], gap_s: int
 
 
 def mine_followups(path: Path, learned: list[str] | None = None, shape_of: ShapeMembers | None = None,
-                   on_cursor: bool = False) -> tuple[Followups, dict[str, Any], list[dict[str, Any]]]:
+                   on_cursor: bool = False, max_query_chars: int = CONFIG.mining.max_query_chars,
+                   ) -> tuple[Followups, dict[str, Any], list[dict[str, Any]]]:
     """Ingest, extract, learn, link: the mining stage's follow-up steps, without the embedding model. With
     `on_cursor`, the replay runs on a cursor of its own first, as `mine` runs it beside the merge."""
-    ing = ingest(path, now=datetime(2030, 1, 1), scrub=SCRUB)
+    ing = ingest(path, now=datetime(2030, 1, 1), scrub=SCRUB, max_query_chars=max_query_chars)
     try:
         extract_distinct(ing, LEX, SCRUB, quiet=True)
         rules = Followups(CONFIG.mining, learned) if learned is not None else followups.learn(ing, CONFIG)
@@ -267,6 +268,27 @@ def test_a_blank_or_too_long_entry_between_is_no_turn_online_as_its_log_row_is_n
     assert offline["resolved_question"] == "how many vacation days do we get in Lisbon"
     assert (online.followup, online.resolved, online.key) == (True, offline["resolved_question"],
                                                               offline["resolved_key"]), online.reason
+
+
+def test_an_entry_longer_than_a_lookup_question_is_a_turn_online_as_its_log_row_is(tmp_path: Path) -> None:
+    """With `mining.max_query_chars` above a lookup's own limit, a log row between the two lengths is a turn
+    of its user's conversation: online, the same history entry is one too, not the end of the history."""
+    from schemas.cache import MAX_QUESTION_CHARS
+
+    long = CONFIG.mining.model_copy(update={"max_query_chars": MAX_QUESTION_CHARS + 1000})
+    pub = publish_small(tmp_path / "pub" / "run", LEARNED, CONFIG.model_copy(update={"mining": long}))
+    berlin = "how many vacation days do we get in Berlin"
+    for between in ["what about Warsaw?" + " " * MAX_QUESTION_CHARS, "wifi " * (MAX_QUESTION_CHARS // 4)]:
+        history = [berlin, between, "what about Lisbon?"]
+        folder = tmp_path / str(len(between))
+        folder.mkdir()
+        write_log(folder / "log.jsonl", [("u", history)])
+        _, _, rows = mine_followups(folder / "log.jsonl", sorted(pub.followups.learned), pub.shape_of,
+                                    max_query_chars=long.max_query_chars)
+        assert len(rows) == 3
+        online = pub.lookup(history[-1], NOW, history=history[:-1])
+        assert (online.followup, online.resolved, online.key if online.resolved else None, online.reason) == (
+            True, rows[-1]["resolved_question"], rows[-1]["resolved_key"], rows[-1]["followup_reason"] or "")
 
 
 def test_batched_link_equals_a_replay_of_every_user(tmp_path: Path) -> None:

@@ -55,6 +55,18 @@ def test_score_fusion_gives_a_missing_chunk_the_lowest_score_of_that_ranking() -
     assert score_fusion([[("b", 1.0), ("a", 1.0)]], [1.0]) == ["a", "b"]  # equal scores: by id
 
 
+def test_score_fusion_ranks_a_ranking_of_equal_scores_above_the_chunks_it_lacks() -> None:
+    """One chunk, or a tie, has no spread to standardise: its chunks still score above those the ranking lacks
+    (the one chunk a rare word matches is what BM25 is for), not level with them."""
+    cosine = [("a", 0.6), ("b", 0.5), ("c", 0.4)]
+    assert score_fusion([cosine, [("c", 9.0)]], [0.0, 1.0]) == ["c", "a", "b"]  # BM25 alone: its one match first
+    assert score_fusion([cosine, [("c", 9.0)]], [0.2, 0.8])[0] == "c"
+    assert score_fusion([cosine, [("c", 2.0), ("b", 2.0)]], [0.0, 1.0]) == ["b", "c", "a"]
+    assert score_fusion([cosine, [("c", 9.0)]], [1.0, 0.0]) == ["a", "b", "c"]  # the cosine alone
+    tiny = [("x", 0.1), ("y", 0.1), ("z", 0.1)]  # a mean not exactly 0.1: a spread of rounding error is none
+    assert score_fusion([[("w", 0.9), *tiny[:1]], tiny], [0.0, 1.0]) == ["x", "y", "z", "w"]
+
+
 _LISTS = st.lists(st.lists(st.tuples(st.sampled_from("abcdefgh"), st.floats(-1, 1)), max_size=6).map(
     lambda hits: list({c: (c, s) for c, s in hits}.values())), max_size=4)
 
