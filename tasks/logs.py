@@ -441,12 +441,12 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
         until = max([d for d in logged if d < today] or logged)  # today is still being logged
         since = until - timedelta(days=last_days - 1)
     files = window_files(every, days, since, until)
+    _check_encoding(files, kind)
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")  # timestamps are UTC: a log's offsets and zone names are applied
     if threads:
         con.execute(f"SET threads = {int(threads)}")
     memo = lines if lines is not None and lines.dir is not None and kind == "jsonl" else None
-    _check_encoding(files, kind)
     gzipped = _checking_gzip(files, kind)
     try:
         if kind != "jsonl":
