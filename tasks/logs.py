@@ -414,6 +414,40 @@ def _need_columns(where: str, kind: str, found: list[str]) -> None:
                        f"and query (found {', '.join(found)}); rename the columns")
 
 
+@dataclass
+class LogWindow:
+    """The log files a run reads and the days it mines (`since`/`until` None: up to the rows' own newest day)."""
+
+    files: list[str]
+    kind: str
+    days: list[tuple[date, str]] | None  # the `date=` folders, for a log partitioned by date
+    since: date | None
+    until: date | None
+    today: date
+    future: datetime  # a row after this is dated in the future
+
+
+def log_window(path: str | Path, since: date | None = None, until: date | None = None,
+               last_days: int | None = None, now: datetime | None = None) -> LogWindow:
+    """The window `ingest` reads (see there): with neither `since` nor `until`, the last `last_days` days up to
+    the newest complete `date=` folder."""
+    every, kind = log_files(path)
+    clock = now or datetime.now(UTC).replace(tzinfo=None)  # timestamps are UTC
+    today, future = clock.date(), clock + timedelta(days=1)
+    days = _partition_days(path, every) if since or until or last_days else None
+    logged = [day for day, _ in days or [] if day <= future.date()]  # a folder dated in the future holds no window
+    if last_days and not (since or until) and logged:  # the newest complete `date=` folder ends the window
+        until = max([d for d in logged if d < today] or logged)  # today is still being logged
+        since = until - timedelta(days=last_days - 1)
+    return LogWindow(window_files(every, days, since, until), kind, days, since, until, today, future)
+
+
+def check_encoding(path: str | Path, since: date | None, until: date | None, last_days: int | None) -> None:
+    """`ingest`'s refusal of a log in UTF-16 or UTF-32, before any stage runs (`flows.run.check_inputs`)."""
+    window = log_window(path, since, until, last_days)
+    _check_encoding(window.files, window.kind)
+
+
 def ingest(path: str | Path, *, since: date | None = None, until: date | None = None,
            max_query_chars: int = 2000, now: datetime | None = None, scrub: Scrubber | None = None,
            threads: int | None = None, defer_quarantine: bool = False, last_days: int | None = None,
@@ -432,15 +466,8 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     of the MD5 of its skeleton and of its value set, whose texts are the tables `held_sk` and `held_vs`); `rows`
     holds the others, with their memo key (filename, key, len). Without one, `recalled_lines` is empty.
     """
-    every, kind = log_files(path)
-    clock = now or datetime.now(UTC).replace(tzinfo=None)  # timestamps are UTC
-    today, future = clock.date(), clock + timedelta(days=1)
-    days = _partition_days(path, every) if since or until or last_days else None
-    logged = [day for day, _ in days or [] if day <= future.date()]  # a folder dated in the future holds no window
-    if last_days and not (since or until) and logged:  # the newest complete `date=` folder ends the window
-        until = max([d for d in logged if d < today] or logged)  # today is still being logged
-        since = until - timedelta(days=last_days - 1)
-    files = window_files(every, days, since, until)
+    w = log_window(path, since, until, last_days, now)
+    files, kind, days, since, until, today, future = w.files, w.kind, w.days, w.since, w.until, w.today, w.future
     _check_encoding(files, kind)
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")  # timestamps are UTC: a log's offsets and zone names are applied

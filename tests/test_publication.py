@@ -572,6 +572,20 @@ def test_a_log_file_in_utf16_is_refused_and_publishes_nothing(seed_run: dict, tm
                        + re.escape(f"iconv -f UTF-16 -t UTF-8 {logs / 'b.jsonl'}")):
         run_stages(["mine"], **{**seed_run["kwargs"], "logs": str(logs)})
     assert current_run(out) == live and _files(live) == files
+    # a nightly refuses it before the index stage's work, as it refuses missing logs
+    fresh = tmp_path / "fresh"
+    with pytest.raises(LogError, match=re.escape(f"{logs / 'b.jsonl'}:1: the file is UTF-16 text")):
+        run_stages(["index", "mine", "plan"], **{**seed_run["kwargs"], "logs": str(logs), "out": str(fresh)})
+    assert not fresh.exists()
+    (logs / "b.jsonl").rename(tmp_path / "b.jsonl")  # outside the window of a log partitioned by date: not read
+    (logs / "date=2026-11-29").mkdir()
+    (logs / "a.jsonl").rename(logs / "date=2026-11-29" / "a.jsonl")
+    (logs / "date=2026-11-20").mkdir()
+    (tmp_path / "b.jsonl").rename(logs / "date=2026-11-20" / "b.jsonl")
+    cfg = seed_run["kwargs"]["config"]
+    check_inputs(["index", "mine"], cfg, corpus=seed_run["kwargs"]["corpus"], logs=str(logs), out=fresh)
+    with pytest.raises(LogError, match="UTF-16"):
+        check_inputs(["mine"], cfg, logs=str(logs), out=out, since=date(2026, 11, 20), until=date(2026, 11, 29))
 
 
 def test_retention_prunes_the_oldest_but_never_the_live_one_or_its_previous(tmp_path: Path) -> None:
