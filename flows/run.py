@@ -17,7 +17,7 @@ from schemas.config import DEFAULT_CONFIG, Config, ConfigError, Writer, load_con
 from schemas.publication import NoPublication, read_manifest
 from tasks.corpus import corpus_not_found
 from tasks.gate import GateRejected, QualityGate
-from tasks.logs import LogError, check_encoding, check_window, log_files
+from tasks.logs import LogError, check_window, log_files
 from tasks.model_writer import check_server
 from tasks.publish import STAGE_FILES, previous_publication, publish_lock
 from tasks.scale import task_runner
@@ -51,10 +51,10 @@ def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, l
         if not Path(source).exists():
             raise LogError(f"{source}: logs not found{'' if logs else cfg.where('logs')}; pass --logs with a file "
                            "or a folder of JSONL, Parquet or CSV files, or fix the config's path")
-        log_files(source)  # no log files, mixed formats
-        if not (since and until and since > until):
-            check_window(source, since, until)
-            check_encoding(source, since, until, cfg.mining.window_days)  # before the index stage's work
+        if since and until and since > until:
+            log_files(source)  # no log files, mixed formats (the window is refused below)
+        else:  # those too, and a log file of the window in UTF-16, before the index stage's work
+            check_window(source, since, until, cfg.mining.window_days)
     if since and until and since > until:
         raise ValueError(f"--since {since} is after --until {until}: the window holds no day; swap them")
     if writer is not None and writer not in get_args(Writer):  # else read as the OpenAI writer, and every shape

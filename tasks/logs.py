@@ -174,20 +174,20 @@ def window_files(files: list[str], days: list[tuple[date, str]] | None, since: d
 _PARTITION = re.compile(r"date=(\d{4}-\d{2}-\d{2})")
 
 
-def check_window(path: str | Path, since: date | None, until: date | None) -> None:
-    """Refuse a window no `date=` folder of a log folder partitioned by date can hold rows of (a day's margin
-    each side): it would mine nothing. Another layout is checked by the rows' own timestamps as they are read."""
-    if not (since or until):
-        return
-    days = _partition_days(path, log_files(path)[0])
+def check_window(path: str | Path, since: date | None, until: date | None, last_days: int | None = None) -> None:
+    """Refuse, before any stage runs, what `ingest` would refuse of the window it reads (`log_window`): no log
+    files, mixed formats, a file in UTF-16 or UTF-32, and a window no `date=` folder of a log folder partitioned
+    by date can hold rows of (a day's margin each side), which would mine nothing. Another layout is checked by
+    the rows' own timestamps as they are read."""
+    read = log_window(path, since, until, last_days)
+    logged = sorted(day for day, _ in read.days or []) if since or until else []
     margin = timedelta(days=1)
-    logged = sorted(day for day, _ in days or [])
-    if not logged or any((not since or day >= since - margin) and (not until or day <= until + margin)
-                         for day in logged):
-        return
-    window = f"from {since or 'the start'} to {until or 'the end'}"
-    raise LogError(f"{path}: no date= folder within a day of the window {window} (the folders hold days from "
-                   f"{logged[0]} to {logged[-1]}); pass --since/--until that cover logged days")
+    if logged and not any((not since or day >= since - margin) and (not until or day <= until + margin)
+                          for day in logged):
+        window = f"from {since or 'the start'} to {until or 'the end'}"
+        raise LogError(f"{path}: no date= folder within a day of the window {window} (the folders hold days from "
+                       f"{logged[0]} to {logged[-1]}); pass --since/--until that cover logged days")
+    _check_encoding(read.files, read.kind)
 
 
 def _lines_sql(files: list[str]) -> str:
@@ -440,12 +440,6 @@ def log_window(path: str | Path, since: date | None = None, until: date | None =
         until = max([d for d in logged if d < today] or logged)  # today is still being logged
         since = until - timedelta(days=last_days - 1)
     return LogWindow(window_files(every, days, since, until), kind, days, since, until, today, future)
-
-
-def check_encoding(path: str | Path, since: date | None, until: date | None, last_days: int | None) -> None:
-    """`ingest`'s refusal of a log in UTF-16 or UTF-32, before any stage runs (`flows.run.check_inputs`)."""
-    window = log_window(path, since, until, last_days)
-    _check_encoding(window.files, window.kind)
 
 
 def ingest(path: str | Path, *, since: date | None = None, until: date | None = None,
