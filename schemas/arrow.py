@@ -24,6 +24,7 @@ _TAIL = [
     pa.field("superseded_by", pa.string()),
     pa.field("is_current", pa.bool_(), nullable=False),
     pa.field("metadata", pa.string()),
+    pa.field("search_text", pa.string()),  # what the full-text index reads: `chunking.search_fields`, then the text
 ]
 
 

@@ -75,7 +75,7 @@ def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: d
     embedder = embedder or Embedder(config.model_path, config.embed_batch_size, config.embed_dtype)
     result = write_index(enriched, config, uri, embedder, quiet=quiet)
     return IndexOutcome(result, uri, len(docs), path_in_root(uri, out),
-                        [*valueless_facets(docs, config), *misspelt_keys(docs, config),
+                        [*valueless_facets(docs, config), *misspelt_keys(docs, config), *unread_fields(docs, config),
                          *misspelt_values(docs, config), *ordinary_values(docs, config)])
 
 
@@ -89,6 +89,15 @@ def valueless_facets(docs: Sequence[Document], config: Config) -> list[str]:
                        f"no document's metadata has the key {f.metadata_key!r}; list its values, or set `key:` to "
                        "the metadata key that holds them")
     return out
+
+
+def unread_fields(docs: Sequence[Document], config: Config) -> list[str]:
+    """A warning for each of `chunking.search_fields` that no document's metadata has (a misspelt `titel`): the
+    full-text index reads the text alone."""
+    keys = ", ".join(sorted({k for d in docs for k in d.metadata})) or "none"
+    return [f"{config.place(['chunking', 'search_fields', at])}: no document's metadata has the key {key!r}, so the "
+            f"full-text index reads the chunks' text alone; name one the corpus has ({keys})"
+            for at, key in enumerate(config.chunking.search_fields) if not any(key in d.metadata for d in docs)]
 
 
 def misspelt_keys(docs: Sequence[Document], config: Config) -> list[str]:

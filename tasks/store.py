@@ -12,10 +12,12 @@ from typing import Any, Literal
 import lancedb
 import numpy as np
 import pyarrow as pa
+from lancedb.index import FTS, Bitmap, BTree
 
 from schemas.arrow import chunk_schema, facet_columns
 from schemas.config import Config
 from schemas.text import plain_words
+from tasks.corpus import Chunk
 from tasks.embed import Embedder
 from tasks.enrich import EnrichedChunk
 
@@ -35,9 +37,18 @@ def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def row_hash(e: EnrichedChunk) -> str:
-    body = [e.chunk.content_hash, e.facets, e.effective_from, e.policy, e.supersedes, e.superseded_by,
+def search_text(chunk: Chunk, fields: Sequence[str]) -> str:
+    """What the full-text index reads for a chunk: the values of its document's metadata `fields` (a title),
+    then its text."""
+    head = [str(chunk.metadata[f]) for f in fields if chunk.metadata.get(f) not in (None, "")]
+    return " ".join([*head, chunk.text])
+
+
+def row_hash(e: EnrichedChunk, fields: Sequence[str] = ()) -> str:
+    body: list[Any] = [e.chunk.content_hash, e.facets, e.effective_from, e.policy, e.supersedes, e.superseded_by,
             e.is_current]
+    if fields:  # a change of `chunking.search_fields` rewrites the rows (their text is not embedded again)
+        body.append(list(fields))
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
@@ -47,10 +58,11 @@ def _rows(chunks: Sequence[EnrichedChunk], vectors: dict[str, np.ndarray], confi
         c = e.chunk
         row: dict[str, Any] = {
             "id": c.id, "doc_id": c.doc_id, "position": c.position, "text": c.text,
-            "content_hash": c.content_hash, "row_hash": row_hash(e),
+            "content_hash": c.content_hash, "row_hash": row_hash(e, config.chunking.search_fields),
             "effective_from": e.effective_from, "policy": e.policy, "supersedes": e.supersedes,
             "superseded_by": e.superseded_by, "is_current": e.is_current,
             "metadata": json.dumps(c.metadata, sort_keys=True, default=str),
+            "search_text": search_text(c, config.chunking.search_fields),
             "vector": vectors[c.id].tolist(),
         }
         row.update({f.name: e.facets.get(f.name) for f in config.facets})
@@ -141,7 +153,8 @@ def write_index(chunks: Sequence[EnrichedChunk], config: Config, uri: str, embed
     fresh = embedder.encode([e.chunk.text for e in to_embed], label="embedding chunks", quiet=quiet)
     vectors.update({e.chunk.id: fresh[n] for n, e in enumerate(to_embed)})
     reshaped = table is not None and _columns(table.schema) != _columns(schema)
-    changed = [e for e in chunks if reshaped or e.chunk.id not in old or old[e.chunk.id][1] != row_hash(e)]
+    fields = config.chunking.search_fields
+    changed = [e for e in chunks if reshaped or e.chunk.id not in old or old[e.chunk.id][1] != row_hash(e, fields)]
     gone = sorted(set(old) - new_ids)
     if table is None:
         table = db.create_table(config.table, data=pa.Table.from_pylist(_rows(chunks, vectors, config), schema))
@@ -175,9 +188,9 @@ def reset_head(uri: str, name: str, version: int) -> bool:
 
 def _create_indexes(table: Any, config: Config) -> None:
     for f in config.facets:
-        table.create_scalar_index(f.name, replace=True, index_type="BITMAP" if f.kind != "year" else "BTREE")
-    table.create_scalar_index("is_current", replace=True, index_type="BITMAP")
-    table.create_fts_index("text", replace=True)
+        table.create_index(f.name, config=BTree() if f.kind == "year" else Bitmap(), replace=True)
+    table.create_index("is_current", config=Bitmap(), replace=True)
+    table.create_index("search_text", config=FTS(), replace=True)  # stemmed, stop words removed
 
 
 UNTAGGED_KEPT = timedelta(days=1)  # a version another writer of a shared table staged may not be tagged yet
@@ -354,7 +367,8 @@ class Index:
                      all_versions: bool) -> list[tuple[Hit, float]]:
         """Top k chunks by BM25 over the text (the table's full-text index), with their BM25 scores; each hit is
         scored by cosine like every hit."""
-        q = self.table.search(query, query_type="fts", fts_columns="text").limit(k)
+        column = "search_text" if "search_text" in self.table.schema.names else "text"  # older versions: text
+        q = self.table.search(query, query_type="fts", fts_columns=column).limit(k)
         rows = self._filtered(q, filters, all_versions).to_arrow().to_pylist()
         return [(self._hit(r, float(np.asarray(r["vector"], dtype=np.float32) @ vec)), float(r["_score"]))
                 for r in rows]

@@ -23,6 +23,7 @@ from tasks.indexing import (
     misspelt_keys,
     misspelt_values,
     ordinary_values,
+    unread_fields,
     valueless_facets,
 )
 from tasks.scale import model_ref
@@ -142,6 +143,47 @@ def test_a_hybrid_handle_searches_by_cosine_when_asked(travel_index: Index) -> N
     by_cosine = [h.id for h in hybrid.search(question, k=3, mode="vector")]  # a floor check wants the best cosine
     assert by_cosine == [h.id for h in travel_index.search(question, k=3)]
     assert fused != by_cosine and fused == [h.id for h in hybrid.search(question, k=3)]  # one memo, two modes
+
+
+def _titled(config: Config, fields: list[str]) -> Config:
+    """`config` searching hybrid by scores, its full-text index reading the metadata `fields` too."""
+    return config.model_copy(update={
+        "chunking": config.chunking.model_copy(update={"search_fields": fields}),
+        "planning": config.planning.model_copy(update={"search": "hybrid", "hybrid_fusion": "scores"})})
+
+
+def test_the_full_text_index_reads_the_fields_the_config_names(tmp_path: Path) -> None:
+    """`chunking.search_fields: [title]`: a word only a document's title says finds its chunk by BM25, while its
+    vector and its text stay the text's. Changing the setting writes the rows again without embedding them."""
+    corpus = _write(tmp_path / "corpus.jsonl", [
+        {"id": i, "text": t, "metadata": {"office": o, "year": None, "title": f"Handbook page {n}"}}
+        for n, (i, t, o) in enumerate(TRAVEL)])
+    records = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
+    records[-1]["metadata"]["title"] = "Quokka"  # form-hr7's title: no text says "quokka"
+    _write(corpus, records)
+    question = "train tickets for the quokka"
+    found = {}
+    for fields in ([], ["title"]):
+        config = _titled(load_config(DEMO_CONFIG), fields)
+        result = build_index(corpus, config, tmp_path, RUN_DATE, quiet=True).result
+        assert result.embedded == (len(TRAVEL) if not fields else 0)  # the setting changed: no text embedded
+        assert result.updated == (len(TRAVEL) if fields else 0)
+        index = Index(index_uri(config, tmp_path), config, result.version)
+        found[tuple(fields)] = [h.id for h in index.search(question, k=8)]
+    assert found[()][-1] == "form-hr7"  # nothing the text says is asked: last of the eight
+    assert found[("title",)].index("form-hr7") <= 2  # its title's word lifts it among the trains and budgets
+    hit = next(h for h in index.search(question, k=3) if h.id == "form-hr7")
+    assert hit.text == TRAVEL[-1][1]  # a hit's text is the chunk's own, without its title
+
+
+def test_a_search_field_no_document_has_is_warned_of(tmp_path: Path) -> None:
+    corpus = _write(tmp_path / "corpus.jsonl", [
+        {"id": "a", "text": "The allowance is 50 euros.", "metadata": {"office": "Berlin", "title": "Pay"}}])
+    config = _titled(load_config(DEMO_CONFIG), ["titel"])
+    (warning,) = unread_fields(read_corpus(corpus), config)
+    assert warning.endswith("no document's metadata has the key 'titel', so the full-text index reads the chunks' "
+                            "text alone; name one the corpus has (office, title)"), warning
+    assert unread_fields(read_corpus(corpus), _titled(config, ["title"])) == []
 
 
 def test_hybrid_search_keeps_the_filters(travel_index: Index) -> None:
