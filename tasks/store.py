@@ -328,6 +328,8 @@ class Index:
             table.checkout(version)
         _check_facet_columns(table, config, uri)
         self.table, self.config, self.uri = table, config, uri
+        # the column the full-text index reads: versions written before `search_text` indexed the text
+        self._words = "search_text" if "search_text" in table.schema.names else "text"
         self.embedder = embedder or Embedder(config.model_path, config.embed_batch_size, config.embed_dtype)
         self._memo: dict[tuple[Any, ...], list[Hit]] = {}  # one table version: the same search, the same hits
         self._plain: list[str] | None = None
@@ -367,8 +369,7 @@ class Index:
                      all_versions: bool) -> list[tuple[Hit, float]]:
         """Top k chunks by BM25 over the text (the table's full-text index), with their BM25 scores; each hit is
         scored by cosine like every hit."""
-        column = "search_text" if "search_text" in self.table.schema.names else "text"  # older versions: text
-        q = self.table.search(query, query_type="fts", fts_columns=column).limit(k)
+        q = self.table.search(query, query_type="fts", fts_columns=self._words).limit(k)
         rows = self._filtered(q, filters, all_versions).to_arrow().to_pylist()
         return [(self._hit(r, float(np.asarray(r["vector"], dtype=np.float32) @ vec)), float(r["_score"]))
                 for r in rows]

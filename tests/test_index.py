@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from lancedb.index import FTS
 
 from schemas.config import Config, ConfigError, Facet, load_config
 from schemas.extract import Lexicon
@@ -174,6 +175,23 @@ def test_the_full_text_index_reads_the_fields_the_config_names(tmp_path: Path) -
     assert found[("title",)].index("form-hr7") <= 2  # its title's word lifts it among the trains and budgets
     hit = next(h for h in index.search(question, k=3) if h.id == "form-hr7")
     assert hit.text == TRAVEL[-1][1]  # a hit's text is the chunk's own, without its title
+
+
+def test_a_table_from_before_search_text_is_searched_and_upgraded(tmp_path: Path) -> None:
+    """A table written before the `search_text` column (its full-text index on `text`) is still searched by
+    words at its versions, and the next index run writes it anew with the column, embedding nothing."""
+    corpus = _write(tmp_path / "corpus.jsonl", [{"id": i, "text": t, "metadata": {"office": o, "year": None}}
+                                                for i, t, o in TRAVEL])
+    config = _titled(load_config(DEMO_CONFIG), [])
+    build_index(corpus, config, tmp_path, RUN_DATE, quiet=True)
+    old = Index(index_uri(config, tmp_path), config).table
+    old.drop_columns(["search_text"])
+    old.create_index("text", config=FTS(), replace=True)
+    index = Index(index_uri(config, tmp_path), config, int(old.version))
+    assert "form-hr7" in [h.id for h in index.search("travel budget form HR-7731", k=2)]
+    again = build_index(corpus, config, tmp_path, RUN_DATE, quiet=True).result
+    assert (again.embedded, again.updated) == (0, len(TRAVEL))
+    assert "search_text" in Index(index_uri(config, tmp_path), config, again.version).table.schema.names
 
 
 def test_a_search_field_no_document_has_is_warned_of(tmp_path: Path) -> None:
