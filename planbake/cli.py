@@ -276,6 +276,18 @@ def _quiet_libraries() -> None:
         pass
 
 
+def _tie_local_server() -> None:
+    """Before a flow runs: with no Prefect API set, the temporary server Prefect starts for the flow stops with this
+    process even when it is killed outright (SIGKILL), where no handler runs (Linux; see planbake/local_server.py)."""
+    from prefect.settings import PREFECT_API_URL
+
+    if PREFECT_API_URL.value() or not hasattr(os, "pidfd_open"):
+        return
+    from planbake.local_server import TiedServer
+
+    TiedServer()
+
+
 @app.command()
 @_errors
 def index(
@@ -294,6 +306,7 @@ def index(
     """
     _quiet_libraries()
     _precheck(["index"], config, out, corpus=corpus)
+    _tie_local_server()
     from flows.index import index_flow
 
     res = index_flow(corpus=corpus, config=config, out=str(out), run_date=_date(run_date, "--run-date"),
@@ -474,6 +487,7 @@ def nightly(
     _quiet_libraries()
     first, last = _date(since, "--since"), _date(until, "--until")
     _precheck(["index", "mine", "plan"], config, out, corpus=corpus, logs=logs, since=first, until=last)
+    _tie_local_server()
     from flows.nightly import nightly_flow
 
     res = nightly_flow(corpus=corpus, logs=logs, config=config, out=str(out), since=first, until=last,
@@ -530,6 +544,7 @@ def mine(
     _quiet_libraries()
     first, last = _date(since, "--since"), _date(until, "--until")
     _precheck(["mine"], config, out, logs=logs, since=first, until=last, wait_s=wait)
+    _tie_local_server()
     from flows.nightly import mine_flow
 
     res = mine_flow(logs=logs, config=config, out=str(out), since=first, until=last, wait_s=wait, quiet=as_json,
@@ -554,6 +569,7 @@ def plan(
     """
     _quiet_libraries()
     _precheck(["plan"], config, out, wait_s=wait, writer=writer)
+    _tie_local_server()
     from flows.nightly import plan_flow
 
     chosen = cast(Writer | None, writer)  # checked by its callback
@@ -745,6 +761,7 @@ def eval_(
         log = questions_as_log(labeled, Path(tmp) / "questions-log.jsonl", date.today().isoformat() + "T12:00:00")
         from prefect import flow
 
+        _tie_local_server()
         try:
             flow(name="eval", log_prints=True)(run_stages)(["index", "mine", "plan"], corpus=corpus, logs=str(log),
                                                             config=cfg, out=str(root), quiet=True)
@@ -867,6 +884,7 @@ def backfill(
     _quiet_libraries()
     first, last = _date(since, "--since"), _date(until, "--until")
     _precheck(["index", "mine", "plan"], config, out, corpus=corpus, logs=logs, since=first, until=last)
+    _tie_local_server()
     from flows.backfill import backfill_flow
 
     res = backfill_flow(corpus=corpus, logs=logs, config=config, out=str(out), since=first, until=last,

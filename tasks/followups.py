@@ -27,7 +27,7 @@ def _turns(con: Any, config: Config) -> None:
     window pass that made it serves learn and replay)."""
     con.execute(f"""
         CREATE VIEW IF NOT EXISTS turns AS
-        SELECT question_id, "user", ts, sid, kid,
+        SELECT question_id, "user", ts, logged, sid, kid,
                coalesce(epoch(ts) - epoch(prev_ts) <= {int(config.mining.followup_seconds)}, false) AS near,
                prev_sid, prev_kid
         FROM q""")
@@ -129,7 +129,7 @@ def replay(con: Any, config: Config, rules: Followups) -> Replayed:
         FROM turns t SEMI JOIN chain_users c USING ("user") JOIN skeletons s USING (sid)
              JOIN value_sets v USING (kid) LEFT JOIN fu_sk f USING (sid)
         WHERE s.skeleton <> ''  -- filler alone ("thanks"): no turn of the conversation
-        ORDER BY t."user", t.ts, t.question_id""").fetchall()
+        ORDER BY t."user", t.ts, t.logged""").fetchall()
     chained: dict[int, tuple[Turn, str | None]] = {}
     for qid, text, constraints, near, fu in chains:
         if not near:

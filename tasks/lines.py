@@ -7,11 +7,13 @@ line, beside the line's length in bytes: the row as mining made it (UTC time, a 
 and 64 bits of the MD5 of its skeleton and of its value set, whose texts the file holds once each). A line's row
 depends only on its text and on the extraction, and a memo is named for its file's identity (size, modification and
 change times, inode), so the memo of an unchanged file is that file's rows; its other lines (of shapes that did not
-recur, quarantined) are read as usual, and a changed file is read whole. As in the extraction memo
-(`tasks.extracted`), no raw question is kept, and nothing of a shape that did not recur when the memo was written; a
-user is kept as DuckDB's unkeyed hash of the log's id, which confirms an id already guessed, as the logs themselves
-name every id. The memo of each fingerprint (the extraction's, the log reader's code and `mining.max_query_chars`)
-is a folder of its own; a changed config or code starts an empty one. Losing it costs time, nothing else.
+recur, quarantined) are read as usual, and a changed file is read whole. Nor does it hold a row that shares its
+user and second with another question of its file: such rows are read anew, in the order they were logged. As in
+the extraction memo (`tasks.extracted`), no raw question is kept, and nothing of a shape that did not recur when the
+memo was written; a user is kept as DuckDB's unkeyed hash of the log's id, which confirms an id already guessed, as
+the logs themselves name every id. The memo of each fingerprint (the extraction's, the log reader's code and
+`mining.max_query_chars`) is a folder of its own; a changed config or code starts an empty one. Losing it costs
+time, nothing else.
 """
 
 from __future__ import annotations
@@ -113,6 +115,13 @@ class LineMemo:
                                 OR (bool_or(reason IS NULL) AND bool_or(reason IS NOT NULL))""")
         con.execute("DELETE FROM fresh_lines f USING shared_keys k "
                     "WHERE f.filename = k.filename AND f.key = k.key AND f.len = k.len")
+        # A row recalled from the memo has its file's place, not its line's (`tasks.logs._read_held`): a row that
+        # shares its user and second with another question of its file is read anew each run, so the two keep
+        # the order they were logged in. Every row of such a second is in `rows` (none was kept for the memo).
+        con.execute("""
+            DELETE FROM fresh_lines f USING (SELECT filename, hash("user") AS uid, ts FROM rows SEMI JOIN wanted
+                                             USING (filename) GROUP BY ALL HAVING min(query) <> max(query)) s
+            WHERE f.filename = s.filename AND f.uid = s.uid AND f.t = s.ts""")
         counts = dict(con.sql("SELECT filename, count(*) FROM fresh_lines GROUP BY ALL").fetchall())
         written = []
         self.dir.mkdir(parents=True, exist_ok=True)

@@ -191,20 +191,34 @@ def check_window(path: str | Path, since: date | None, until: date | None, last_
 
 
 def _lines_sql(files: list[str]) -> str:
-    """A JSONL log's lines as DuckDB reads them: (filename, line)."""
+    """A JSONL log's lines as DuckDB reads them: (filename, line, logged)."""
     # Each line whole, as one column: the delimiter is a 4-byte sequence no text line holds in practice
-    # (a one-byte one such as "\x1e" cut a line that held it, and a line holding only it was lost).
-    return (f"read_csv({sql_files(files)}, columns={{'line': 'VARCHAR'}}, delim='{_NO_DELIMITER}', quote='', "
+    # (a one-byte one such as "\x1e" cut a line that held it, and a line holding only it was lost). The CSV
+    # reader numbers no rows of a file (file_row_number is Parquet's): WITH ORDINALITY numbers the lines of all
+    # the files in the order read, the files in list order.
+    return (f"(SELECT filename, line, {_logged('ordinality')} AS logged "
+            f"FROM read_csv({sql_files(files)}, columns={{'line': 'VARCHAR'}}, delim='{_NO_DELIMITER}', quote='', "
             f"escape='', nullstr='{_NO_NULL}', header=false, "
             "auto_detect=false, strict_mode=false, max_line_size=100000000, filename=true, store_rejects=true, "
-            "ignore_errors=true, hive_partitioning=false)")
+            "ignore_errors=true, hive_partitioning=false) WITH ORDINALITY)")
+
+
+def _logged(row: str, file: str = "file_index") -> str:
+    """The order a row was logged in, as one number: its file's place among the log files read (`file`), then
+    `row`, which grows with the row's line in that file. Rows of one user logged in the same second are read in
+    this order, so a follow-up logged after its question comes after it. A row recalled from a line memo has
+    its file's place alone (`_read_held`)."""
+    return f"((CAST({file} AS BIGINT) << {_FILE_SHIFT}) | {row})"
+
+
+_FILE_SHIFT = 40  # the bits of `logged` for a row's place in its file: a trillion lines
 
 
 def _source_sql(files: list[str], kind: str, lines: str | None = None) -> str:
-    """A relation of (filename, ts VARCHAR, user VARCHAR, query VARCHAR, bad VARCHAR), and for `lines` (a relation
-    of a JSONL log's lines with their memo keys) the columns key and len."""
+    """A relation of (filename, ts VARCHAR, user VARCHAR, query VARCHAR, bad VARCHAR, logged: `_logged`), and for
+    `lines` (a relation of a JSONL log's lines with their memo keys) the columns key and len."""
     if kind == "jsonl":
-        carry = ", key, len" if lines else ""
+        carry = ", logged, key, len" if lines else ", logged"
         # Each line is parsed twice at most: once to validate, once to take the three fields. Valid JSON that
         # opens with "{" (after JSON's whitespace) is an object: no third parse for its type. Empty lines are
         # skipped by the reader, so an empty value is a line it could not read (one that is not UTF-8, after a
@@ -220,26 +234,34 @@ def _source_sql(files: list[str], kind: str, lines: str | None = None) -> str:
                               WHERE starts_with(line, '{{') OR line = '' OR trim(line) <> '')))"""
     return f"""
         SELECT filename, NULL AS line, NULL AS bad, CAST(ts AS VARCHAR) AS ts, CAST("user" AS VARCHAR) AS "user",
-               CAST(query AS VARCHAR) AS query FROM {_reader(files, kind)}"""
+               CAST(query AS VARCHAR) AS query, logged FROM {_reader(files, kind, logged=True)}"""
 
 
-def _reader(files: list[str], kind: str) -> str:
-    """DuckDB's reader of a Parquet or CSV log, every column as it is.
+def _reader(files: list[str], kind: str, logged: bool = False) -> str:
+    """DuckDB's reader of a Parquet or CSV log, every column as it is; with `logged`, the columns filename, ts,
+    user and query and the order each row was logged in (`_logged`).
 
     A CSV log is read as RFC 4180 (comma, double quotes, a quote doubled inside one), never sniffed: one line with
     a stray quote would make a sniffer give up quoting for the whole file, and every quoted question with a comma
     would then be a bad row. Files are read per header (the columns each file's first line names)."""
+    columns = 'filename, ts, "user", query'
     if kind == "parquet":
-        return f"read_parquet({sql_files(files)}, filename=true, hive_partitioning=false)"
+        read = f"read_parquet({sql_files(files)}, filename=true, hive_partitioning=false"
+        if not logged:
+            return read + ")"
+        return f"(SELECT {columns}, {_logged('file_row_number')} AS logged FROM {read}, file_row_number=true))"
     by_header: dict[tuple[str, ...], list[str]] = {}
     for f in files:
         by_header.setdefault(csv_header(f), []).append(f)
-    reads = []
+    reads, place_of = [], {f: i for i, f in enumerate(files)}
     for header, group in by_header.items():
-        columns = ", ".join(f"{_sql_string(c)}: 'VARCHAR'" for c in header)
-        reads.append(f"SELECT * FROM read_csv({sql_files(group)}, header=true, auto_detect=false, delim=',', "
-                     f"quote='\"', escape='\"', columns={{{columns}}}, filename=true, store_rejects=true, "
-                     "ignore_errors=true, hive_partitioning=false)")
+        types = ", ".join(f"{_sql_string(c)}: 'VARCHAR'" for c in header)
+        read = (f"read_csv({sql_files(group)}, header=true, auto_detect=false, delim=',', quote='\"', escape='\"', "
+                f"columns={{{types}}}, filename=true, store_rejects=true, ignore_errors=true, hive_partitioning=false)")
+        # a group's file_index counts its own files: the list gives each one's place among all the files read
+        place = f"[{', '.join(str(place_of[f]) for f in group)}][CAST(file_index AS BIGINT) + 1]"
+        reads.append(f"SELECT {columns}, {_logged('ordinality', place)} AS logged FROM {read} WITH ORDINALITY"
+                     if logged else f"SELECT * FROM {read}")
     return "(" + " UNION ALL BY NAME ".join(reads) + ")"
 
 
@@ -512,7 +534,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
                                 OR (t IS NOT NULL AND {" AND ".join(window) or "true"}) OR (t IS NULL AND {undated}))
                        """).fetchall()
     # the valid rows are read where they are, not copied
-    con.execute(f'CREATE VIEW rows AS SELECT t AS ts, "user", query{", filename" + _KEYS if memo else ""} '
+    con.execute(f'CREATE VIEW rows AS SELECT t AS ts, "user", query, logged{", filename" + _KEYS if memo else ""} '
                 f'FROM staged WHERE {where}')
     _recalled(con, memo, " AND ".join(window) or "true")
     rejects = [r for r in _rejects(con) if own is None or r[0] in own]  # no time: its folder's day's
@@ -543,9 +565,9 @@ def _window_sql(col: str, since: date | None, until: date | None) -> list[str]:
 
 
 _KEYS = ", key, len"  # a line's memo key: a hash of its file's path and its text, and its length in bytes
-_UNMATCHED = "(SELECT filename, line, key, len FROM split WHERE NOT matched)"
+_UNMATCHED = "(SELECT filename, line, logged, key, len FROM split WHERE NOT matched)"
 _HELD = """(key UBIGINT, len BIGINT, t TIMESTAMP, uid UBIGINT, question_id UBIGINT, y INTEGER, skh UBIGINT,
-            vsh UBIGINT, filename VARCHAR, log VARCHAR)"""
+            vsh UBIGINT, filename VARCHAR, log VARCHAR, logged BIGINT)"""
 _HELD_SK = "(skh UBIGINT, skeleton VARCHAR)"
 _HELD_VS = "(vsh UBIGINT, slots VARCHAR, constraints VARCHAR, signature VARCHAR)"
 
@@ -556,15 +578,17 @@ class MemoError(ValueError):
 
 def _hold(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, files: list[str], future: datetime) -> None:
     """The tables `held` (the rows of the memos of the unchanged log files, but those dated in the future: such a
-    line is read, and quarantined, anew; `log` names the row's log file), `held_sk` and `held_vs` (the skeletons
-    and value sets they name by hash): empty without a memo. Every memo is read whole here, and checked, so an
+    line is read, and quarantined, anew; `log` names the row's log file, `logged` has that file's place among
+    `files` alone: a memo keeps no row that shares its user and second with another question of its file, so
+    its rows need no line order, `tasks.lines`), `held_sk` and `held_vs` (the skeletons and value sets they name
+    by hash): empty without a memo. Every memo is read whole here, and checked, so an
     unreadable or inconsistent one is dropped (its lines are read anew) before any of it is used."""
     paths = memo.look(files) if memo is not None else []
     if memo is None or not paths:
         _hold_none(con)
         return
     try:
-        _read_held(con, memo, paths, future)
+        _read_held(con, memo, files, paths, future)
     except (duckdb.Error, MemoError):
         _drop_held(con)
         memo.discard()
@@ -572,11 +596,14 @@ def _hold(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, files: list[str
     memo.count(con, "held")
 
 
-def _read_held(con: duckdb.DuckDBPyConnection, memo: LineMemo, paths: list[str], future: datetime) -> None:
+def _read_held(con: duckdb.DuckDBPyConnection, memo: LineMemo, logs: list[str], paths: list[str],
+               future: datetime) -> None:
+    place_of = {f: i for i, f in enumerate(logs)}
     files = pa.table({"filename": [str(p) for p in memo.trusted.values()],  # noqa: F841 - read by name
-                      "log": list(memo.trusted)})
+                      "log": list(memo.trusted), "place": [place_of[f] for f in memo.trusted]})
     read = f"read_parquet({sql_files(paths)}, filename=true)"
-    con.execute(f"""CREATE TABLE held AS SELECT key, len, t, uid, question_id, y, skh, vsh, filename, f.log
+    con.execute(f"""CREATE TABLE held AS SELECT key, len, t, uid, question_id, y, skh, vsh, filename, f.log,
+                           {_logged("0", "f.place")} AS logged
                     FROM {read} JOIN files f USING (filename)
                     WHERE kind = 'row' AND t <= TIMESTAMP '{future:%Y-%m-%d %H:%M:%S}'""")
     con.execute(f"CREATE TABLE held_sk AS SELECT DISTINCT skh, skeleton FROM {read} WHERE kind = 'sk'")
@@ -604,10 +631,10 @@ def _drop_held(con: duckdb.DuckDBPyConnection) -> None:
 def _split(con: duckdb.DuckDBPyConnection, files: list[str]) -> None:
     """The view `split`: every line of the log with its memo key and whether its file's memo holds it (`held`).
     A view: the lines are read once, by the parse of those not held (`_UNMATCHED`), never stored whole."""
-    keyed = f"SELECT filename, line, hash(filename, line) AS key, strlen(line) AS len FROM {_lines_sql(files)}"
+    keyed = f"SELECT filename, line, logged, hash(filename, line) AS key, strlen(line) AS len FROM {_lines_sql(files)}"
     con.execute(f"""
         CREATE TEMP VIEW split AS
-        SELECT l.filename, l.line, l.key, l.len, k.key IS NOT NULL AS matched
+        SELECT l.filename, l.line, l.logged, l.key, l.len, k.key IS NOT NULL AS matched
         FROM ({keyed}) l LEFT JOIN (SELECT DISTINCT key, len, log FROM held) k
              ON l.key = k.key AND l.len = k.len AND l.filename = k.log""")
 
@@ -620,8 +647,9 @@ def _stage(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, future: dateti
     con.execute(f"""
             CREATE TABLE staged AS
             SELECT CASE WHEN reason IS NOT NULL OR {'true' if memo else 'false'} THEN filename END AS filename,
-                   CASE WHEN reason IS NOT NULL THEN line END AS line, t, "user", query, reason{_KEYS if memo else ""}
-            FROM (SELECT filename, line, t, "user", query{_KEYS if memo else ""}, coalesce(bad,
+                   CASE WHEN reason IS NOT NULL THEN line END AS line, t, "user", query, reason,
+                   logged{_KEYS if memo else ""}
+            FROM (SELECT filename, line, t, "user", query, logged{_KEYS if memo else ""}, coalesce(bad,
                     CASE WHEN query IS NULL THEN 'missing query'
                          -- a JSON list or object where the question should be (only such a value is parsed again)
                          WHEN (starts_with(query, '[') OR starts_with(query, '{{'))
@@ -643,9 +671,9 @@ def _hold_none(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _recalled(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, window: str) -> None:
-    """The view `recalled_lines` (ts, user: a hash, question_id, y, skh, vsh): the window's rows of the
+    """The view `recalled_lines` (ts, user: a hash, question_id, y, skh, vsh, logged): the window's rows of the
     lines the memo held (`_split`); empty without a memo."""
-    con.execute(f"""CREATE VIEW recalled_lines AS SELECT t AS ts, uid AS "user", question_id, y, skh, vsh
+    con.execute(f"""CREATE VIEW recalled_lines AS SELECT t AS ts, uid AS "user", question_id, y, skh, vsh, logged
                     FROM held WHERE {window if memo is not None else "false"}""")
     if memo is not None:
         con.execute("DROP VIEW src")

@@ -146,7 +146,7 @@ def keep_extraction(con: Any, memo: ExtractionMemo, shapes: list[dict[str, Any]]
 
 
 def _question_table(con: Any) -> None:
-    """The table `q`, one row per log row: (ts, user, question_id, sid, kid), and the same user's previous
+    """The table `q`, one row per log row: (ts, user, question_id, sid, kid, logged), and the same user's previous
     question (prev_ts, prev_sid, prev_kid), which follow-ups read (`tasks.followups`). Skeletons and value sets
     are numbered in the tables `skeletons` (sid, skeleton) and `value_sets` (kid, slots, constraints, and the
     signature they make, numbered gid in `signatures`), so the passes over every row group and sort numbers, not
@@ -174,20 +174,21 @@ def _question_table(con: Any) -> None:
     # A user is a hash of its id, as the line memo keeps it (`recalled_lines`: rows read from it, numbered here).
     con.execute("""
         CREATE TEMP TABLE joined AS
-        SELECT r.ts, hash(r."user") AS "user", hash(r.ts, r."user", r.query) AS question_id, m.sid, m.kid
+        SELECT r.ts, hash(r."user") AS "user", hash(r.ts, r."user", r.query) AS question_id, m.sid, m.kid, r.logged
         FROM rows r JOIN numbered m ON r.query = m.query AND CAST(year(r.ts) AS INTEGER) = m.y
         UNION ALL
-        SELECT l.ts, l."user", l.question_id, s.sid, v.kid
+        SELECT l.ts, l."user", l.question_id, s.sid, v.kid, l.logged
         FROM recalled_lines l JOIN (SELECT skh, sid FROM held_sk JOIN skeletons USING (skeleton)) s USING (skh)
              JOIN (SELECT vsh, kid FROM held_vs JOIN value_sets USING (slots, constraints, signature)) v USING (vsh)
         """)
     # A row of filler alone ("thanks") is no one's previous question: a follow-up after it reads the one before,
-    # as `lookup` reads a history (schemas/cache.py)
+    # as `lookup` reads a history (schemas/cache.py). Rows of a user logged in the same second keep the order
+    # they were logged in (`logged`: file, then line), so a follow-up logged after its question comes after it.
     con.execute("""
         CREATE TABLE q AS
         WITH filler AS (SELECT sid FROM skeletons WHERE skeleton = '')
         SELECT *, lag(ts) OVER w AS prev_ts, lag(sid) OVER w AS prev_sid, lag(kid) OVER w AS prev_kid
-        FROM joined ANTI JOIN filler USING (sid) WINDOW w AS (PARTITION BY "user" ORDER BY ts, question_id)
+        FROM joined ANTI JOIN filler USING (sid) WINDOW w AS (PARTITION BY "user" ORDER BY ts, logged)
         UNION ALL
         SELECT *, NULL, NULL, NULL FROM joined SEMI JOIN filler USING (sid)""")
     con.execute("DROP TABLE joined")

@@ -291,6 +291,40 @@ def test_an_entry_longer_than_a_lookup_question_is_a_turn_online_as_its_log_row_
             True, rows[-1]["resolved_question"], rows[-1]["resolved_key"], rows[-1]["followup_reason"] or "")
 
 
+
+def write_rows(path: Path, rows: list[dict[str, str]]) -> None:
+    """Log rows as a JSONL, CSV or Parquet file, by the path's suffix."""
+    if path.suffix == ".parquet":
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    elif path.suffix == ".csv":
+        path.write_text("ts,user,query\n" + "".join(f'{r["ts"]},{r["user"]},"{r["query"]}"\n' for r in rows))
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "csv", "parquet"])
+@pytest.mark.parametrize("files", [1, 2])
+def test_questions_logged_in_the_same_second_keep_the_order_they_were_logged_in(
+        tmp_path: Path, files: int, kind: str) -> None:
+    """A follow-up logged in the same second as its question is read after it when it comes after it in the
+    log (in the same file, or in a later file), whatever a hash of the rows would say; logged before it, it has
+    no question before it."""
+    berlin, lisbon = "how many vacation days do we get in Berlin", "what about Lisbon?"
+    for order in ([berlin, lisbon], [lisbon, berlin]):
+        logs = tmp_path / f"{order[0][:4]}"
+        logs.mkdir()
+        rows = [{"ts": "2026-11-24T09:00:00", "user": "u", "query": q} for q in order]
+        for name, part in ([("a", rows)] if files == 1 else [("a", rows[:1]), ("b", rows[1:])]):
+            write_rows(logs / f"{name}.{kind}", part)
+        _, _, mined = mine_followups(logs, LEARNED)
+        assert len(mined) == 2 and mined[0]["ts"] == mined[1]["ts"]
+        [followup] = [r for r in mined if r["followup"]]
+        if order[0] == berlin:
+            assert followup["resolved_question"] == "how many vacation days do we get in Lisbon"
+        else:
+            assert (followup["resolved_question"], followup["followup_reason"]) == (None, NO_PREVIOUS)
+
+
 def test_batched_link_equals_a_replay_of_every_user(tmp_path: Path) -> None:
     """`link` resolves each distinct (previous question, follow-up) once and replays chained users; both
     must give what a plain replay of each user's questions gives, row by row."""

@@ -971,6 +971,44 @@ def _drop_line_memo(memo_dir: Path) -> None:
         shutil.rmtree(folder)
 
 
+
+def test_questions_of_one_second_keep_their_logged_order_with_the_line_memo(
+        tmp_path: Path, small_index: tuple[Config, Index]) -> None:
+    """A row recalled from the line memo has its file's place, not its line's: a question that shares its user
+    and second with another question of its file is kept out of the memo and read anew, so a follow-up logged
+    right after its question in the same second resolves against it on the next night too, and one logged
+    right before it has no question before it."""
+    from schemas.followup import NO_PREVIOUS
+
+    config, index = small_index
+    memo_dir = Path(index.uri).parent / "vectors"
+    shutil.rmtree(memo_dir, ignore_errors=True)
+    berlin, lisbon = "how many vacation days do we get in Berlin", "what about Lisbon?"
+    log = write_log(tmp_path / "logs" / "date=2026-11-28" / "part-000.jsonl",
+                    [(f"u{i}", f"how many vacation days do we get in {o}") for i in range(6) for o in OFFICES[:2]],
+                    start=datetime(2026, 11, 28, 8))
+    pairs = [("a", berlin), ("a", lisbon), ("b", lisbon), ("b", berlin)]  # the same second, in this order
+    same = [("2026-11-28T12:00:00", user, q) for user, q in pairs]
+    with log.open("a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps({"ts": ts, "user": user, "query": q}) + "\n" for ts, user, q in same)
+    ids = dict(zip(["a_question", "a_followup", "b_followup", "b_question"], _question_ids(same), strict=True))
+
+    def run() -> dict[str, dict[str, Any]]:
+        staging = tmp_path / "staging"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        mine(tmp_path / "logs", config, index, staging, now=datetime(2026, 12, 1), quiet=True,
+             since=date(2026, 11, 28), until=date(2026, 11, 28))
+        rows = {r["question_id"]: r for r in pq.read_table(staging / "questions.parquet").to_pylist()}
+        return {name: rows[qid] for name, qid in ids.items()}
+
+    first = run()
+    assert first["a_followup"]["resolved_question"] == "how many vacation days do we get in Lisbon"
+    assert (first["b_followup"]["resolved_question"], first["b_followup"]["followup_reason"]) == (None, NO_PREVIOUS)
+    kept = [r for f in memo_dir.glob("lines-*/*.parquet") for r in pq.read_table(f).to_pylist() if r["kind"] == "row"]
+    assert run() == first
+    assert len(kept) == 12  # the questions of that second were read anew, not recalled
+
 def test_a_next_run_recalls_the_lines_of_the_last(tmp_path: Path, small_index: tuple[Config, Index]) -> None:
     """A run keeps, per log file read whole, the rows of its lines whose shapes recur, keyed by a hash of the
     file's path and the line (no question text, no personal data, no user id as text on disk). The next run takes those

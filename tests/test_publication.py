@@ -814,6 +814,71 @@ def test_a_sigterm_unwinds_the_run_as_ctrl_c_does(tmp_path: Path) -> None:
     assert proc.stdout == "cleaned up\n" and "interrupted: a run stopped" in proc.stderr
 
 
+def _children(pid: int) -> dict[int, str]:
+    """The live processes whose parent is `pid`, with their command lines (read from /proc)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (stat := _stat(int(entry.name))) and stat[1] == str(pid) and stat[0] != "Z":
+            found[int(entry.name)] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    return found
+
+
+def _stat(pid: int) -> list[str] | None:
+    """A process's state and parent pid, or None once it is gone."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+    except OSError:
+        return None
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
+def test_a_killed_run_leaves_no_local_prefect_server(tmp_path: Path) -> None:
+    """A run killed outright (SIGKILL: the OOM killer, a scheduler's hard timeout) runs no handler: the temporary
+    Prefect server it started must stop by itself within seconds, not hold its port and memory."""
+    import signal
+    import sys
+    import urllib.request
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API_")}
+    env["PREFECT_HOME"] = str(tmp_path / "prefect")  # the temporary server's database
+    nightly = ["nightly", "--config", str(DEMO_CONFIG), "--out", str(tmp_path / "out")]
+    run = subprocess.Popen([sys.executable, "-c", "from planbake.cli import main; main()", *nightly],
+                           cwd=Path(__file__).resolve().parents[1], env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    started: dict[int, str] = {}
+    try:
+        deadline = time.monotonic() + 240
+        while not (server := [p for p, cmd in started.items() if "prefect.server.api.server" in cmd]):
+            assert run.poll() is None and time.monotonic() < deadline, "the run started no local Prefect server"
+            started.update(_children(run.pid))
+            time.sleep(0.2)
+        port = re.search(r"--port (\d+)", started[server[0]])
+        assert port is not None, started[server[0]]
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port[1]}/api/health", timeout=2) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                assert time.monotonic() < deadline, "the local Prefect server did not answer"
+                time.sleep(0.2)
+        started.update(_children(run.pid))
+        run.kill()
+        run.wait(30)
+        deadline = time.monotonic() + 10
+        while (left := {p: cmd for p, cmd in started.items() if (s := _stat(p)) and s[0] != "Z"}) \
+                and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not left, f"still running after the run was killed: {left}"
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait(30)
+        for pid in started:
+            if (s := _stat(pid)) and s[0] != "Z":
+                os.kill(pid, signal.SIGKILL)
+
+
 def test_an_api_lost_after_the_publication_is_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The publication is whole once the pointer names it: a flow engine that stops answering after this
