@@ -657,7 +657,7 @@ def _unreadable(bad: Counter[str], lines: dict[str, int]) -> list[str]:
         if n < lines.get(file, 2 * n) / 2:
             continue  # most lines of the file are rows
         data = _file_bytes(file)
-        rows = sum(1 for line in _lines(data) if line.strip(b" \r")) if data is not None else 0
+        rows = sum(1 for _, line in _lines(data) if line.strip(b" \r")) if data is not None else 0
         if rows and n >= rows:
             out.append(file)
     return sorted(out)
@@ -705,62 +705,111 @@ _FIND_UP_TO = 32  # wanted lines a file is searched for one by one (found up to 
 
 def _numbers_in(data: bytes, file: str, texts: set[str]) -> dict[tuple[str, str], list[int]]:
     """`line_numbers` for the lines of one file's bytes. A few wanted lines (most logs have a bad line or two a
-    day) are searched for in the bytes, with the breaks before each counted in C; many, in one pass over its
+    day) are searched for in the bytes, with the line ends before each counted in C; many, in one pass over its
     lines."""
     wanted = {text.encode("utf-8"): text for text in texts if text}  # an emptied line: `_number_emptied`
     out: dict[tuple[str, str], list[int]] = {(file, text): [] for text in texts}
     if len(wanted) <= _FIND_UP_TO and sum(data.count(line) for line in wanted) <= _FIND_UP_TO * 8:
+        mark, eats = _line_end(data), _eats(data)
         found = sorted((at, hit) for line, hit in wanted.items() if b"\r" not in line and b"\n" not in line
-                       for at in _line_starts_of(data, line))  # a text with a break is no line of the file
+                       for at in _line_starts_of(data, line, eats))  # a text with a break is no line DuckDB read
         pos, number = 0, 1
         for at, hit in found:
-            number += _breaks(data, pos, at)
+            number += data.count(mark, pos, at)
             pos = at
             out[(file, hit)].append(number)
         return out
-    for number, line in enumerate(_lines(data), start=1):
+    for number, line in _lines(data):
         text = wanted.get(line)
         if text is not None:
             out[(file, text)].append(number)
     return out
 
 
-_BREAK = re.compile(rb"\r\n|\r|\n")  # a line break as DuckDB counts them
+# Line numbers are those an editor shows (and grep -n, sed -n): a line ends with "\n" (or "\r\n"), and a lone "\r"
+# is a character of its line; in a file with no "\n" at all (lines ending with a lone "\r", as old Mac files do), a
+# line ends with "\r". DuckDB reads a lone "\r" as a line break anywhere, so it can read one line as two: both are
+# numbered as the line they lie on.
+_BREAK = re.compile(rb"\r\n|\r|\n")  # a line break as DuckDB reads them
+_CUT = re.compile(rb"\r")  # where DuckDB cuts a line in two
+_CUT_EATING = re.compile(rb"\r[\s\S]?")  # likewise, in a file it reads as one of "\r\n" lines (`_eats`)
 
 
-def _line_starts_of(data: bytes, line: bytes) -> list[int]:
-    """Where the lines of `data` that are exactly `line` (which holds no line break) start."""
+def _line_end(data: bytes) -> bytes:
+    """The byte that ends a file's lines as an editor counts them: "\n", or "\r" in a file with no "\n"."""
+    return b"\n" if b"\n" in data else b"\r"
+
+
+def _eats(data: bytes) -> bool:
+    """Whether DuckDB reads a file as one of "\r\n" lines (its first line break is one): a lone "\r" then ends a
+    line and takes the byte after it along, which DuckDB reads as part of the break."""
+    first = _BREAK.search(data)
+    return first is not None and first.group() == b"\r\n"
+
+
+def _line_starts_of(data: bytes, line: bytes, eats: bool) -> list[int]:
+    """Where the lines DuckDB reads of `data` that are exactly `line` (which holds no line break) start; `eats`:
+    see `_eats`."""
     out = []
     at = data.find(line)
     while at >= 0:
         end = at + len(line)
-        if (at == 0 or data[at - 1] in b"\r\n") and (end == len(data) or data[end] in b"\r\n"):
+        before = data[at - 1] if at else 10
+        starts = before == 10 or (before == 13 and not eats) or (eats and at > 1 and data[at - 2] == 13)
+        if starts and (end == len(data) or data[end] in b"\r\n"):
             out.append(at)
         at = data.find(line, at + 1)
     return out
 
 
-def _lines(data: bytes) -> list[bytes]:
-    """A file's lines, split on "\n", "\r\n" and a lone "\r" as DuckDB counts them (a last break ends
-    the last line: it does not start an empty one)."""
-    lines = data.split(b"\n") if b"\r" not in data else _BREAK.split(data)
-    return lines[:-1] if lines and lines[-1] == b"" else lines
+def _lines(data: bytes, eats: bool | None = None) -> list[tuple[int, bytes]]:
+    """The lines DuckDB reads of a file, each with the number of the line it lies on (see `_line_end`): two lines
+    DuckDB reads of one (cut by a lone "\r") have one number. A last break ends the last line: it does not start an
+    empty one. `eats`: whether a lone "\r" takes the byte after it along (`_eats`, by default)."""
+    if b"\n" not in data:
+        lines = _BREAK.split(data)  # "\r" ends each line
+        return list(enumerate(lines[:-1] if lines and lines[-1] == b"" else lines, start=1))
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    if b"\r" not in data:
+        return list(enumerate(lines, start=1))
+    cut = _CUT_EATING if (_eats(data) if eats is None else eats) else _CUT
+    out: list[tuple[int, bytes]] = []
+    for number, line in enumerate(lines, start=1):
+        line = line.removesuffix(b"\r")
+        if b"\r" in line:
+            out.extend((number, part) for part in cut.split(line))
+        else:
+            out.append((number, line))
+    return out
 
 
 def _number_emptied(numbers: dict[tuple[str, str], list[int]], files: set[str],
                     rejects: list[tuple[Any, ...]]) -> None:
     """Numbers for the lines the reader emptied (a line that is not UTF-8 after a lone "\r" in a file of
-    "\r\n" lines): the lines of the file that are not UTF-8 and not already numbered among the rejects."""
+    "\r\n" lines): the lines of the file that are not UTF-8 and not already numbered among the rejects (a line
+    DuckDB reads as two parts can be both: each reject numbers one part)."""
     for file in files:
         data = _file_bytes(file)
-        known = {line for f, line, _, _ in rejects if f == file}
-        numbers[(file, "")] = [n for n in _undecodable_lines(data) if n not in known] if data is not None else []
+        known = Counter(line for f, line, _, _ in rejects if f == file)
+        numbers[(file, "")] = [n for n in _undecodable_lines(data) if not _take(known, n)] if data is not None else []
+
+
+def _take(counts: Counter[Any], key: Any) -> bool:
+    """Take one of `key` from `counts`, if there is one left."""
+    if counts[key] <= 0:
+        return False
+    counts[key] -= 1
+    return True
 
 
 def _undecodable_lines(data: bytes) -> list[int]:
-    """The 1-based numbers of the lines that are not UTF-8, breaks counted as `_breaks` counts them."""
+    """The numbers of the lines that are not UTF-8 (see `_line_end`), one for each line DuckDB reads of it. The
+    byte after a lone "\r" stays in its line: DuckDB empties such a line (`_number_emptied`) rather than dropping the
+    byte."""
     out = []
-    for number, line in enumerate(_lines(data), start=1):
+    for number, line in _lines(data, eats=False):
         try:
             line.decode("utf-8")
         except UnicodeDecodeError:
@@ -777,15 +826,6 @@ def _file_bytes(file: str) -> bytes | None:
         return None
 
 
-def _breaks(data: bytes, start: int, end: int) -> int:
-    """Line breaks in data[start:end], counted as DuckDB counts them: "\n", "\r\n" and a lone "\r". Both ends are
-    line starts (never inside a "\r\n")."""
-    lone = data.count(b"\r", start, end)
-    if lone:  # most logs have no "\r": no search for "\r\n" then
-        lone -= data.count(b"\r\n", start, end)
-    return data.count(b"\n", start, end) + lone
-
-
 def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
     """Lines DuckDB could not read at all (bad encoding, broken quoting), with their line numbers. (In a file of
     "\r\n" lines, a rejected line's text opens with the "\n" of the break before: no sign of a runaway quote.)"""
@@ -800,7 +840,7 @@ def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
         return []
     reason = {"INVALID ENCODING": "not UTF-8 text"}
     out: list[tuple[Any, ...]] = []
-    data, read = None, None  # one file in memory at a time
+    data, read, mark = None, None, b"\n"  # one file in memory at a time
     counted = (0, 1)  # the last line start counted in `data` and its number: rejects come in byte order
     for f, line, at, kind, runaway in rows:
         # DuckDB's own number counts records, not lines (a CSV value in quotes can span lines); its byte position
@@ -808,13 +848,14 @@ def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
         if at is not None:
             if read != f:
                 data, read, counted = _file_bytes(f), f, (0, 1)
+                mark = _line_end(data) if data is not None else mark
             # For a line that is not UTF-8, DuckDB's byte position can point at a blank line before: the first
             # line from there on that is not UTF-8 is the one.
             start = None if data is None else (_undecodable_start(data, at) if str(kind) == "INVALID ENCODING"
                                                else min(at, len(data)))
             if data is not None and start is not None:
                 pos, number = counted if counted[0] <= start else (0, 1)
-                counted = (start, number + _breaks(data, pos, start))
+                counted = (start, number + data.count(mark, pos, start))
                 line = counted[1]
         if runaway:  # a CSV quote never closed: the lines after it became its value
             raise LogError(f"{f}:{line}: a quote opened on this line is never closed, so the lines after it cannot "
