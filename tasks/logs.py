@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import functools
 import gzip
+import io
+import json
 import re
 import shlex
 import zlib
@@ -195,8 +197,8 @@ def _lines_sql(files: list[str]) -> str:
 
 
 def _source_sql(files: list[str], kind: str, lines: str | None = None) -> str:
-    """A relation of (filename, ts VARCHAR, user VARCHAR, query VARCHAR, bad VARCHAR), and for `lines` (a relation
-    of a JSONL log's lines with their memo keys) the columns key and len."""
+    """A relation of (filename, line: a JSONL log's line, ts VARCHAR, user VARCHAR, query VARCHAR, bad VARCHAR),
+    and for `lines` (a relation of a JSONL log's lines with their memo keys) the columns key and len."""
     if kind == "jsonl":
         carry = ", key, len" if lines else ""
         # Each line is parsed twice at most: once to validate, once to take the three fields. Valid JSON that
@@ -213,8 +215,10 @@ def _source_sql(files: list[str], kind: str, lines: str | None = None) -> str:
                         FROM (SELECT filename, line, json_valid(line) AS ok{carry} FROM {lines or _lines_sql(files)}
                               WHERE starts_with(line, '{{') OR line = '' OR trim(line) <> '')))"""
     return f"""
-        SELECT filename, NULL AS line, NULL AS bad, CAST(ts AS VARCHAR) AS ts, CAST("user" AS VARCHAR) AS "user",
-               CAST(query AS VARCHAR) AS query FROM {_reader(files, kind)}"""
+        SELECT filename, NULL AS line, NULL AS bad, {_AS_TEXT} FROM {_reader(files, kind)}"""
+
+
+_AS_TEXT = 'CAST(ts AS VARCHAR) AS ts, CAST("user" AS VARCHAR) AS "user", CAST(query AS VARCHAR) AS query'
 
 
 def _reader(files: list[str], kind: str) -> str:
@@ -450,13 +454,13 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
         if memo is not None:
             _split(con, files)
         con.execute(f"CREATE TEMP VIEW src AS {_source_sql(files, kind, _UNMATCHED if memo else None)}")
-        _stage(con, memo, future, max_query_chars)
+        _stage(con, memo, future, max_query_chars, kind)
         if memo is not None and memo.changed():  # a file changed while it was read: its memo is not its lines
             con.execute("DROP TABLE staged")
             _drop_held(con)
             memo.discard()
             _hold(con, None, files, future)
-            _stage(con, memo, future, max_query_chars)
+            _stage(con, memo, future, max_query_chars, kind)
         con.execute("RESET preserve_insertion_order")
     except duckdb.Error as exc:
         if kind == "csv":
@@ -480,7 +484,8 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     own = [f for day, f in days if (not since or day >= since) and (not until or day <= until)] if (
         days is not None and (since or until)) else None
     undated = "true" if own is None else f"list_contains({sql_strings(own)}, filename)" if own else "false"
-    bad = con.execute(f"""SELECT filename, line, reason, coalesce(query, line, '') FROM staged
+    raw = "coalesce(query, line, '')" if kind == "jsonl" else "coalesce(query, '')"
+    bad = con.execute(f"""SELECT filename, line, reason, {raw} FROM staged
                           WHERE reason IS NOT NULL AND (reason = 'timestamp in the future'
                                 OR (t IS NOT NULL AND {" AND ".join(window) or "true"}) OR (t IS NULL AND {undated}))
                        """).fetchall()
@@ -585,16 +590,20 @@ def _split(con: duckdb.DuckDBPyConnection, files: list[str]) -> None:
              ON l.key = k.key AND l.len = k.len AND l.filename = k.log""")
 
 
-def _stage(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, future: datetime, max_query_chars: int) -> None:
-    """The table `staged`: each line read (`src`) with its reason to be quarantined, or none."""
+def _stage(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, future: datetime, max_query_chars: int,
+           kind: str) -> None:
+    """The table `staged`: each line read (`src`) with its reason to be quarantined, or none, and for a quarantined
+    one where it is in its file (`line`, see `_WHERE`)."""
     # The raw line and file name are kept for quarantined rows only: the valid ones do not need them (but for
     # their memo key, with a line memo). The rows are stored in any order (cheaper to read): whatever reads them
     # in an order sorts them.
+    more = "" if kind == "jsonl" else ", ts"
     con.execute(f"""
             CREATE TABLE staged AS
             SELECT CASE WHEN reason IS NOT NULL OR {'true' if memo else 'false'} THEN filename END AS filename,
-                   CASE WHEN reason IS NOT NULL THEN line END AS line, t, "user", query, reason{_KEYS if memo else ""}
-            FROM (SELECT filename, line, t, "user", query{_KEYS if memo else ""}, coalesce(bad,
+                   CASE WHEN reason IS NOT NULL THEN {_WHERE[kind]} END AS line, t, "user", query,
+                   reason{_KEYS if memo else ""}
+            FROM (SELECT filename, line, t, "user", query{_KEYS if memo else ""}{more}, coalesce(bad,
                     CASE WHEN query IS NULL THEN 'missing query'
                          -- a JSON list or object where the question should be (only such a value is parsed again)
                          WHEN (starts_with(query, '[') OR starts_with(query, '{{'))
@@ -606,6 +615,13 @@ def _stage(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, future: dateti
                          WHEN t IS NULL THEN 'bad timestamp'
                          WHEN t > TIMESTAMP '{future:%Y-%m-%d %H:%M:%S}' THEN 'timestamp in the future' END) AS reason
                   FROM (SELECT *, {utc_sql('ts')} AS t FROM src))""")
+
+
+# What finds a quarantined row in its file again (`_fill_quarantine`), made for those rows only: a JSONL log's
+# line itself; a CSV or Parquet row's fields as DuckDB read them, as a JSON list (`csv_line_numbers`,
+# `parquet_row_numbers`).
+_FIELDS = 'CAST(to_json([ts, "user", query]) AS VARCHAR)'
+_WHERE = {"jsonl": "line", "csv": _FIELDS, "parquet": _FIELDS}
 
 
 def _hold_none(con: duckdb.DuckDBPyConnection) -> None:
@@ -627,13 +643,20 @@ def _recalled(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, window: str
 
 def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...]], rejects: list[tuple[Any, ...]],
                      scrub: Scrubber, kind: str) -> list[str]:
-    """The table `quarantine`: the quarantined rows (file, line text, reason, raw text) with their line numbers
-    and scrubbed raw text, and the lines DuckDB could not read (`_rejects`); on a cursor of its own. Returns the
-    JSONL files whose every line is quarantined (not a log, or not of this format)."""
+    """The table `quarantine`: the quarantined rows (file, where in it: see `_WHERE`, reason, raw text) with their
+    line numbers (a Parquet row's number) and scrubbed raw text, and the lines DuckDB could not read (`_rejects`); on
+    a cursor of its own. Returns the JSONL files whose every line is quarantined (not a log, or not of this
+    format)."""
     with cursor:
         lines: dict[str, int] = {}
-        numbers = line_numbers([(f, text) for f, text, _, _ in bad if text is not None], lines)
-        _number_emptied(numbers, {f for f, text, _, _ in bad if text == ""}, rejects)
+        located = [(f, where) for f, where, _, _ in bad if where is not None]
+        if kind == "jsonl":
+            numbers = line_numbers(located, lines)
+            _number_emptied(numbers, {f for f, where, _, _ in bad if where == ""}, rejects)
+        elif kind == "csv":
+            numbers = csv_line_numbers(located)
+        else:
+            numbers = parquet_row_numbers(cursor, located)
         # Each record takes the next number of its line (a line logged twice has two); a question quarantined
         # for its timestamp often recurs, so each distinct raw text is scrubbed once.
         taken = {key: iter(found) for key, found in numbers.items()}
@@ -644,7 +667,7 @@ def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...
         if records:  # one insert from Arrow: a row-by-row executemany took minutes for many quarantined rows
             columns = {name: [rec[i] for rec in records] for i, name in enumerate(_QUARANTINE.names)}
             cursor.from_arrow(pa.table(columns, schema=_QUARANTINE)).insert_into("quarantine")
-        if kind != "jsonl":  # a CSV or Parquet log's bad rows have no line text to count lines by
+        if kind != "jsonl":  # a CSV or Parquet file of another format stops the run instead (`_check_columns`)
             return []
         return _unreadable(Counter(str(rec[0]) for rec in records if rec[0] is not None), lines)
 
@@ -698,6 +721,69 @@ def line_numbers(lines: list[tuple[str, str]], counted: dict[str, int] | None = 
                     if counted is not None:
                         counted[file] = data.count(b"\n")
     return out
+
+
+def csv_line_numbers(rows: list[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
+    """(file, a CSV row's fields as `_WHERE` gives them) -> the numbers of the lines that the rows of that file
+    holding exactly those fields start on, in order: the header is line 1, and a value in quotes counts each line
+    it spans. As for a JSONL log, only the files holding a quarantined row are read again, a line at a time."""
+    wanted: dict[str, dict[tuple[str, ...], str]] = {}
+    for file, fields in rows:  # DuckDB reads an empty value as NULL
+        wanted.setdefault(file, {})[tuple(v or "" for v in json.loads(fields))] = fields
+    out: dict[tuple[str, str], list[int]] = {(file, fields): [] for file, fields in rows}
+    for file, found in wanted.items():
+        for fields, number in _csv_rows_of(file, found):
+            out[(file, fields)].append(number)
+    return out
+
+
+def parquet_row_numbers(con: duckdb.DuckDBPyConnection, rows: list[tuple[str, str]]
+                        ) -> dict[tuple[str, str], list[int]]:
+    """(file, a Parquet row's fields as `_WHERE` gives them) -> the numbers of the rows of that file holding exactly
+    those fields, counted from 1, in order. Only the files holding a quarantined row are read again."""
+    out: dict[tuple[str, str], list[int]] = {(file, fields): [] for file, fields in rows}
+    if not out:
+        return out
+    values = [json.loads(fields) for _, fields in out]
+    wanted = pa.table({"filename": [file for file, _ in out], "fields": [fields for _, fields in out],  # noqa: F841
+                       **{c: [v[i] for v in values] for i, c in enumerate(LOG_COLUMNS)}})
+    files = sorted({file for file, _ in out})
+    same = " AND ".join(f'p."{c}" IS NOT DISTINCT FROM w."{c}"' for c in LOG_COLUMNS)
+    found = con.execute(f"""
+        SELECT w.filename, w.fields, p.file_row_number + 1 AS n
+        FROM (SELECT filename, file_row_number, {_AS_TEXT} FROM {_reader(files, "parquet")}) p
+             JOIN wanted w ON p.filename = w.filename AND {same}
+        ORDER BY w.filename, n""").fetchall()
+    for file, fields, number in found:
+        out[(file, fields)].append(number)
+    return out
+
+
+def _csv_rows_of(file: str, wanted: dict[tuple[str, ...], str]) -> list[tuple[str, int]]:
+    """(fields, the line its row starts on) for the rows of a CSV log whose ts, user and query are a key of
+    `wanted`. A file that cannot be read to its end (changed since, or holding a value Python's CSV reader refuses,
+    such as a lone "\r" outside quotes) gives the rows before that point only."""
+    out: list[tuple[str, int]] = []
+    try:
+        header = csv_header(file)
+        at = [header.index(c) for c in LOG_COLUMNS]
+        with _open_log(file) as fh:
+            reader = csv.reader(line.decode("utf-8", "replace") for line in fh)  # a binary file's lines end at "\n"
+            next(reader, None)
+            start = reader.line_num + 1
+            for row in reader:
+                fields = wanted.get(tuple(row[i] for i in at)) if len(row) == len(header) else None
+                if fields is not None:
+                    out.append((fields, start))
+                start = reader.line_num + 1
+    except (LogError, ValueError, OSError, EOFError, zlib.error, csv.Error):
+        pass  # the rows after it keep no number
+    return out
+
+
+def _open_log(file: str) -> gzip.GzipFile | io.BufferedReader:
+    """A log file's bytes, decompressed as they are read."""
+    return gzip.open(file, "rb") if file.lower().endswith(".gz") else open(file, "rb")
 
 
 _FIND_UP_TO = 32  # wanted lines a file is searched for one by one (found up to 8 times each, in all); else one pass
