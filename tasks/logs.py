@@ -952,13 +952,10 @@ def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
 
 def _one_per_line(rejects: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """One record per rejected line: DuckDB can report a line twice (a stray quote is an unquoted value and, as
-    it runs into the next line, too many columns); the more telling reason is kept."""
-    best: dict[tuple[Any, Any], tuple[Any, ...]] = {}
-    for r in rejects:
-        key = (r[0], r[1] if r[1] is not None else id(r))  # a record without its line is its own
-        if key not in best or best[key][2].endswith("(too many columns)"):
-            best[key] = r
-    return list(best.values())
+    it runs into the next line, too many columns); the more telling reason is kept. (Two parts DuckDB reads of
+    one line, cut by a lone "\r", are two records of that line, as two quarantined parts are.)"""
+    told = {(r[0], r[1]) for r in rejects if r[1] is not None and not r[2].endswith("(too many columns)")}
+    return [r for r in rejects if not (r[2].endswith("(too many columns)") and (r[0], r[1]) in told)]
 
 
 def _undecodable_start(data: bytes, at: int, look: int = 4) -> int | None:

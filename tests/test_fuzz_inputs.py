@@ -243,6 +243,10 @@ def test_lines_that_are_not_utf8_are_quarantined_with_their_numbers(tmp_path: Pa
 @given(st.lists(st.tuples(st.sampled_from([json.dumps(GOOD).encode(), b"", b"\x80", b"ab\xffcd"]),
                           st.sampled_from([b"\n", b"\r\n", b"\r"])), min_size=1, max_size=8))
 @example(lines=[(json.dumps(GOOD).encode(), b"\r\n"), (json.dumps(GOOD).encode(), b"\r"), (b"\x80", b"\n")])
+# Two parts of the second line are not UTF-8 (DuckDB rejected both), and the third line's part after its "\r" too (read
+# as empty): the two rejects were taken for one, and the empty part got the second line's number.
+@example(lines=[(json.dumps(GOOD).encode(), b"\r\n"), (b"\x80", b"\r"), (b"ab\xffcd", b"\n"),
+                (json.dumps(GOOD).encode(), b"\r"), (b"\x80", b"\n")])
 # DuckDB's byte position pointed at a "\r\n" four blank lines before the bad one: they are skipped, not counted
 @example(lines=[(json.dumps(GOOD).encode(), b"\n"), (b"", b"\r\n"), (b"", b"\n"), (b"", b"\n"), (b"", b"\n"),
                 (b"\x80", b"\n")])
