@@ -11,6 +11,7 @@ import re
 import shlex
 import zlib
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -679,8 +680,7 @@ def _unreadable(bad: Counter[str], lines: dict[str, int]) -> list[str]:
     for file, n in bad.items():
         if n < lines.get(file, 2 * n) / 2:
             continue  # most lines of the file are rows
-        data = _file_bytes(file)
-        rows = sum(1 for _, line in _lines(data) if line.strip(b" \r")) if data is not None else 0
+        rows = sum(1 for block, layout in _blocks(file) for _, line in _lines(block, layout) if line.strip(b" \r"))
         if rows and n >= rows:
             out.append(file)
     return sorted(out)
@@ -712,15 +712,26 @@ def line_numbers(lines: list[tuple[str, str]], counted: dict[str, int] | None = 
     for file, text in lines:
         wanted.setdefault(file, set()).add(text)
     out: dict[tuple[str, str], list[int]] = {}
-    files = list(wanted)
     with ThreadPoolExecutor(2) as pool:  # two files at a time: decompressing releases the GIL
-        for i in range(0, len(files), 2):
-            for file, data in zip(files[i:i + 2], pool.map(_file_bytes, files[i:i + 2]), strict=True):
-                if data is not None:  # unreadable now: the record keeps no line number
-                    out.update(_numbers_in(data, file, wanted[file]))
-                    if counted is not None:
-                        counted[file] = data.count(b"\n")
+        for file, (found, breaks) in zip(wanted, pool.map(_numbers_of, wanted, wanted.values()), strict=True):
+            out.update(found)
+            if counted is not None:
+                counted[file] = breaks
     return out
+
+
+def _numbers_of(file: str, texts: set[str]) -> tuple[dict[tuple[str, str], list[int]], int]:
+    """`line_numbers` for one file, read a block at a time, and its number of "\n" line breaks. A file that cannot
+    be read now (or from some point on) leaves its lines (from there) without a number."""
+    wanted = {text.encode("utf-8"): text for text in texts if text}  # an emptied line: `_number_emptied`
+    out: dict[tuple[str, str], list[int]] = {(file, text): [] for text in texts}
+    before, lf = 0, 0  # the lines of the blocks before this one, and their "\n"
+    for block, layout in _blocks(file):
+        for text, number in _numbers_in(block, wanted, layout):
+            out[(file, text)].append(before + number)
+        before += block.count(layout.mark)
+        lf = before if layout.mark == b"\n" else 0
+    return out, lf
 
 
 def csv_line_numbers(rows: list[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
@@ -789,26 +800,24 @@ def _open_log(file: str) -> gzip.GzipFile | io.BufferedReader:
 _FIND_UP_TO = 32  # wanted lines a file is searched for one by one (found up to 8 times each, in all); else one pass
 
 
-def _numbers_in(data: bytes, file: str, texts: set[str]) -> dict[tuple[str, str], list[int]]:
-    """`line_numbers` for the lines of one file's bytes. A few wanted lines (most logs have a bad line or two a
-    day) are searched for in the bytes, with the line ends before each counted in C; many, in one pass over its
-    lines."""
-    wanted = {text.encode("utf-8"): text for text in texts if text}  # an emptied line: `_number_emptied`
-    out: dict[tuple[str, str], list[int]] = {(file, text): [] for text in texts}
+def _numbers_in(data: bytes, wanted: dict[bytes, str], layout: _Layout) -> list[tuple[str, int]]:
+    """(text, number) for the lines of a block of a file's bytes that are a key of `wanted`, in order, numbered from
+    the block's first. A few wanted lines (most logs have a bad line or two a day) are searched for in the bytes,
+    with the line ends before each counted in C; many, in one pass over its lines."""
+    out: list[tuple[str, int]] = []
     if len(wanted) <= _FIND_UP_TO and sum(data.count(line) for line in wanted) <= _FIND_UP_TO * 8:
-        mark, eats = _line_end(data), _eats(data)
         found = sorted((at, hit) for line, hit in wanted.items() if b"\r" not in line and b"\n" not in line
-                       for at in _line_starts_of(data, line, eats))  # a text with a break is no line DuckDB read
+                       for at in _line_starts_of(data, line, layout.eats))  # a text with a break: no line DuckDB read
         pos, number = 0, 1
         for at, hit in found:
-            number += data.count(mark, pos, at)
+            number += data.count(layout.mark, pos, at)
             pos = at
-            out[(file, hit)].append(number)
+            out.append((hit, number))
         return out
-    for number, line in _lines(data):
+    for number, line in _lines(data, layout):
         text = wanted.get(line)
         if text is not None:
-            out[(file, text)].append(number)
+            out.append((text, number))
     return out
 
 
@@ -818,24 +827,29 @@ def _numbers_in(data: bytes, file: str, texts: set[str]) -> dict[tuple[str, str]
 # numbered as the line they lie on.
 _BREAK = re.compile(rb"\r\n|\r|\n")  # a line break as DuckDB reads them
 _CUT = re.compile(rb"\r")  # where DuckDB cuts a line in two
-_CUT_EATING = re.compile(rb"\r[\s\S]?")  # likewise, in a file it reads as one of "\r\n" lines (`_eats`)
+_CUT_EATING = re.compile(rb"\r[\s\S]?")  # likewise, in a file it reads as one of "\r\n" lines (`_Layout`)
 
 
-def _line_end(data: bytes) -> bytes:
-    """The byte that ends a file's lines as an editor counts them: "\n", or "\r" in a file with no "\n"."""
-    return b"\n" if b"\n" in data else b"\r"
+@dataclass(frozen=True)
+class _Layout:
+    """How a file's lines end, as its first block shows (`_blocks`). `mark`: the byte that ends a line as an editor
+    counts them: "\n", or "\r" in a file with no "\n". `eats`: whether DuckDB reads the file as one of "\r\n" lines
+    (its first line break is one); a lone "\r" then ends a line and takes the byte after it along, which DuckDB
+    reads as part of the break."""
+
+    mark: bytes
+    eats: bool
 
 
-def _eats(data: bytes) -> bool:
-    """Whether DuckDB reads a file as one of "\r\n" lines (its first line break is one): a lone "\r" then ends a
-    line and takes the byte after it along, which DuckDB reads as part of the break."""
+def _layout(data: bytes) -> _Layout:
+    """The layout of a file whose first block (or whole bytes) is `data`."""
     first = _BREAK.search(data)
-    return first is not None and first.group() == b"\r\n"
+    return _Layout(b"\n" if b"\n" in data else b"\r", first is not None and first.group() == b"\r\n")
 
 
 def _line_starts_of(data: bytes, line: bytes, eats: bool) -> list[int]:
     """Where the lines DuckDB reads of `data` that are exactly `line` (which holds no line break) start; `eats`:
-    see `_eats`."""
+    see `_Layout`."""
     out = []
     at = data.find(line)
     while at >= 0:
@@ -848,11 +862,11 @@ def _line_starts_of(data: bytes, line: bytes, eats: bool) -> list[int]:
     return out
 
 
-def _lines(data: bytes, eats: bool | None = None) -> list[tuple[int, bytes]]:
-    """The lines DuckDB reads of a file, each with the number of the line it lies on (see `_line_end`): two lines
-    DuckDB reads of one (cut by a lone "\r") have one number. A last break ends the last line: it does not start an
-    empty one. `eats`: whether a lone "\r" takes the byte after it along (`_eats`, by default)."""
-    if b"\n" not in data:
+def _lines(data: bytes, layout: _Layout) -> list[tuple[int, bytes]]:
+    """The lines DuckDB reads of a block of a file, each with the number of the line it lies on, counted from the
+    block's first (see `_Layout`): two lines DuckDB reads of one (cut by a lone "\r") have one number. A last break
+    ends the last line: it does not start an empty one."""
+    if layout.mark == b"\r":
         lines = _BREAK.split(data)  # "\r" ends each line
         return list(enumerate(lines[:-1] if lines and lines[-1] == b"" else lines, start=1))
     lines = data.split(b"\n")
@@ -860,7 +874,7 @@ def _lines(data: bytes, eats: bool | None = None) -> list[tuple[int, bytes]]:
         lines.pop()
     if b"\r" not in data:
         return list(enumerate(lines, start=1))
-    cut = _CUT_EATING if (_eats(data) if eats is None else eats) else _CUT
+    cut = _CUT_EATING if layout.eats else _CUT
     out: list[tuple[int, bytes]] = []
     for number, line in enumerate(lines, start=1):
         line = line.removesuffix(b"\r")
@@ -877,9 +891,8 @@ def _number_emptied(numbers: dict[tuple[str, str], list[int]], files: set[str],
     "\r\n" lines): the lines of the file that are not UTF-8 and not already numbered among the rejects (a line
     DuckDB reads as two parts can be both: each reject numbers one part)."""
     for file in files:
-        data = _file_bytes(file)
         known = Counter(line for f, line, _, _ in rejects if f == file)
-        numbers[(file, "")] = [n for n in _undecodable_lines(data) if not _take(known, n)] if data is not None else []
+        numbers[(file, "")] = [n for n in _undecodable_lines(file) if not _take(known, n)]
 
 
 def _take(counts: Counter[Any], key: Any) -> bool:
@@ -890,16 +903,19 @@ def _take(counts: Counter[Any], key: Any) -> bool:
     return True
 
 
-def _undecodable_lines(data: bytes) -> list[int]:
-    """The numbers of the lines that are not UTF-8 (see `_line_end`), one for each line DuckDB reads of it. The
-    byte after a lone "\r" stays in its line: DuckDB empties such a line (`_number_emptied`) rather than dropping the
-    byte."""
+def _undecodable_lines(file: str) -> list[int]:
+    """The numbers of the lines of a file that are not UTF-8 (see `_Layout`), one for each line DuckDB reads of
+    it. The byte after a lone "\r" stays in its line: DuckDB empties such a line (`_number_emptied`) rather than
+    dropping the byte."""
     out = []
-    for number, line in _lines(data, eats=False):
-        try:
-            line.decode("utf-8")
-        except UnicodeDecodeError:
-            out.append(number)
+    before = 0
+    for block, layout in _blocks(file):
+        for number, line in _lines(block, _Layout(layout.mark, eats=False)):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                out.append(before + number)
+        before += block.count(layout.mark)
     return out
 
 
@@ -910,6 +926,74 @@ def _file_bytes(file: str) -> bytes | None:
         return gzip.decompress(data) if file.lower().endswith(".gz") else data
     except (OSError, EOFError, zlib.error):
         return None
+
+
+_BLOCK = 1 << 22  # bytes of a log file read at a time to number its bad lines
+
+
+def _blocks(file: str) -> Iterator[tuple[bytes, _Layout]]:
+    """A log file's bytes, decompressed, a block of whole lines at a time (each block but the last ends with "\n";
+    a file with none is one block), with the file's layout: memory holds a block (and a line longer than one), not
+    the file. The blocks end where the file cannot be read (it changed, or its gzip data is damaged, which
+    `_check_gzip` names)."""
+    layout = None
+    pending: list[bytes] = []  # a line that runs on into the next read
+    try:
+        with _open_log(file) as fh:
+            while chunk := fh.read(_BLOCK):
+                end = chunk.rfind(b"\n") + 1
+                if not end:
+                    pending.append(chunk)
+                    continue
+                block = b"".join([*pending, chunk[:end]]) if pending else chunk[:end]
+                pending = [chunk[end:]]
+                layout = layout or _layout(block)
+                yield block, layout
+    except (OSError, EOFError, zlib.error):
+        return
+    rest = b"".join(pending)
+    if rest:
+        yield rest, layout or _layout(rest)
+
+
+class _Reading:
+    """A log file read a block at a time (`_blocks`) to number the lines holding byte positions, given in order."""
+
+    def __init__(self, file: str) -> None:
+        self._blocks = _blocks(file)
+        self.data, self.layout = next(self._blocks, (b"", _layout(b"")))
+        self._start, self._first = 0, 1  # where `data` starts in the file, and the number of its first line
+        self._counted = (0, 1)  # the last line start counted in `data` and its number
+
+    def number(self, at: int, undecodable: bool) -> int | None:
+        """The number of the line holding byte `at` (for a line that is not UTF-8: of the first such line from
+        there, see `_undecodable_start`); None past the file's end."""
+        while at - self._start >= len(self.data) and self._next():
+            pass
+        at -= self._start
+        start = min(at, len(self.data)) if not undecodable else _undecodable_start(self.data, at)
+        while start == _RAN_OUT:  # the lines looked at run on past the block: look at the next one with it
+            start = _undecodable_start(self.data, at) if self._next(keep=True) else None
+        if start is None:
+            return None
+        pos, number = self._counted if self._counted[0] <= start else (0, self._first)
+        self._counted = (start, number + self.data.count(self.layout.mark, pos, start))
+        return self._counted[1]
+
+    def _next(self, keep: bool = False) -> bool:
+        """Read the next block, after `data` (`keep`) or in its place."""
+        block = next(self._blocks, None)
+        if block is None:
+            return False
+        if keep:
+            self.data += block[0]
+            return True
+        pos, number = self._counted
+        self._first = number + self.data.count(self.layout.mark, pos)
+        self._counted = (0, self._first)
+        self._start += len(self.data)
+        self.data = block[0]
+        return True
 
 
 def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
@@ -926,23 +1010,16 @@ def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
         return []
     reason = {"INVALID ENCODING": "not UTF-8 text"}
     out: list[tuple[Any, ...]] = []
-    data, read, mark = None, None, b"\n"  # one file in memory at a time
-    counted = (0, 1)  # the last line start counted in `data` and its number: rejects come in byte order
+    reading = None  # one file at a time, a block at a time: rejects come in byte order
     for f, line, at, kind, runaway in rows:
         # DuckDB's own number counts records, not lines (a CSV value in quotes can span lines); its byte position
         # points into the record's first line, counted here like every other quarantined line.
         if at is not None:
-            if read != f:
-                data, read, counted = _file_bytes(f), f, (0, 1)
-                mark = _line_end(data) if data is not None else mark
+            if reading is None or reading[0] != f:
+                reading = (f, _Reading(f))
             # For a line that is not UTF-8, DuckDB's byte position can point at a blank line before: the first
             # line from there on that is not UTF-8 is the one.
-            start = None if data is None else (_undecodable_start(data, at) if str(kind) == "INVALID ENCODING"
-                                               else min(at, len(data)))
-            if data is not None and start is not None:
-                pos, number = counted if counted[0] <= start else (0, 1)
-                counted = (start, number + data.count(mark, pos, start))
-                line = counted[1]
+            line = reading[1].number(at, str(kind) == "INVALID ENCODING") or line
         if runaway:  # a CSV quote never closed: the lines after it became its value
             raise LogError(f"{f}:{line}: a quote opened on this line is never closed, so the lines after it cannot "
                            "be read as rows; close the quote, or write a quote inside a value as two (\"\")")
@@ -960,9 +1037,9 @@ def _one_per_line(rejects: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 
 def _undecodable_start(data: bytes, at: int, look: int = 4) -> int | None:
     """Where the first line that is not UTF-8 starts, among the `look` lines that are not blank from the one
-    holding byte `at`."""
+    holding byte `at`; `_RAN_OUT` when `data` (a block, `_blocks`) ends first."""
     if at >= len(data):
-        return None
+        return _RAN_OUT
     if data[at] == 10 and at > 0 and data[at - 1] == 13:
         at -= 1  # inside a "\r\n": that break ends the line before
     start = max(data.rfind(b"\n", 0, at), data.rfind(b"\r", 0, at)) + 1
@@ -974,7 +1051,10 @@ def _undecodable_start(data: bytes, at: int, look: int = 4) -> int | None:
         except UnicodeDecodeError:
             return start
         if found is None:
-            return None
+            return _RAN_OUT
         look -= end > start  # blank lines do not count: the reader skips them, however many there are
         start = found.end()
     return None
+
+
+_RAN_OUT = -1  # `_undecodable_start` reached the end of its bytes

@@ -241,19 +241,22 @@ def test_lines_that_are_not_utf8_are_quarantined_with_their_numbers(tmp_path: Pa
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from([json.dumps(GOOD).encode(), b"", b"\x80", b"ab\xffcd"]),
-                          st.sampled_from([b"\n", b"\r\n", b"\r"])), min_size=1, max_size=8))
-@example(lines=[(json.dumps(GOOD).encode(), b"\r\n"), (json.dumps(GOOD).encode(), b"\r"), (b"\x80", b"\n")])
+                          st.sampled_from([b"\n", b"\r\n", b"\r"])), min_size=1, max_size=8),
+       st.sampled_from([1 << 22, 8]))
+@example(lines=[(json.dumps(GOOD).encode(), b"\r\n"), (json.dumps(GOOD).encode(), b"\r"), (b"\x80", b"\n")], block=8)
 # Two parts of the second line are not UTF-8 (DuckDB rejected both), and the third line's part after its "\r" too (read
 # as empty): the two rejects were taken for one, and the empty part got the second line's number.
 @example(lines=[(json.dumps(GOOD).encode(), b"\r\n"), (b"\x80", b"\r"), (b"ab\xffcd", b"\n"),
-                (json.dumps(GOOD).encode(), b"\r"), (b"\x80", b"\n")])
+                (json.dumps(GOOD).encode(), b"\r"), (b"\x80", b"\n")], block=8)
 # DuckDB's byte position pointed at a "\r\n" four blank lines before the bad one: they are skipped, not counted
 @example(lines=[(json.dumps(GOOD).encode(), b"\n"), (b"", b"\r\n"), (b"", b"\n"), (b"", b"\n"), (b"", b"\n"),
-                (b"\x80", b"\n")])
+                (b"\x80", b"\n")], block=8)
 def test_lines_that_are_not_utf8_keep_their_numbers_when_line_breaks_mix(tmp_path: Path,
-                                                                         lines: list[tuple[bytes, bytes]]) -> None:
+                                                                         lines: list[tuple[bytes, bytes]],
+                                                                         block: int) -> None:
     """Mixed line breaks: every line that is not UTF-8 is quarantined under its number as an editor shows it
-    (a part of it that DuckDB reads after a lone "\\r", too), whether DuckDB rejected it or read it as empty."""
+    (a part of it that DuckDB reads after a lone "\\r", too), whether DuckDB rejected it or read it as empty; read
+    whole, or a block of a line or two at a time."""
     data = b"".join(text + end for text, end in lines)
     path = tmp_path / "logs.jsonl"
     path.write_bytes(data)
@@ -264,13 +267,14 @@ def test_lines_that_are_not_utf8_keep_their_numbers_when_line_breaks_mix(tmp_pat
                 part.decode("utf-8")
             except UnicodeDecodeError:
                 expected.append(number)
-    ing = ingest(path, now=datetime(2026, 11, 30))
+    with patch("tasks.logs._BLOCK", block):
+        ing = ingest(path, now=datetime(2026, 11, 30))
     try:
         got = ing.con.sql("SELECT line FROM quarantine WHERE reason = 'not UTF-8 text' OR raw = '' "
                           "ORDER BY line").fetchall()
     finally:
         ing.con.close()
-    assert sorted({r[0] for r in got}) == sorted(set(expected))  # one record for each part, or for the line
+    assert [r[0] for r in got] == expected
 
 
 def test_a_line_the_reader_empties_is_quarantined_not_dropped(tmp_path: Path) -> None:
@@ -315,6 +319,9 @@ def test_line_numbers_match_a_plain_split(tmp_path_factory: pytest.TempPathFacto
     assert line_numbers([(str(path), text) for text in wanted]) == expected  # each text searched for
     with patch("tasks.logs._FIND_UP_TO", 0):  # one pass over the lines, as for a file with many bad lines
         assert line_numbers([(str(path), text) for text in wanted]) == expected
+    for find_up_to in (0, 32):  # a block of a line or two at a time: the numbers run on across blocks
+        with patch("tasks.logs._BLOCK", 4), patch("tasks.logs._FIND_UP_TO", find_up_to):
+            assert line_numbers([(str(path), text) for text in wanted]) == expected
 
 
 def test_a_day_of_future_timestamps_is_quarantined_line_by_line(tmp_path: Path) -> None:
@@ -346,13 +353,15 @@ def test_a_bad_line_logged_many_times_gets_each_number_once(tmp_path: Path) -> N
     assert lines == [*range(1, 5_001), *range(5_002, 5_007)]
 
 
-def test_a_latin1_log_quarantines_every_line_under_its_own_number(tmp_path: Path) -> None:
+@pytest.mark.parametrize("block", [1 << 22, 1 << 12])
+def test_a_latin1_log_quarantines_every_line_under_its_own_number(tmp_path: Path, block: int) -> None:
     """A log exported as Latin-1: every line with an accent is not UTF-8. Each keeps its number, counted on from
     the one before (it was counted from the top of the file each time), blank lines before the last included."""
     path = tmp_path / "logs.jsonl"
     lines = [json.dumps({**GOOD, "query": f"congé à Zürich {i}"}, ensure_ascii=False) for i in range(3_000)]
     path.write_bytes("\n".join(lines).encode("latin-1") + b"\n" * 10 + "congé".encode("latin-1") + b"\n")
-    ing = ingest(path, now=datetime(2026, 11, 30))
+    with patch("tasks.logs._BLOCK", block):  # read whole, or some 40 lines at a time
+        ing = ingest(path, now=datetime(2026, 11, 30))
     try:
         got = ing.con.sql("SELECT line, reason FROM quarantine ORDER BY line").fetchall()
     finally:
@@ -387,3 +396,28 @@ def test_a_log_whose_lines_end_with_a_carriage_return_alone_is_numbered_by_it(tm
     finally:
         ing.con.close()
     assert got == [(2, "unparsable line"), (4, "not UTF-8 text")]
+
+
+def test_a_large_log_is_numbered_a_block_at_a_time(tmp_path: Path) -> None:
+    """Numbering a log's bad lines read the whole file into memory, decompressed: a day of a large log held its
+    whole size. It reads a block of lines at a time now, across which the numbers run on."""
+    import gzip
+    import tracemalloc
+
+    path = tmp_path / "logs.jsonl.gz"
+    good = [json.dumps({**GOOD, "query": f"how many vacation days in office {i}"}).encode() for i in range(200_000)]
+    lines = [*good[:120_000], b"not json", *good[120_000:190_000], b"\x80 not UTF-8", *good[190_000:], b"not json"]
+    path.write_bytes(gzip.compress(b"\n".join(lines) + b"\n", compresslevel=1))  # 16 MB of lines
+    tracemalloc.start()
+    try:
+        with patch("tasks.logs._BLOCK", 1 << 20):
+            ing = ingest(path, now=datetime(2026, 11, 30))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    try:
+        got = ing.con.sql("SELECT line, reason FROM quarantine ORDER BY line").fetchall()
+    finally:
+        ing.con.close()
+    assert got == [(120_001, "unparsable line"), (190_002, "not UTF-8 text"), (200_003, "unparsable line")]
+    assert peak < 8 << 20  # a few blocks, never the file's 16 MB
