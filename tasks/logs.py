@@ -5,11 +5,14 @@ from __future__ import annotations
 import csv
 import functools
 import gzip
+import io
+import json
 import os
 import re
 import shlex
 import zlib
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -215,8 +218,9 @@ _FILE_SHIFT = 40  # the bits of `logged` for a row's place in its file: a trilli
 
 
 def _source_sql(files: list[str], kind: str, lines: str | None = None) -> str:
-    """A relation of (filename, ts VARCHAR, user VARCHAR, query VARCHAR, bad VARCHAR, logged: `_logged`), and for
-    `lines` (a relation of a JSONL log's lines with their memo keys) the columns key and len."""
+    """A relation of (filename, line: a JSONL log's line, ts VARCHAR, user VARCHAR, query VARCHAR, bad VARCHAR,
+    logged: `_logged`), and for `lines` (a relation of a JSONL log's lines with their memo keys) the columns key
+    and len."""
     if kind == "jsonl":
         carry = ", logged, key, len" if lines else ", logged"
         # Each line is parsed twice at most: once to validate, once to take the three fields. Valid JSON that
@@ -233,8 +237,10 @@ def _source_sql(files: list[str], kind: str, lines: str | None = None) -> str:
                         FROM (SELECT filename, line, json_valid(line) AS ok{carry} FROM {lines or _lines_sql(files)}
                               WHERE starts_with(line, '{{') OR line = '' OR trim(line) <> '')))"""
     return f"""
-        SELECT filename, NULL AS line, NULL AS bad, CAST(ts AS VARCHAR) AS ts, CAST("user" AS VARCHAR) AS "user",
-               CAST(query AS VARCHAR) AS query, logged FROM {_reader(files, kind, logged=True)}"""
+        SELECT filename, NULL AS line, NULL AS bad, {_AS_TEXT}, logged FROM {_reader(files, kind, logged=True)}"""
+
+
+_AS_TEXT = 'CAST(ts AS VARCHAR) AS ts, CAST("user" AS VARCHAR) AS "user", CAST(query AS VARCHAR) AS query'
 
 
 def _reader(files: list[str], kind: str, logged: bool = False) -> str:
@@ -499,13 +505,13 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
         if memo is not None:
             _split(con, files)
         con.execute(f"CREATE TEMP VIEW src AS {_source_sql(files, kind, _UNMATCHED if memo else None)}")
-        _stage(con, memo, future, max_query_chars)
+        _stage(con, memo, future, max_query_chars, kind)
         if memo is not None and memo.changed():  # a file changed while it was read: its memo is not its lines
             con.execute("DROP TABLE staged")
             _drop_held(con)
             memo.discard()
             _hold(con, None, files, future)
-            _stage(con, memo, future, max_query_chars)
+            _stage(con, memo, future, max_query_chars, kind)
         con.execute("RESET preserve_insertion_order")
     except duckdb.Error as exc:
         if kind == "csv":
@@ -529,7 +535,8 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     own = [f for day, f in days if (not since or day >= since) and (not until or day <= until)] if (
         days is not None and (since or until)) else None
     undated = "true" if own is None else f"list_contains({sql_strings(own)}, filename)" if own else "false"
-    bad = con.execute(f"""SELECT filename, line, reason, coalesce(query, line, '') FROM staged
+    raw = "coalesce(query, line, '')" if kind == "jsonl" else "coalesce(query, '')"
+    bad = con.execute(f"""SELECT filename, line, reason, {raw} FROM staged
                           WHERE reason IS NOT NULL AND (reason = 'timestamp in the future'
                                 OR (t IS NOT NULL AND {" AND ".join(window) or "true"}) OR (t IS NULL AND {undated}))
                        """).fetchall()
@@ -639,17 +646,20 @@ def _split(con: duckdb.DuckDBPyConnection, files: list[str]) -> None:
              ON l.key = k.key AND l.len = k.len AND l.filename = k.log""")
 
 
-def _stage(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, future: datetime, max_query_chars: int) -> None:
-    """The table `staged`: each line read (`src`) with its reason to be quarantined, or none."""
+def _stage(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, future: datetime, max_query_chars: int,
+           kind: str) -> None:
+    """The table `staged`: each line read (`src`) with its reason to be quarantined, or none, and for a quarantined
+    one where it is in its file (`line`, see `_WHERE`)."""
     # The raw line and file name are kept for quarantined rows only: the valid ones do not need them (but for
     # their memo key, with a line memo). The rows are stored in any order (cheaper to read): whatever reads them
     # in an order sorts them.
+    more = "" if kind == "jsonl" else ", ts"
     con.execute(f"""
             CREATE TABLE staged AS
             SELECT CASE WHEN reason IS NOT NULL OR {'true' if memo else 'false'} THEN filename END AS filename,
-                   CASE WHEN reason IS NOT NULL THEN line END AS line, t, "user", query, reason,
+                   CASE WHEN reason IS NOT NULL THEN {_WHERE[kind]} END AS line, t, "user", query, reason,
                    logged{_KEYS if memo else ""}
-            FROM (SELECT filename, line, t, "user", query, logged{_KEYS if memo else ""}, coalesce(bad,
+            FROM (SELECT filename, line, t, "user", query, logged{_KEYS if memo else ""}{more}, coalesce(bad,
                     CASE WHEN query IS NULL THEN 'missing query'
                          -- a JSON list or object where the question should be (only such a value is parsed again)
                          WHEN (starts_with(query, '[') OR starts_with(query, '{{'))
@@ -661,6 +671,13 @@ def _stage(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, future: dateti
                          WHEN t IS NULL THEN 'bad timestamp'
                          WHEN t > TIMESTAMP '{future:%Y-%m-%d %H:%M:%S}' THEN 'timestamp in the future' END) AS reason
                   FROM (SELECT *, {utc_sql('ts')} AS t FROM src))""")
+
+
+# What finds a quarantined row in its file again (`_fill_quarantine`), made for those rows only: a JSONL log's
+# line itself; a CSV or Parquet row's fields as DuckDB read them, as a JSON list (`csv_line_numbers`,
+# `parquet_row_numbers`).
+_FIELDS = 'CAST(to_json([ts, "user", query]) AS VARCHAR)'
+_WHERE = {"jsonl": "line", "csv": _FIELDS, "parquet": _FIELDS}
 
 
 def _hold_none(con: duckdb.DuckDBPyConnection) -> None:
@@ -682,13 +699,20 @@ def _recalled(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, window: str
 
 def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...]], rejects: list[tuple[Any, ...]],
                      scrub: Scrubber, kind: str) -> list[str]:
-    """The table `quarantine`: the quarantined rows (file, line text, reason, raw text) with their line numbers
-    and scrubbed raw text, and the lines DuckDB could not read (`_rejects`); on a cursor of its own. Returns the
-    JSONL files whose every line is quarantined (not a log, or not of this format)."""
+    """The table `quarantine`: the quarantined rows (file, where in it: see `_WHERE`, reason, raw text) with their
+    line numbers (a Parquet row's number) and scrubbed raw text, and the lines DuckDB could not read (`_rejects`); on
+    a cursor of its own. Returns the JSONL files whose every line is quarantined (not a log, or not of this
+    format)."""
     with cursor:
         lines: dict[str, int] = {}
-        numbers = line_numbers([(f, text) for f, text, _, _ in bad if text is not None], lines)
-        _number_emptied(numbers, {f for f, text, _, _ in bad if text == ""}, rejects)
+        located = [(f, where) for f, where, _, _ in bad if where is not None]
+        if kind == "jsonl":
+            numbers = line_numbers(located, lines)
+            _number_emptied(numbers, {f for f, where, _, _ in bad if where == ""}, rejects)
+        elif kind == "csv":
+            numbers = csv_line_numbers(located)
+        else:
+            numbers = parquet_row_numbers(cursor, located)
         # Each record takes the next number of its line (a line logged twice has two); a question quarantined
         # for its timestamp often recurs, so each distinct raw text is scrubbed once.
         taken = {key: iter(found) for key, found in numbers.items()}
@@ -699,7 +723,7 @@ def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...
         if records:  # one insert from Arrow: a row-by-row executemany took minutes for many quarantined rows
             columns = {name: [rec[i] for rec in records] for i, name in enumerate(_QUARANTINE.names)}
             cursor.from_arrow(pa.table(columns, schema=_QUARANTINE)).insert_into("quarantine")
-        if kind != "jsonl":  # a CSV or Parquet log's bad rows have no line text to count lines by
+        if kind != "jsonl":  # a CSV or Parquet file of another format stops the run instead (`_check_columns`)
             return []
         return _unreadable(Counter(str(rec[0]) for rec in records if rec[0] is not None), lines)
 
@@ -711,8 +735,7 @@ def _unreadable(bad: Counter[str], lines: dict[str, int]) -> list[str]:
     for file, n in bad.items():
         if n < lines.get(file, 2 * n) / 2:
             continue  # most lines of the file are rows
-        data = _file_bytes(file)
-        rows = sum(1 for line in _lines(data) if line.strip(b" \r")) if data is not None else 0
+        rows = sum(1 for block, layout in _blocks(file) for _, line in _lines(block, layout) if line.strip(b" \r"))
         if rows and n >= rows:
             out.append(file)
     return sorted(out)
@@ -744,82 +767,210 @@ def line_numbers(lines: list[tuple[str, str]], counted: dict[str, int] | None = 
     for file, text in lines:
         wanted.setdefault(file, set()).add(text)
     out: dict[tuple[str, str], list[int]] = {}
-    files = list(wanted)
     with ThreadPoolExecutor(2) as pool:  # two files at a time: decompressing releases the GIL
-        for i in range(0, len(files), 2):
-            for file, data in zip(files[i:i + 2], pool.map(_file_bytes, files[i:i + 2]), strict=True):
-                if data is not None:  # unreadable now: the record keeps no line number
-                    out.update(_numbers_in(data, file, wanted[file]))
-                    if counted is not None:
-                        counted[file] = data.count(b"\n")
+        for file, (found, breaks) in zip(wanted, pool.map(_numbers_of, wanted, wanted.values()), strict=True):
+            out.update(found)
+            if counted is not None:
+                counted[file] = breaks
     return out
+
+
+def _numbers_of(file: str, texts: set[str]) -> tuple[dict[tuple[str, str], list[int]], int]:
+    """`line_numbers` for one file, read a block at a time, and its number of "\n" line breaks. A file that cannot
+    be read now (or from some point on) leaves its lines (from there) without a number."""
+    wanted = {text.encode("utf-8"): text for text in texts if text}  # an emptied line: `_number_emptied`
+    out: dict[tuple[str, str], list[int]] = {(file, text): [] for text in texts}
+    before, lf = 0, 0  # the lines of the blocks before this one, and their "\n"
+    for block, layout in _blocks(file):
+        for text, number in _numbers_in(block, wanted, layout):
+            out[(file, text)].append(before + number)
+        before += block.count(layout.mark)
+        lf = before if layout.mark == b"\n" else 0
+    return out, lf
+
+
+def csv_line_numbers(rows: list[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
+    """(file, a CSV row's fields as `_WHERE` gives them) -> the numbers of the lines that the rows of that file
+    holding exactly those fields start on, in order: the header is line 1, and a value in quotes counts each line
+    it spans. As for a JSONL log, only the files holding a quarantined row are read again, a line at a time."""
+    wanted: dict[str, dict[tuple[str, ...], str]] = {}
+    for file, fields in rows:  # DuckDB reads an empty value as NULL
+        wanted.setdefault(file, {})[tuple(v or "" for v in json.loads(fields))] = fields
+    out: dict[tuple[str, str], list[int]] = {(file, fields): [] for file, fields in rows}
+    for file, found in wanted.items():
+        for fields, number in _csv_rows_of(file, found):
+            out[(file, fields)].append(number)
+    return out
+
+
+def parquet_row_numbers(con: duckdb.DuckDBPyConnection, rows: list[tuple[str, str]]
+                        ) -> dict[tuple[str, str], list[int]]:
+    """(file, a Parquet row's fields as `_WHERE` gives them) -> the numbers of the rows of that file holding exactly
+    those fields, counted from 1, in order. Only the files holding a quarantined row are read again."""
+    out: dict[tuple[str, str], list[int]] = {(file, fields): [] for file, fields in rows}
+    if not out:
+        return out
+    values = [json.loads(fields) for _, fields in out]
+    wanted = pa.table({"filename": [file for file, _ in out], "fields": [fields for _, fields in out],  # noqa: F841
+                       **{c: [v[i] for v in values] for i, c in enumerate(LOG_COLUMNS)}})
+    files = sorted({file for file, _ in out})
+    same = " AND ".join(f'p."{c}" IS NOT DISTINCT FROM w."{c}"' for c in LOG_COLUMNS)
+    found = con.execute(f"""
+        SELECT w.filename, w.fields, p.file_row_number + 1 AS n
+        FROM (SELECT filename, file_row_number, {_AS_TEXT} FROM {_reader(files, "parquet")}) p
+             JOIN wanted w ON p.filename = w.filename AND {same}
+        ORDER BY w.filename, n""").fetchall()
+    for file, fields, number in found:
+        out[(file, fields)].append(number)
+    return out
+
+
+def _csv_rows_of(file: str, wanted: dict[tuple[str, ...], str]) -> list[tuple[str, int]]:
+    """(fields, the line its row starts on) for the rows of a CSV log whose ts, user and query are a key of
+    `wanted`. A file that cannot be read to its end (changed since, or holding a value Python's CSV reader refuses,
+    such as a lone "\r" outside quotes) gives the rows before that point only."""
+    out: list[tuple[str, int]] = []
+    try:
+        header = csv_header(file)
+        at = [header.index(c) for c in LOG_COLUMNS]
+        with _open_log(file) as fh:
+            reader = csv.reader(line.decode("utf-8", "replace") for line in fh)  # a binary file's lines end at "\n"
+            next(reader, None)
+            start = reader.line_num + 1
+            for row in reader:
+                fields = wanted.get(tuple(row[i] for i in at)) if len(row) == len(header) else None
+                if fields is not None:
+                    out.append((fields, start))
+                start = reader.line_num + 1
+    except (LogError, ValueError, OSError, EOFError, zlib.error, csv.Error):
+        pass  # the rows after it keep no number
+    return out
+
+
+def _open_log(file: str) -> gzip.GzipFile | io.BufferedReader:
+    """A log file's bytes, decompressed as they are read."""
+    return gzip.open(file, "rb") if file.lower().endswith(".gz") else open(file, "rb")
 
 
 _FIND_UP_TO = 32  # wanted lines a file is searched for one by one (found up to 8 times each, in all); else one pass
 
 
-def _numbers_in(data: bytes, file: str, texts: set[str]) -> dict[tuple[str, str], list[int]]:
-    """`line_numbers` for the lines of one file's bytes. A few wanted lines (most logs have a bad line or two a
-    day) are searched for in the bytes, with the breaks before each counted in C; many, in one pass over its
-    lines."""
-    wanted = {text.encode("utf-8"): text for text in texts if text}  # an emptied line: `_number_emptied`
-    out: dict[tuple[str, str], list[int]] = {(file, text): [] for text in texts}
+def _numbers_in(data: bytes, wanted: dict[bytes, str], layout: _Layout) -> list[tuple[str, int]]:
+    """(text, number) for the lines of a block of a file's bytes that are a key of `wanted`, in order, numbered from
+    the block's first. A few wanted lines (most logs have a bad line or two a day) are searched for in the bytes,
+    with the line ends before each counted in C; many, in one pass over its lines."""
+    out: list[tuple[str, int]] = []
     if len(wanted) <= _FIND_UP_TO and sum(data.count(line) for line in wanted) <= _FIND_UP_TO * 8:
         found = sorted((at, hit) for line, hit in wanted.items() if b"\r" not in line and b"\n" not in line
-                       for at in _line_starts_of(data, line))  # a text with a break is no line of the file
+                       for at in _line_starts_of(data, line, layout.eats))  # a text with a break: no line DuckDB read
         pos, number = 0, 1
         for at, hit in found:
-            number += _breaks(data, pos, at)
+            number += data.count(layout.mark, pos, at)
             pos = at
-            out[(file, hit)].append(number)
+            out.append((hit, number))
         return out
-    for number, line in enumerate(_lines(data), start=1):
+    for number, line in _lines(data, layout):
         text = wanted.get(line)
         if text is not None:
-            out[(file, text)].append(number)
+            out.append((text, number))
     return out
 
 
-_BREAK = re.compile(rb"\r\n|\r|\n")  # a line break as DuckDB counts them
+# Line numbers are those an editor shows (and grep -n, sed -n): a line ends with "\n" (or "\r\n"), and a lone "\r"
+# is a character of its line; in a file with no "\n" at all (lines ending with a lone "\r", as old Mac files do), a
+# line ends with "\r". DuckDB reads a lone "\r" as a line break anywhere, so it can read one line as two: both are
+# numbered as the line they lie on.
+_BREAK = re.compile(rb"\r\n|\r|\n")  # a line break as DuckDB reads them
+_CUT = re.compile(rb"\r")  # where DuckDB cuts a line in two
+_CUT_EATING = re.compile(rb"\r[\s\S]?")  # likewise, in a file it reads as one of "\r\n" lines (`_Layout`)
 
 
-def _line_starts_of(data: bytes, line: bytes) -> list[int]:
-    """Where the lines of `data` that are exactly `line` (which holds no line break) start."""
+@dataclass(frozen=True)
+class _Layout:
+    """How a file's lines end, as its first block shows (`_blocks`). `mark`: the byte that ends a line as an editor
+    counts them: "\n", or "\r" in a file with no "\n". `eats`: whether DuckDB reads the file as one of "\r\n" lines
+    (its first line break is one); a lone "\r" then ends a line and takes the byte after it along, which DuckDB
+    reads as part of the break."""
+
+    mark: bytes
+    eats: bool
+
+
+def _layout(data: bytes) -> _Layout:
+    """The layout of a file whose first block (or whole bytes) is `data`."""
+    first = _BREAK.search(data)
+    return _Layout(b"\n" if b"\n" in data else b"\r", first is not None and first.group() == b"\r\n")
+
+
+def _line_starts_of(data: bytes, line: bytes, eats: bool) -> list[int]:
+    """Where the lines DuckDB reads of `data` that are exactly `line` (which holds no line break) start; `eats`:
+    see `_Layout`."""
     out = []
     at = data.find(line)
     while at >= 0:
         end = at + len(line)
-        if (at == 0 or data[at - 1] in b"\r\n") and (end == len(data) or data[end] in b"\r\n"):
+        before = data[at - 1] if at else 10
+        starts = before == 10 or (before == 13 and not eats) or (eats and at > 1 and data[at - 2] == 13)
+        if starts and (end == len(data) or data[end] in b"\r\n"):
             out.append(at)
         at = data.find(line, at + 1)
     return out
 
 
-def _lines(data: bytes) -> list[bytes]:
-    """A file's lines, split on "\n", "\r\n" and a lone "\r" as DuckDB counts them (a last break ends
-    the last line: it does not start an empty one)."""
-    lines = data.split(b"\n") if b"\r" not in data else _BREAK.split(data)
-    return lines[:-1] if lines and lines[-1] == b"" else lines
+def _lines(data: bytes, layout: _Layout) -> list[tuple[int, bytes]]:
+    """The lines DuckDB reads of a block of a file, each with the number of the line it lies on, counted from the
+    block's first (see `_Layout`): two lines DuckDB reads of one (cut by a lone "\r") have one number. A last break
+    ends the last line: it does not start an empty one."""
+    if layout.mark == b"\r":
+        lines = _BREAK.split(data)  # "\r" ends each line
+        return list(enumerate(lines[:-1] if lines and lines[-1] == b"" else lines, start=1))
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    if b"\r" not in data:
+        return list(enumerate(lines, start=1))
+    cut = _CUT_EATING if layout.eats else _CUT
+    out: list[tuple[int, bytes]] = []
+    for number, line in enumerate(lines, start=1):
+        line = line.removesuffix(b"\r")
+        if b"\r" in line:
+            out.extend((number, part) for part in cut.split(line))
+        else:
+            out.append((number, line))
+    return out
 
 
 def _number_emptied(numbers: dict[tuple[str, str], list[int]], files: set[str],
                     rejects: list[tuple[Any, ...]]) -> None:
     """Numbers for the lines the reader emptied (a line that is not UTF-8 after a lone "\r" in a file of
-    "\r\n" lines): the lines of the file that are not UTF-8 and not already numbered among the rejects."""
+    "\r\n" lines): the lines of the file that are not UTF-8 and not already numbered among the rejects (a line
+    DuckDB reads as two parts can be both: each reject numbers one part)."""
     for file in files:
-        data = _file_bytes(file)
-        known = {line for f, line, _, _ in rejects if f == file}
-        numbers[(file, "")] = [n for n in _undecodable_lines(data) if n not in known] if data is not None else []
+        known = Counter(line for f, line, _, _ in rejects if f == file)
+        numbers[(file, "")] = [n for n in _undecodable_lines(file) if not _take(known, n)]
 
 
-def _undecodable_lines(data: bytes) -> list[int]:
-    """The 1-based numbers of the lines that are not UTF-8, breaks counted as `_breaks` counts them."""
+def _take(counts: Counter[Any], key: Any) -> bool:
+    """Take one of `key` from `counts`, if there is one left."""
+    if counts[key] <= 0:
+        return False
+    counts[key] -= 1
+    return True
+
+
+def _undecodable_lines(file: str) -> list[int]:
+    """The numbers of the lines of a file that are not UTF-8 (see `_Layout`), one for each line DuckDB reads of
+    it. The byte after a lone "\r" stays in its line: DuckDB empties such a line (`_number_emptied`) rather than
+    dropping the byte."""
     out = []
-    for number, line in enumerate(_lines(data), start=1):
-        try:
-            line.decode("utf-8")
-        except UnicodeDecodeError:
-            out.append(number)
+    before = 0
+    for block, layout in _blocks(file):
+        for number, line in _lines(block, _Layout(layout.mark, eats=False)):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                out.append(before + number)
+        before += block.count(layout.mark)
     return out
 
 
@@ -832,13 +983,72 @@ def _file_bytes(file: str) -> bytes | None:
         return None
 
 
-def _breaks(data: bytes, start: int, end: int) -> int:
-    """Line breaks in data[start:end], counted as DuckDB counts them: "\n", "\r\n" and a lone "\r". Both ends are
-    line starts (never inside a "\r\n")."""
-    lone = data.count(b"\r", start, end)
-    if lone:  # most logs have no "\r": no search for "\r\n" then
-        lone -= data.count(b"\r\n", start, end)
-    return data.count(b"\n", start, end) + lone
+_BLOCK = 1 << 22  # bytes of a log file read at a time to number its bad lines
+
+
+def _blocks(file: str) -> Iterator[tuple[bytes, _Layout]]:
+    """A log file's bytes, decompressed, a block of whole lines at a time (each block but the last ends with "\n";
+    a file with none is one block), with the file's layout: memory holds a block (and a line longer than one), not
+    the file. The blocks end where the file cannot be read (it changed, or its gzip data is damaged, which
+    `_check_gzip` names)."""
+    layout = None
+    pending: list[bytes] = []  # a line that runs on into the next read
+    try:
+        with _open_log(file) as fh:
+            while chunk := fh.read(_BLOCK):
+                end = chunk.rfind(b"\n") + 1
+                if not end:
+                    pending.append(chunk)
+                    continue
+                block = b"".join([*pending, chunk[:end]]) if pending else chunk[:end]
+                pending = [chunk[end:]]
+                layout = layout or _layout(block)
+                yield block, layout
+    except (OSError, EOFError, zlib.error):
+        return
+    rest = b"".join(pending)
+    if rest:
+        yield rest, layout or _layout(rest)
+
+
+class _Reading:
+    """A log file read a block at a time (`_blocks`) to number the lines holding byte positions, given in order."""
+
+    def __init__(self, file: str) -> None:
+        self._blocks = _blocks(file)
+        self.data, self.layout = next(self._blocks, (b"", _layout(b"")))
+        self._start, self._first = 0, 1  # where `data` starts in the file, and the number of its first line
+        self._counted = (0, 1)  # the last line start counted in `data` and its number
+
+    def number(self, at: int, undecodable: bool) -> int | None:
+        """The number of the line holding byte `at` (for a line that is not UTF-8: of the first such line from
+        there, see `_undecodable_start`); None past the file's end."""
+        while at - self._start >= len(self.data) and self._next():
+            pass
+        at -= self._start
+        start = min(at, len(self.data)) if not undecodable else _undecodable_start(self.data, at)
+        while start == _RAN_OUT:  # the lines looked at run on past the block: look at the next one with it
+            start = _undecodable_start(self.data, at) if self._next(keep=True) else None
+        if start is None:
+            return None
+        pos, number = self._counted if self._counted[0] <= start else (0, self._first)
+        self._counted = (start, number + self.data.count(self.layout.mark, pos, start))
+        return self._counted[1]
+
+    def _next(self, keep: bool = False) -> bool:
+        """Read the next block, after `data` (`keep`) or in its place."""
+        block = next(self._blocks, None)
+        if block is None:
+            return False
+        if keep:
+            self.data += block[0]
+            return True
+        pos, number = self._counted
+        self._first = number + self.data.count(self.layout.mark, pos)
+        self._counted = (0, self._first)
+        self._start += len(self.data)
+        self.data = block[0]
+        return True
 
 
 def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
@@ -855,22 +1065,16 @@ def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
         return []
     reason = {"INVALID ENCODING": "not UTF-8 text"}
     out: list[tuple[Any, ...]] = []
-    data, read = None, None  # one file in memory at a time
-    counted = (0, 1)  # the last line start counted in `data` and its number: rejects come in byte order
+    reading = None  # one file at a time, a block at a time: rejects come in byte order
     for f, line, at, kind, runaway in rows:
         # DuckDB's own number counts records, not lines (a CSV value in quotes can span lines); its byte position
         # points into the record's first line, counted here like every other quarantined line.
         if at is not None:
-            if read != f:
-                data, read, counted = _file_bytes(f), f, (0, 1)
+            if reading is None or reading[0] != f:
+                reading = (f, _Reading(f))
             # For a line that is not UTF-8, DuckDB's byte position can point at a blank line before: the first
             # line from there on that is not UTF-8 is the one.
-            start = None if data is None else (_undecodable_start(data, at) if str(kind) == "INVALID ENCODING"
-                                               else min(at, len(data)))
-            if data is not None and start is not None:
-                pos, number = counted if counted[0] <= start else (0, 1)
-                counted = (start, number + _breaks(data, pos, start))
-                line = counted[1]
+            line = reading[1].number(at, str(kind) == "INVALID ENCODING") or line
         if runaway:  # a CSV quote never closed: the lines after it became its value
             raise LogError(f"{f}:{line}: a quote opened on this line is never closed, so the lines after it cannot "
                            "be read as rows; close the quote, or write a quote inside a value as two (\"\")")
@@ -880,20 +1084,17 @@ def _rejects(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
 
 def _one_per_line(rejects: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """One record per rejected line: DuckDB can report a line twice (a stray quote is an unquoted value and, as
-    it runs into the next line, too many columns); the more telling reason is kept."""
-    best: dict[tuple[Any, Any], tuple[Any, ...]] = {}
-    for r in rejects:
-        key = (r[0], r[1] if r[1] is not None else id(r))  # a record without its line is its own
-        if key not in best or best[key][2].endswith("(too many columns)"):
-            best[key] = r
-    return list(best.values())
+    it runs into the next line, too many columns); the more telling reason is kept. (Two parts DuckDB reads of
+    one line, cut by a lone "\r", are two records of that line, as two quarantined parts are.)"""
+    told = {(r[0], r[1]) for r in rejects if r[1] is not None and not r[2].endswith("(too many columns)")}
+    return [r for r in rejects if not (r[2].endswith("(too many columns)") and (r[0], r[1]) in told)]
 
 
 def _undecodable_start(data: bytes, at: int, look: int = 4) -> int | None:
     """Where the first line that is not UTF-8 starts, among the `look` lines that are not blank from the one
-    holding byte `at`."""
+    holding byte `at`; `_RAN_OUT` when `data` (a block, `_blocks`) ends first."""
     if at >= len(data):
-        return None
+        return _RAN_OUT
     if data[at] == 10 and at > 0 and data[at - 1] == 13:
         at -= 1  # inside a "\r\n": that break ends the line before
     start = max(data.rfind(b"\n", 0, at), data.rfind(b"\r", 0, at)) + 1
@@ -905,7 +1106,10 @@ def _undecodable_start(data: bytes, at: int, look: int = 4) -> int | None:
         except UnicodeDecodeError:
             return start
         if found is None:
-            return None
+            return _RAN_OUT
         look -= end > start  # blank lines do not count: the reader skips them, however many there are
         start = found.end()
     return None
+
+
+_RAN_OUT = -1  # `_undecodable_start` reached the end of its bytes

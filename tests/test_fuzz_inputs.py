@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from datetime import datetime
 from pathlib import Path
 from unittest.mock import patch
 
+import duckdb
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -32,7 +35,7 @@ bad_rows = st.one_of(
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(bad_rows, min_size=1, max_size=8))
 @example(rows=[b"\x1e"])  # a line of only the old column delimiter was lost, not quarantined
-@example(rows=[b"\r\x80"])  # DuckDB numbers the line after a lone "\r" as a line of its own
+@example(rows=[b"\r\x80"])  # DuckDB reads a lone "\r" as a line break: both parts are the second line
 @example(rows=[b"\x00\r", b"\x80"])  # DuckDB's reject said line 4 for the third line (it counted "\r\n" twice)
 @example(rows=[b"\x00", b'{"ts": "2026-11-24T10:00:00Z", "user": "u\x1e2", "query": "per diem\x1e Lisbon"}'])
 def test_log_rows_are_mined_or_quarantined(tmp_path: Path, rows: list[bytes]) -> None:
@@ -43,11 +46,12 @@ def test_log_rows_are_mined_or_quarantined(tmp_path: Path, rows: list[bytes]) ->
     try:
         reasons = [r[0] for r in ing.con.sql("SELECT reason FROM quarantine").fetchall()]
         numbered = [r[0] for r in ing.con.sql("SELECT line FROM quarantine WHERE line IS NOT NULL").fetchall()]
-        physical = len(path.read_bytes().splitlines())  # a row can hold a newline byte; DuckDB counts "\r" too
-        assert len(set(numbered)) == len(numbered) and all(2 <= n <= physical for n in numbered)  # 1 is GOOD
+        # A line is numbered as an editor shows it; DuckDB reads a line holding a lone "\r" as one more per "\r".
+        assert all(2 <= n <= len(lines) for n in numbered)  # 1 is GOOD
+        assert all(k <= 1 + lines[n - 1].count(b"\r") for n, k in Counter(numbered).items())
         mined = ing.con.sql("SELECT count(*) FROM rows").fetchall()[0][0]
         assert mined >= 1 and all(reasons)
-        nonblank = sum(1 for line in path.read_bytes().splitlines() if line.strip())
+        nonblank = sum(1 for line in lines if line.strip())  # each yields a row or a record at least
         assert mined + len(reasons) >= nonblank  # nothing lost, whatever the line breaks
         assert "2999" not in str(ing.con.sql("SELECT max(ts) FROM rows").fetchall())
     finally:
@@ -200,7 +204,6 @@ json_space = st.text(alphabet=" \t\r\n", max_size=3)
     lambda t: t[0] + json.dumps(t[1]) + t[2]), st.text(max_size=20)), min_size=1, max_size=10))
 def test_object_check_agrees_with_the_json_type(lines: list[str]) -> None:
     """Ingest tells a JSON object from other JSON by its first character; DuckDB's json_type must agree."""
-    import duckdb
     import pyarrow as pa
 
     batch = pa.table({"line": [line.replace("\x00", "") for line in lines]})  # noqa: F841
@@ -238,25 +241,34 @@ def test_lines_that_are_not_utf8_are_quarantined_with_their_numbers(tmp_path: Pa
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from([json.dumps(GOOD).encode(), b"", b"\x80", b"ab\xffcd"]),
-                          st.sampled_from([b"\n", b"\r\n", b"\r"])), min_size=1, max_size=8))
-@example(lines=[(json.dumps(GOOD).encode(), b"\r\n"), (json.dumps(GOOD).encode(), b"\r"), (b"\x80", b"\n")])
+                          st.sampled_from([b"\n", b"\r\n", b"\r"])), min_size=1, max_size=8),
+       st.sampled_from([1 << 22, 8]))
+@example(lines=[(json.dumps(GOOD).encode(), b"\r\n"), (json.dumps(GOOD).encode(), b"\r"), (b"\x80", b"\n")], block=8)
+# Two parts of the second line are not UTF-8 (DuckDB rejected both), and the third line's part after its "\r" too (read
+# as empty): the two rejects were taken for one, and the empty part got the second line's number.
+@example(lines=[(json.dumps(GOOD).encode(), b"\r\n"), (b"\x80", b"\r"), (b"ab\xffcd", b"\n"),
+                (json.dumps(GOOD).encode(), b"\r"), (b"\x80", b"\n")], block=8)
 # DuckDB's byte position pointed at a "\r\n" four blank lines before the bad one: they are skipped, not counted
 @example(lines=[(json.dumps(GOOD).encode(), b"\n"), (b"", b"\r\n"), (b"", b"\n"), (b"", b"\n"), (b"", b"\n"),
-                (b"\x80", b"\n")])
+                (b"\x80", b"\n")], block=8)
 def test_lines_that_are_not_utf8_keep_their_numbers_when_line_breaks_mix(tmp_path: Path,
-                                                                         lines: list[tuple[bytes, bytes]]) -> None:
-    """Mixed line breaks: every line that is not UTF-8 is quarantined under its number, whether DuckDB rejected
-    it or read it as empty."""
+                                                                         lines: list[tuple[bytes, bytes]],
+                                                                         block: int) -> None:
+    """Mixed line breaks: every line that is not UTF-8 is quarantined under its number as an editor shows it
+    (a part of it that DuckDB reads after a lone "\\r", too), whether DuckDB rejected it or read it as empty; read
+    whole, or a block of a line or two at a time."""
     data = b"".join(text + end for text, end in lines)
     path = tmp_path / "logs.jsonl"
     path.write_bytes(data)
     expected = []
-    for number, line in enumerate(data.splitlines(), start=1):
-        try:
-            line.decode("utf-8")
-        except UnicodeDecodeError:
-            expected.append(number)
-    ing = ingest(path, now=datetime(2026, 11, 30))
+    for number, line in enumerate(editor_lines(data), start=1):
+        for part in line.split(b"\r"):
+            try:
+                part.decode("utf-8")
+            except UnicodeDecodeError:
+                expected.append(number)
+    with patch("tasks.logs._BLOCK", block):
+        ing = ingest(path, now=datetime(2026, 11, 30))
     try:
         got = ing.con.sql("SELECT line FROM quarantine WHERE reason = 'not UTF-8 text' OR raw = '' "
                           "ORDER BY line").fetchall()
@@ -267,16 +279,30 @@ def test_lines_that_are_not_utf8_keep_their_numbers_when_line_breaks_mix(tmp_pat
 
 def test_a_line_the_reader_empties_is_quarantined_not_dropped(tmp_path: Path) -> None:
     """In a file of "\\r\\n" lines, DuckDB read a line that is not UTF-8, after a lone "\\r", as empty; it was
-    dropped as a blank line. It is quarantined now, under its number."""
+    dropped as a blank line. It is quarantined now, under the number of the line it is part of."""
     path = tmp_path / "logs.jsonl"
     good = json.dumps(GOOD).encode()
     path.write_bytes(good + b"\r\n" + good + b"\r\x80\n")
     ing = ingest(path, now=datetime(2026, 11, 30))
     try:
         assert ing.rows == 2 and ing.quarantined == 1
-        assert ing.con.sql("SELECT reason, line FROM quarantine").fetchall() == [("unparsable line", 3)]
+        assert ing.con.sql("SELECT reason, line FROM quarantine").fetchall() == [("unparsable line", 2)]
     finally:
         ing.con.close()
+
+
+def editor_lines(data: bytes) -> list[bytes]:
+    """A file's lines as an editor shows them: each ends with "\\n", or with "\\r" in a file with no "\\n"."""
+    lines = data.split(b"\n" if b"\n" in data else b"\r")
+    return lines[:-1] if lines[-1] == b"" else lines
+
+
+def duckdb_parts(data: bytes, line: bytes) -> list[bytes]:
+    """The parts DuckDB reads of one line an editor shows (it skips the empty ones): DuckDB reads a lone "\\r" as a
+    line break, and in a file whose first line break is "\\r\\n" it takes the byte after the "\\r" along."""
+    first = re.search(rb"\r\n|\r|\n", data)
+    eats = first is not None and first.group() == b"\r\n"
+    return re.split(rb"\r[\s\S]?" if eats else rb"\r", line.removesuffix(b"\r"))
 
 
 @settings(max_examples=150, deadline=None)
@@ -284,15 +310,18 @@ def test_a_line_the_reader_empties_is_quarantined_not_dropped(tmp_path: Path) ->
                 min_size=1, max_size=12), st.sets(st.sampled_from(["a", "b", "ab", "x y"]), min_size=1))
 def test_line_numbers_match_a_plain_split(tmp_path_factory: pytest.TempPathFactory,
                                           lines: list[tuple[str, str]], wanted: set[str]) -> None:
-    """Every line holding exactly a wanted text, numbered as splitting on "\\n", "\\r\\n" and "\\r" numbers it."""
+    """Every line DuckDB reads that is exactly a wanted text, numbered as the line an editor shows it on."""
     path = tmp_path_factory.mktemp("lines") / "logs.jsonl"
-    data = "".join(text + end for text, end in lines)
-    path.write_bytes(data.encode())
-    expected = {(str(path), text): [n for n, line in enumerate(data.splitlines(), start=1) if line == text]
-                for text in wanted}
+    data = "".join(text + end for text, end in lines).encode()
+    path.write_bytes(data)
+    parts = [(n, part) for n, line in enumerate(editor_lines(data), start=1) for part in duckdb_parts(data, line)]
+    expected = {(str(path), text): [n for n, part in parts if part == text.encode()] for text in wanted}
     assert line_numbers([(str(path), text) for text in wanted]) == expected  # each text searched for
     with patch("tasks.logs._FIND_UP_TO", 0):  # one pass over the lines, as for a file with many bad lines
         assert line_numbers([(str(path), text) for text in wanted]) == expected
+    for find_up_to in (0, 32):  # a block of a line or two at a time: the numbers run on across blocks
+        with patch("tasks.logs._BLOCK", 4), patch("tasks.logs._FIND_UP_TO", find_up_to):
+            assert line_numbers([(str(path), text) for text in wanted]) == expected
 
 
 def test_a_day_of_future_timestamps_is_quarantined_line_by_line(tmp_path: Path) -> None:
@@ -324,15 +353,71 @@ def test_a_bad_line_logged_many_times_gets_each_number_once(tmp_path: Path) -> N
     assert lines == [*range(1, 5_001), *range(5_002, 5_007)]
 
 
-def test_a_latin1_log_quarantines_every_line_under_its_own_number(tmp_path: Path) -> None:
+@pytest.mark.parametrize("block", [1 << 22, 1 << 12])
+def test_a_latin1_log_quarantines_every_line_under_its_own_number(tmp_path: Path, block: int) -> None:
     """A log exported as Latin-1: every line with an accent is not UTF-8. Each keeps its number, counted on from
     the one before (it was counted from the top of the file each time), blank lines before the last included."""
     path = tmp_path / "logs.jsonl"
     lines = [json.dumps({**GOOD, "query": f"congé à Zürich {i}"}, ensure_ascii=False) for i in range(3_000)]
     path.write_bytes("\n".join(lines).encode("latin-1") + b"\n" * 10 + "congé".encode("latin-1") + b"\n")
-    ing = ingest(path, now=datetime(2026, 11, 30))
+    with patch("tasks.logs._BLOCK", block):  # read whole, or some 40 lines at a time
+        ing = ingest(path, now=datetime(2026, 11, 30))
     try:
         got = ing.con.sql("SELECT line, reason FROM quarantine ORDER BY line").fetchall()
     finally:
         ing.con.close()
     assert got == [(n, "not UTF-8 text") for n in [*range(1, 3_001), 3_010]]
+
+
+@pytest.mark.parametrize("end", [b"\n", b"\r\n"])
+def test_a_carriage_return_inside_a_line_keeps_the_numbers_an_editor_shows(tmp_path: Path, end: bytes) -> None:
+    """A raw "\\r" inside a JSONL line: DuckDB reads the line as two, both quarantined under the line's number as
+    an editor (and grep -n, sed) shows it; the lines after it keep theirs. (The second part had no number in a
+    file of "\\r\\n" lines, and in a file of "\\n" lines every later line was numbered one too many.)"""
+    path = tmp_path / "logs.jsonl"
+    torn = b'{"ts": "2026-11-24T09:00:00Z", "user": "u-1", "query": "per diem\rLisbon"}'
+    path.write_bytes(end.join([json.dumps(GOOD).encode(), torn, b"not json", json.dumps(GOOD).encode()]) + end)
+    ing = ingest(path, now=datetime(2026, 11, 30))
+    try:
+        got = ing.con.sql("SELECT line, reason FROM quarantine ORDER BY line, raw").fetchall()
+        assert ing.rows == 2
+    finally:
+        ing.con.close()
+    assert got == [(2, "unparsable line"), (2, "unparsable line"), (3, "unparsable line")]
+
+
+def test_a_log_whose_lines_end_with_a_carriage_return_alone_is_numbered_by_it(tmp_path: Path) -> None:
+    """A log with no "\\n" at all (lines ending with a lone "\\r", as old Mac files do) is numbered by its "\\r"."""
+    path = tmp_path / "logs.jsonl"
+    path.write_bytes(b"\r".join([json.dumps(GOOD).encode(), b"not json", json.dumps(GOOD).encode(), b"\x80"]) + b"\r")
+    ing = ingest(path, now=datetime(2026, 11, 30))
+    try:
+        got = ing.con.sql("SELECT line, reason FROM quarantine ORDER BY line").fetchall()
+    finally:
+        ing.con.close()
+    assert got == [(2, "unparsable line"), (4, "not UTF-8 text")]
+
+
+def test_a_large_log_is_numbered_a_block_at_a_time(tmp_path: Path) -> None:
+    """Numbering a log's bad lines read the whole file into memory, decompressed: a day of a large log held its
+    whole size. It reads a block of lines at a time now, across which the numbers run on."""
+    import gzip
+    import tracemalloc
+
+    path = tmp_path / "logs.jsonl.gz"
+    good = [json.dumps({**GOOD, "query": f"how many vacation days in office {i}"}).encode() for i in range(200_000)]
+    lines = [*good[:120_000], b"not json", *good[120_000:190_000], b"\x80 not UTF-8", *good[190_000:], b"not json"]
+    path.write_bytes(gzip.compress(b"\n".join(lines) + b"\n", compresslevel=1))  # 16 MB of lines
+    tracemalloc.start()
+    try:
+        with patch("tasks.logs._BLOCK", 1 << 20):
+            ing = ingest(path, now=datetime(2026, 11, 30))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    try:
+        got = ing.con.sql("SELECT line, reason FROM quarantine ORDER BY line").fetchall()
+    finally:
+        ing.con.close()
+    assert got == [(120_001, "unparsable line"), (190_002, "not UTF-8 text"), (200_003, "unparsable line")]
+    assert peak < 8 << 20  # a few blocks, never the file's 16 MB

@@ -554,6 +554,45 @@ def test_csv_line_numbers_count_the_lines_of_a_value_in_quotes(tmp_path: Path, e
         ingest(log)
 
 
+@pytest.mark.parametrize(("name", "end"), [("a.csv", "\n"), ("a.csv", "\r\n"), ("a.csv.gz", "\n")])
+def test_a_csv_logs_bad_rows_are_named_by_the_line_they_start_on(tmp_path: Path, name: str, end: str) -> None:
+    """A CSV log's bad rows had no line number. Each is named by the line it starts on: the header is line 1, and
+    a question in quotes spanning lines counts them all; a bad row logged twice has both its lines."""
+    log = tmp_path / "logs"
+    log.mkdir()
+    lines = ["query,ts,user", '"vacation days,",2026-11-28T10:00:00Z,u1', '"per diem', 'in Lisbon",n/a,u2',
+             '"per diem', 'in Lisbon",n/a,u2', "sick leave,2026-11-28T10:02:00Z,", '"""quoted""",n/a,u3',
+             "parental leave,2026-11-28T10:03:00Z,u4"]
+    data = end.join([*lines, ""]).encode()
+    (log / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    ing = ingest(log, now=datetime(2026, 12, 1))
+    try:
+        got = ing.con.sql("SELECT line, reason FROM quarantine ORDER BY line").fetchall()
+        assert ing.rows == 2
+    finally:
+        ing.con.close()
+    assert got == [(3, "bad timestamp"), (5, "bad timestamp"), (7, "missing user"), (8, "bad timestamp")]
+
+
+def test_a_parquet_logs_bad_rows_are_named_by_their_row_number(tmp_path: Path) -> None:
+    """A Parquet log has no lines: a bad row is named by its row number in the file, counted from 1."""
+    log = tmp_path / "logs"
+    log.mkdir()
+    queries = ["q1", None, "q3", "q4", ""]
+    pq.write_table(pa.table({"ts": [str(TS[1])] * 5, "user": ["a", "b", "c", "d", "e"], "query": queries}),
+                   log / "a.parquet", row_group_size=2)  # row numbers run on across row groups
+    pq.write_table(pa.table({"ts": ["soon", str(TS[1])], "user": ["f", "g"], "query": ["q6", "q7"]}),
+                   log / "b.parquet")
+    ing = ingest(log, now=datetime(2026, 12, 1))
+    try:
+        got = ing.con.sql("SELECT parse_filename(file), line, reason, raw FROM quarantine "
+                          "ORDER BY file, line").fetchall()
+    finally:
+        ing.con.close()
+    assert got == [("a.parquet", 2, "missing query", ""), ("a.parquet", 5, "empty query", ""),
+                   ("b.parquet", 1, "bad timestamp", "q6")]
+
+
 @pytest.mark.parametrize(("head", "end", "says"), [("\n", "\r\n", r"\\r\\n, the header with \\n"),
                                                   ("\r\n", "\n", r"\\n, the header with \\r\\n")])
 def test_a_csv_log_whose_rows_end_otherwise_than_its_header_is_named(tmp_path: Path, head: str, end: str,
