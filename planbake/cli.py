@@ -73,9 +73,30 @@ def _path(value: str) -> Path:
     return Path(value)
 
 
+def _root(value: str) -> Path:
+    """An --out value: a publication root, not a folder inside one (its `runs` folder, a run folder)."""
+    from schemas.publication import enclosing_root
+
+    out = _path(value)
+    if (root := enclosing_root(out)) is not None:
+        raise typer.BadParameter(f"{out} lies inside the publication root {root}; --out is the folder holding "
+                                 f"CURRENT: --out {root}")
+    return out
+
+
+def _root_or_run(value: str) -> Path:
+    """An --out value of a reader of the plans: a publication root, or one run folder of it (a manifest's)."""
+    from schemas.publication import MANIFEST
+
+    out = _path(value)
+    return out if (out / MANIFEST).is_file() else _root(value)
+
+
 ConfigOpt = Annotated[str | None, typer.Option("--config", callback=_given,
                                                help="Config YAML (default: data/configs/demo.yaml).")]
-OutOpt = Annotated[Path, typer.Option("--out", parser=_path, help="Publication root.")]
+OutOpt = Annotated[Path, typer.Option("--out", parser=_root, help="Publication root (the folder holding CURRENT).")]
+RunOutOpt = Annotated[Path, typer.Option("--out", parser=_root_or_run, help="Publication root (the folder holding "
+                                         "CURRENT), or one of its run folders.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 CorpusOpt = Annotated[str | None, typer.Option("--corpus", callback=_given, help="Corpus (default: the config's).")]
 LogsOpt = Annotated[str | None, typer.Option("--logs", callback=_given, help="Logs (default: the config's).")]
@@ -568,7 +589,7 @@ def lookup(
     now: Annotated[str | None, typer.Option("--now", callback=_given, help="Date that resolves 'this year'.")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Print the trace: key, template, run.")] = False,
     history: HistoryOpt = None,
-    out: OutOpt = Path("data/out"),
+    out: RunOutOpt = Path("data/out"),
     as_json: JsonOpt = False,
 ) -> None:
     """Look a question up in the published plan cache (no model, no index).
@@ -613,7 +634,7 @@ def retrieve(
     now: Annotated[str | None, typer.Option("--now", callback=_given, help="Date that resolves 'this year'.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Not used: a lookup runs with the config the "
                                                                 "publication was made with.")] = None,
-    out: OutOpt = Path("data/out"),
+    out: RunOutOpt = Path("data/out"),
     as_json: JsonOpt = False,
 ) -> None:
     """Look the question up, run its plan against the published index, print the context by part.
@@ -695,7 +716,7 @@ def eval_(
     rerank: Annotated[bool | None, typer.Option("--rerank/--no-rerank", help="Within a part, order chunks by "
                                                 "similarity to the question (default: config).")] = None,
     config: ConfigOpt = None,
-    out: Annotated[Path | None, typer.Option("--out", parser=_path,
+    out: Annotated[Path | None, typer.Option("--out", parser=_root,
                                              help="Where to build (default: a temporary folder).")] = None,
     plot: Annotated[Path | None, typer.Option("--plot", parser=_path, help="PNG of the four systems per question type "
                                                              "(default: eval.png in --out, else here).")] = None,

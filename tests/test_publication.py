@@ -680,6 +680,35 @@ def test_crash_mid_write_of_the_cache(seed_run: dict, monkeypatch: pytest.Monkey
     assert (Path(again["publication"]) / "cache.parquet").read_bytes() == before["cache.parquet"]
 
 
+def test_an_out_inside_a_publication_root_names_the_root(tmp_path: Path) -> None:
+    """--out at the runs folder, a run folder or the index folder (instead of the folder holding CURRENT) is
+    refused, naming the root to pass, before any work: an index or nightly there would start a second publication
+    inside the first. lookup and retrieve also read a run folder itself."""
+    root = tmp_path / "out"
+    (root / "runs" / "r1").mkdir(parents=True)
+    (root / "runs" / "r1" / "manifest.json").write_text("{}")
+    (root / "lancedb").mkdir()
+    (root / "CURRENT").write_text("r1")
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    commands = [["index", "--corpus", str(SEED / "corpus.jsonl")], ["mine"], ["plan"], ["nightly"], ["backfill"],
+                ["search", "leave"], ["lookup", "leave in Berlin"], ["retrieve", "leave in Berlin"], ["report"],
+                ["rollback"], ["eval", "--corpus", str(SEED / "corpus.jsonl"), "--questions",
+                               str(SEED / "questions.jsonl")]]
+    for inside in (root / "runs", root / "runs" / "r1", root / "runs" / "r1" / "report", root / "lancedb"):
+        for args in commands:
+            if args[0] in ("lookup", "retrieve") and inside.name == "r1":
+                continue
+            res = CliRunner().invoke(app, [*args, "--out", str(inside)])
+            assert res.exit_code == 2, (args, inside, res.output)
+            assert (f"{inside} lies inside the publication root {root}; --out is the folder holding CURRENT: "
+                    f"--out {root}") in " ".join(res.output.split()), (args, inside, res.output)
+    res = CliRunner().invoke(app, ["lookup", "leave in Berlin", "--out", str(root / "runs" / "r1")])
+    assert "lies inside the publication root" not in res.output  # a run folder of its own: read as it is
+    with pytest.raises(ValueError, match=f"lies inside the publication root {root}; open the root"):
+        PlanCache.open(root / "runs")
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+
+
 def test_an_empty_option_and_a_usage_error_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An option given as an empty string ("--corpus $UNSET") exits 2 before any work, instead of falling back to
     the demo corpus; with --json, a usage error is one JSON document on stdout like every other failure."""
