@@ -898,3 +898,7 @@ def backfill(
         out_console.print(f"re-did: {res['plan']['evaluated']} templates evaluated, {res['plan']['reused']} reused")
 
     _emit(as_json, res, human)
+
+
+if __name__ == "__main__":  # python -m planbake.cli: the same command as the `planbake` script
+    main()

@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import subprocess
+import sys
 import threading
 import time
 from datetime import date
@@ -26,7 +27,7 @@ from schemas.publication import DamagedPublication, NoPublication, current_manif
 from tasks.evaluate import questions_as_log, read_labeled
 from tasks.logs import LogError
 from tasks.publish import PublishBusy, baseline, publish, publish_lock, rollback, stage_dir, switch_pointer
-from tests.conftest import DEMO_CONFIG, SEED
+from tests.conftest import DEMO_CONFIG, ROOT, SEED
 
 QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."
 
@@ -323,6 +324,17 @@ def test_every_command_is_documented_with_an_example() -> None:
         for param in cmd.params:
             if param.param_type_name == "option":
                 assert getattr(param, "help", None), f"{name} {param.name} is undocumented"
+
+
+def test_the_module_runs_as_the_command(tmp_path: Path) -> None:
+    """`python -m planbake.cli` is the `planbake` command (it exited 0 having done nothing)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    res = subprocess.run([sys.executable, "-m", "planbake.cli", "--help"], capture_output=True, text=True, env=env,
+                         cwd=tmp_path)
+    assert res.returncode == 0 and "nightly" in res.stdout, res.stderr
+    res = subprocess.run([sys.executable, "-m", "planbake.cli", "report", "--out", str(tmp_path / "none")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert res.returncode == 4 and "nothing published yet" in res.stderr, res.stderr
 
 
 def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
