@@ -756,6 +756,26 @@ def test_ingest_window_on_the_demo_logs() -> None:
         ing.con.close()
 
 
+def test_a_window_to_the_ends_of_the_calendar_reads_every_day(tmp_path: Path) -> None:
+    """--since 0001-01-01 or --until 9999-12-31 takes every logged day: the day's margin past them is no date (it
+    was an OverflowError's traceback)."""
+    from typer.testing import CliRunner
+
+    from planbake.cli import app
+
+    logs_module.check_window(DEMO / "logs", date.min, date.max)
+    counts = []
+    for since, until in ((date(2026, 11, 1), date(2026, 12, 31)), (date.min, date.max)):
+        ing = ingest(DEMO / "logs", since=since, until=until, now=datetime(2026, 12, 1))
+        try:
+            counts.append((ing.files, ing.rows))
+        finally:
+            ing.con.close()
+    assert counts[1] == counts[0] and counts[0][0] == 7
+    res = CliRunner().invoke(app, ["mine", "--since", "0001-01-01", "--until", "9999-12-31", "--out", str(tmp_path)])
+    assert res.exit_code == 4 and "no published index" in res.output, res.output
+
+
 def test_a_window_reads_only_its_days_partitions(tmp_path: Path) -> None:
     """A hive-partitioned log is read for the window's days and a day either side (a row logged near midnight
     can sit in the next day's folder); days further out are not opened. Only the window's own days' bad lines are
