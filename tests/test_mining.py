@@ -861,6 +861,27 @@ def test_mine_with_window(tmp_path: Path, small_index: tuple[Config, Index]) -> 
     assert pq.read_metadata(staging / "shapes.parquet").num_rows == 0
 
 
+def test_a_window_of_no_rows_keeps_the_last_runs_memos(tmp_path: Path, small_index: tuple[Config, Index]) -> None:
+    """Its stage fails (nothing to publish), so the extraction and line memos stay the last run's: a mistyped
+    --since emptied them, and the next night parsed and skeletonised every line again."""
+    config, index = small_index
+    rows = [(f"u{i}", f"what is the per diem in {o}") for i in range(3) for o in ("Berlin", "Lisbon")] * 4
+    path = write_log(tmp_path / "log.jsonl", rows, start=datetime(2026, 11, 23, 22))
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    result, _ = mine(path, config, index, staging, since=date(2026, 11, 23), now=datetime(2026, 12, 1), quiet=True)
+    vectors = Path(index.uri).parent / "vectors"
+
+    def memos() -> dict[str, bytes]:
+        return {str(p.relative_to(vectors)): p.read_bytes() for p in sorted(vectors.rglob("*"))
+                if p.is_file() and (p.name.startswith("extracted-") or p.parent.name.startswith("lines-"))}
+
+    kept = memos()
+    assert result.rows == 24 and any(n.startswith("extracted-") for n in kept) and any("lines-" in n for n in kept)
+    result, _ = mine(path, config, index, staging, since=date(2026, 11, 25), now=datetime(2026, 12, 1), quiet=True)
+    assert result.rows == 0 and memos() == kept
+
+
 @pytest.mark.parametrize("setup", ["missing", "empty_dir", "no_logs", "mixed", "corrupt_parquet", "no_query_column"])
 def test_bad_log_path_is_a_clear_error(tmp_path: Path, setup: str) -> None:
     path = tmp_path / "logs"
