@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -89,7 +90,10 @@ def _root_or_run(value: str) -> Path:
     from schemas.publication import MANIFEST
 
     out = _path(value)
-    return out if (out / MANIFEST).is_file() else _root(value)
+    try:
+        return out if (out / MANIFEST).is_file() else _root(value)
+    except OSError:  # a name too long: the command names it as it reads the folder
+        return out
 
 
 ConfigOpt = Annotated[str | None, typer.Option("--config", callback=_given,
@@ -132,6 +136,12 @@ def _failed(kwargs: dict[str, Any], kind: str, exc: BaseException | str, code: i
 
 
 PATH_ERRORS = (PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError)
+PATH_ERRNOS = (errno.ELOOP, errno.ENAMETOOLONG)  # refused by its name: a loop of symbolic links, a name too long
+
+
+def _path_refused(exc: BaseException) -> bool:
+    """A path the system refuses: a folder where a file belongs, no permission, or a name it cannot resolve."""
+    return isinstance(exc, PATH_ERRORS) or isinstance(exc, OSError) and exc.errno in PATH_ERRNOS
 
 
 def _path_problem(exc: OSError) -> str:
@@ -180,6 +190,8 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
         except Exception as exc:
             if _interrupted:  # Ctrl-C stopped the local Prefect server too
                 _stopped()
+            if _path_refused(exc):  # a plain OSError: its errno says what is wrong with the path
+                raise _failed(kwargs, "error", _path_problem(cast(OSError, exc)), EXIT_INPUT) from None
             # the flow engine's client (the model writer's failures fall back to rules); Prefect re-raises a
             # server it cannot reach as RuntimeError("Failed to reach API ...") from the client's error
             lost = _api_error(exc)
@@ -267,7 +279,8 @@ class _OneLineFor(logging.Filter):
         if getattr(record, EXPECTED_FAILURE, False):
             return False
         if record.exc_info and record.exc_info[1] is not None and (  # a lost API: the client's error, or from it
-                isinstance(record.exc_info[1], expected) or _api_error(record.exc_info[1])):
+                isinstance(record.exc_info[1], expected) or _path_refused(record.exc_info[1])
+                or _api_error(record.exc_info[1])):
             if str(record.exc_info[1]):
                 self.seen.add(str(record.exc_info[1]))
             return False

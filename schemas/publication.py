@@ -58,7 +58,10 @@ def enclosing_root(path: str | Path) -> Path | None:
     """The publication root whose own folders (`runs`, a run folder, `lancedb`, ...) `path` lies in, or None. An
     `--out` there names the wrong folder: a reader finds nothing published, and a run would publish a second root
     inside the first."""
-    p = Path(path).resolve()
+    try:
+        p = Path(path).resolve()
+    except (OSError, RuntimeError):  # a loop of symbolic links: the command names it as it reads the folder
+        return None
     return next((f.parent for f in (p, *p.parents) if f.name in ROOT_FOLDERS and _is_root(f.parent)), None)
 
 

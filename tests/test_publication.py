@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import json
 import logging
@@ -815,7 +816,9 @@ def test_a_path_the_system_refuses_is_bad_input_with_its_document(capsys: pytest
 
     for exc in (IsADirectoryError(21, "Is a directory", "/o/CURRENT"),
                 NotADirectoryError(20, "Not a directory", "/o/runs/.staging/r1"),
-                FileNotFoundError(2, "No such file or directory", "/corpus/a.md")):
+                FileNotFoundError(2, "No such file or directory", "/corpus/a.md"),
+                OSError(errno.ELOOP, "Too many levels of symbolic links", "/o/CURRENT"),
+                OSError(errno.ENAMETOOLONG, "File name too long", "/o/" + "a" * 300)):
         with pytest.raises(typer.Exit) as done:
             fails(exc, as_json=True)
         said = capsys.readouterr()
@@ -829,6 +832,19 @@ def test_a_path_the_system_refuses_is_bad_input_with_its_document(capsys: pytest
     with pytest.raises(typer.Exit) as done:
         fails(NoPublication("/o: nothing published yet; run 'planbake nightly' first"), as_json=True)
     assert done.value.exit_code == cli.EXIT_NOT_PUBLISHED and json.loads(capsys.readouterr().out)["exit_code"] == 4
+
+
+def test_an_out_the_system_refuses_by_its_name_is_bad_input(tmp_path: Path) -> None:
+    """An --out whose name is too long, or that runs through a loop of symbolic links, is named with the system's
+    reason (exit 2), by a reader of a run folder too: no traceback."""
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    readers = (["report"], ["lookup", "leave in Berlin"], ["search", "leave"])
+    for out, says, commands in ((tmp_path / ("a" * 300), "File name too long", readers),
+                                (tmp_path / "loop" / "out", "Too many levels of symbolic links", readers[::2])):
+        for args in commands:
+            res = CliRunner().invoke(app, [*args, "--out", str(out)])
+            assert res.exit_code == 2 and says in res.output, (args, res.output)
+            assert res.exception is None or isinstance(res.exception, SystemExit), (args, res.exception)
 
 
 def test_a_sigterm_unwinds_the_run_as_ctrl_c_does(tmp_path: Path) -> None:
