@@ -35,9 +35,8 @@ def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, l
     The stages check the contents as they read them."""
     if Path(out).exists() and not Path(out).is_dir():
         raise ValueError(f"--out {out}: is a file; pass the publication folder (created when missing)")
-    if cfg.model_path and not Path(cfg.model_path).is_dir():
-        raise ConfigError(f"model_path {cfg.model_path}: no such folder{cfg.where('model_path')}; point it at a "
-                          "sentence-transformers model folder, or remove it for the packaged all-MiniLM-L6-v2")
+    if cfg.model_path:
+        check_model_folder(cfg)
     if "index" in stages:
         source = corpus or cfg.corpus
         if not source:
@@ -70,6 +69,20 @@ def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, l
             raise NoPublication(f"{out}: no published index; run 'planbake index' or 'planbake nightly' first")
         if "mine" not in stages and not published.get("mine"):
             raise NoPublication(f"{out}: no published shapes; run 'planbake mine' or 'planbake nightly' first")
+
+
+def check_model_folder(cfg: Config) -> None:
+    """Refuse a `model_path` that names no sentence-transformers model folder (one holds modules.json, a plain
+    transformers model config.json), at the config's line, before the model loader's own error mid-run."""
+    folder = Path(cfg.model_path)
+    if not folder.is_dir():
+        problem = "no such folder"
+    elif not any((folder / name).is_file() for name in ("modules.json", "config.json")):
+        problem = "not a sentence-transformers model folder (no modules.json or config.json)"
+    else:
+        return
+    raise ConfigError(f"model_path {cfg.model_path}: {problem}{cfg.where('model_path')}; point it at a "
+                      "sentence-transformers model folder, or remove it for the packaged all-MiniLM-L6-v2")
 
 
 def publisher_started(out: str | Path, wait_s: float) -> bool:

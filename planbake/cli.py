@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -73,9 +74,33 @@ def _path(value: str) -> Path:
     return Path(value)
 
 
+def _root(value: str) -> Path:
+    """An --out value: a publication root, not a folder inside one (its `runs` folder, a run folder)."""
+    from schemas.publication import enclosing_root
+
+    out = _path(value)
+    if (root := enclosing_root(out)) is not None:
+        raise typer.BadParameter(f"{out} lies inside the publication root {root}; --out is the folder holding "
+                                 f"CURRENT: --out {root}")
+    return out
+
+
+def _root_or_run(value: str) -> Path:
+    """An --out value of a reader of the plans: a publication root, or one run folder of it (a manifest's)."""
+    from schemas.publication import MANIFEST
+
+    out = _path(value)
+    try:
+        return out if (out / MANIFEST).is_file() else _root(value)
+    except OSError:  # a name too long: the command names it as it reads the folder
+        return out
+
+
 ConfigOpt = Annotated[str | None, typer.Option("--config", callback=_given,
                                                help="Config YAML (default: data/configs/demo.yaml).")]
-OutOpt = Annotated[Path, typer.Option("--out", parser=_path, help="Publication root.")]
+OutOpt = Annotated[Path, typer.Option("--out", parser=_root, help="Publication root (the folder holding CURRENT).")]
+RunOutOpt = Annotated[Path, typer.Option("--out", parser=_root_or_run, help="Publication root (the folder holding "
+                                         "CURRENT), or one of its run folders.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 CorpusOpt = Annotated[str | None, typer.Option("--corpus", callback=_given, help="Corpus (default: the config's).")]
 LogsOpt = Annotated[str | None, typer.Option("--logs", callback=_given, help="Logs (default: the config's).")]
@@ -111,6 +136,12 @@ def _failed(kwargs: dict[str, Any], kind: str, exc: BaseException | str, code: i
 
 
 PATH_ERRORS = (PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError)
+PATH_ERRNOS = (errno.ELOOP, errno.ENAMETOOLONG)  # refused by its name: a loop of symbolic links, a name too long
+
+
+def _path_refused(exc: BaseException) -> bool:
+    """A path the system refuses: a folder where a file belongs, no permission, or a name it cannot resolve."""
+    return isinstance(exc, PATH_ERRORS) or isinstance(exc, OSError) and exc.errno in PATH_ERRNOS
 
 
 def _path_problem(exc: OSError) -> str:
@@ -159,6 +190,8 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
         except Exception as exc:
             if _interrupted:  # Ctrl-C stopped the local Prefect server too
                 _stopped()
+            if _path_refused(exc):  # a plain OSError: its errno says what is wrong with the path
+                raise _failed(kwargs, "error", _path_problem(cast(OSError, exc)), EXIT_INPUT) from None
             # the flow engine's client (the model writer's failures fall back to rules); Prefect re-raises a
             # server it cannot reach as RuntimeError("Failed to reach API ...") from the client's error
             lost = _api_error(exc)
@@ -246,7 +279,8 @@ class _OneLineFor(logging.Filter):
         if getattr(record, EXPECTED_FAILURE, False):
             return False
         if record.exc_info and record.exc_info[1] is not None and (  # a lost API: the client's error, or from it
-                isinstance(record.exc_info[1], expected) or _api_error(record.exc_info[1])):
+                isinstance(record.exc_info[1], expected) or _path_refused(record.exc_info[1])
+                or _api_error(record.exc_info[1])):
             if str(record.exc_info[1]):
                 self.seen.add(str(record.exc_info[1]))
             return False
@@ -584,7 +618,7 @@ def lookup(
     now: Annotated[str | None, typer.Option("--now", callback=_given, help="Date that resolves 'this year'.")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Print the trace: key, template, run.")] = False,
     history: HistoryOpt = None,
-    out: OutOpt = Path("data/out"),
+    out: RunOutOpt = Path("data/out"),
     as_json: JsonOpt = False,
 ) -> None:
     """Look a question up in the published plan cache (no model, no index).
@@ -629,7 +663,7 @@ def retrieve(
     now: Annotated[str | None, typer.Option("--now", callback=_given, help="Date that resolves 'this year'.")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Not used: a lookup runs with the config the "
                                                                 "publication was made with.")] = None,
-    out: OutOpt = Path("data/out"),
+    out: RunOutOpt = Path("data/out"),
     as_json: JsonOpt = False,
 ) -> None:
     """Look the question up, run its plan against the published index, print the context by part.
@@ -711,7 +745,7 @@ def eval_(
     rerank: Annotated[bool | None, typer.Option("--rerank/--no-rerank", help="Within a part, order chunks by "
                                                 "similarity to the question (default: config).")] = None,
     config: ConfigOpt = None,
-    out: Annotated[Path | None, typer.Option("--out", parser=_path,
+    out: Annotated[Path | None, typer.Option("--out", parser=_root,
                                              help="Where to build (default: a temporary folder).")] = None,
     plot: Annotated[Path | None, typer.Option("--plot", parser=_path, help="PNG of the four systems per question type "
                                                              "(default: eval.png in --out, else here).")] = None,
@@ -895,3 +929,7 @@ def backfill(
         out_console.print(f"re-did: {res['plan']['evaluated']} templates evaluated, {res['plan']['reused']} reused")
 
     _emit(as_json, res, human)
+
+
+if __name__ == "__main__":  # python -m planbake.cli: the same command as the `planbake` script
+    main()

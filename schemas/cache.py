@@ -22,6 +22,7 @@ from schemas.publication import (
     NoPublication,
     check_run,
     current_run,
+    enclosing_root,
     index_location,
     read_manifest,
     run_root,
@@ -109,6 +110,9 @@ class PlanCache:
         if (p / POINTER).exists() or (p / "runs").is_dir():  # a root (its pointer may be missing)
             return cls(current_run(p))
         if not (p / "manifest.json").exists():
+            if (root := enclosing_root(p)) is not None:
+                raise ValueError(f"{p}: lies inside the publication root {root}; open the root (the folder holding "
+                                 f"{POINTER}) or a run folder")
             raise NoPublication(f"{p}: nothing published yet; run 'planbake nightly' first")
         return cls(p)
 

@@ -21,6 +21,9 @@ REPAIR = ("the publication is damaged: 'planbake rollback' returns to the previo
           "one), 'planbake nightly' publishes a new one over it")
 
 
+ROOT_FOLDERS = ("runs", "rejected", "lancedb", "vectors", EMBED_CACHE)  # what runs write under the root
+
+
 class NoPublication(FileNotFoundError):
     """Nothing has been published under this root yet."""
 
@@ -49,6 +52,25 @@ def current_run(out: str | Path) -> Path:
         raise NoPublication(_unpointed(root, f"{root / POINTER} names run {run_id!r}, which is not a folder under "
                                              f"{root / 'runs'}; the live publication is lost"))
     return run
+
+
+def enclosing_root(path: str | Path) -> Path | None:
+    """The publication root whose own folders (`runs`, a run folder, `lancedb`, ...) `path` lies in, or None. An
+    `--out` there names the wrong folder: a reader finds nothing published, and a run would publish a second root
+    inside the first."""
+    try:
+        p = Path(path).resolve()
+    except (OSError, RuntimeError):  # a loop of symbolic links: the command names it as it reads the folder
+        return None
+    return next((f.parent for f in (p, *p.parents) if f.name in ROOT_FOLDERS and _is_root(f.parent)), None)
+
+
+def _is_root(folder: Path) -> bool:
+    """Whether `folder` holds a pointer, or a run folder under `runs` (a root whose pointer is lost)."""
+    try:
+        return (folder / POINTER).is_file() or any((r / MANIFEST).is_file() for r in (folder / "runs").iterdir())
+    except OSError:  # no `runs` folder, or one that cannot be read
+        return False
 
 
 def _unpointed(root: Path, problem: str) -> str:

@@ -198,7 +198,8 @@ def read_corpus(path: str | Path) -> list[Document]:
                               "ids must be unique")
         seen[d.id] = d.source_of("id")
     if not docs:
-        raise CorpusError(f"{p}: the corpus is empty")
+        raise CorpusError(f'{p}: the corpus is empty; write one document a line, as {{"id": "travel", "text": '
+                          '"...", "metadata": {"office": "Berlin"}}')
     return docs
 
 

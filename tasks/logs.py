@@ -120,8 +120,7 @@ def skipped_files(path: str | Path, since: date | None, until: date | None) -> l
     days = _partition_days(folder, files) if files else None
     if days is None or not (since or until):
         return files
-    margin = timedelta(days=1)
-    return [f for day, f in days if (not since or day >= since - margin) and (not until or day <= until + margin)]
+    return [f for day, f in days if near_window(day, since, until)]
 
 
 _NO_DELIMITER = "\x1e\x1f\x1e\x1f"
@@ -169,9 +168,14 @@ def window_files(files: list[str], days: list[tuple[date, str]] | None, since: d
     day is left (the rows' own timestamps then decide, and an empty window is reported as such)."""
     if days is None or not (since or until):
         return files  # every file is read
-    margin = timedelta(days=1)
-    kept = [f for day, f in days if (not since or day >= since - margin) and (not until or day <= until + margin)]
+    kept = [f for day, f in days if near_window(day, since, until)]
     return kept or files
+
+
+def near_window(day: date, since: date | None, until: date | None) -> bool:
+    """Whether a `date=` folder's day can hold rows of the window: within a day of it (a row logged near midnight
+    sits in the next day's folder). Counted in days between, so a window to 9999-12-31 needs no later date."""
+    return (not since or (since - day).days <= 1) and (not until or (day - until).days <= 1)
 
 
 _PARTITION = re.compile(r"date=(\d{4}-\d{2}-\d{2})")
@@ -184,9 +188,7 @@ def check_window(path: str | Path, since: date | None, until: date | None, last_
     the rows' own timestamps as they are read."""
     read = log_window(path, since, until, last_days)
     logged = sorted(day for day, _ in read.days or []) if since or until else []
-    margin = timedelta(days=1)
-    if logged and not any((not since or day >= since - margin) and (not until or day <= until + margin)
-                          for day in logged):
+    if logged and not any(near_window(day, since, until) for day in logged):
         window = f"from {since or 'the start'} to {until or 'the end'}"
         raise LogError(f"{path}: no date= folder within a day of the window {window} (the folders hold days from "
                        f"{logged[0]} to {logged[-1]}); pass --since/--until that cover logged days")
@@ -567,7 +569,7 @@ def _window_sql(col: str, since: date | None, until: date | None) -> list[str]:
     if since:
         window.append(f"{col} >= DATE '{since.isoformat()}'")
     if until:
-        window.append(f"{col} < DATE '{(until + timedelta(days=1)).isoformat()}'")
+        window.append(f"{col} < DATE '{until.isoformat()}' + 1")  # DuckDB's dates go past 9999-12-31
     return window
 
 

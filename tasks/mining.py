@@ -121,7 +121,10 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
 def keep_extraction(con: Any, memo: ExtractionMemo, shapes: list[dict[str, Any]], ing: Ingested | None = None
                     ) -> None:
     """Keep the extraction of this run's questions whose shapes recur, for the next run to recall; and, with a
-    line memo (`ing.lines`), the rows of the lines read anew whose shapes recur."""
+    line memo (`ing.lines`), the rows of the lines read anew whose shapes recur. A window of no rows fails its
+    stage, so the last run's memos stay for the next."""
+    if ing is not None and not ing.rows:
+        return
     reps = pa.table({"rep": [s["skeleton"] for s in shapes if s["recurring"]]})  # noqa: F841
     con.execute("CREATE TABLE recurring_reps AS SELECT * FROM reps")
     recurring = """SELECT s.skeleton FROM skeletons s JOIN sk_rep k USING (sid) JOIN skeletons r ON r.sid = k.rep

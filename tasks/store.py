@@ -271,23 +271,32 @@ def rank_fusion(rankings: list[list[str]], rrf_k: int = RRF_K) -> list[str]:
     return sorted(fused, key=lambda c: (-fused[c], c))
 
 
+def _standard_scores(s: np.ndarray) -> tuple[np.ndarray, float]:
+    """A ranking's standard scores, NaN ones last, and the score of a chunk the ranking lacks: its lowest, or one
+    below its scores where they are all equal."""
+    known = s[~np.isnan(s)]
+    alike = known.max() == known.min()  # no spread (its std can be a rounding error's: 0.1, 0.1, 0.1)
+    z = np.zeros_like(s) if alike else (s - known.mean()) / known.std()
+    floor = -1.0 if alike else float(np.nanmin(z))
+    return np.where(np.isnan(s), floor - 1.0, z), floor
+
+
 def score_fusion(scored: list[list[tuple[str, float]]], weights: Sequence[float]) -> list[str]:
     """Ids of several scored rankings by the weighted sum of each ranking's standard scores (its scores less
     their mean, over their spread), so that a cosine and a BM25 score add up on one scale; a chunk a ranking
     lacks takes that ranking's lowest, or, where its scores are all equal (one chunk, a tie), one below them:
     the one chunk a rare word matches still gains. A convex combination of normalised scores keeps how far
-    apart the chunks score, which reciprocal rank fusion drops. Ties by id."""
+    apart the chunks score, which reciprocal rank fusion drops. A NaN score (the cosine of a zero vector) is
+    none: it ranks last in its ranking, below the chunks it lacks. Ties by id."""
     fused: dict[str, float] = {}
     parts: list[tuple[dict[str, float], float, float]] = []
     for ranking, weight in zip(scored, weights, strict=True):
-        if not ranking:
-            continue
-        s = np.array([score for _, score in ranking], dtype=np.float64)
-        alike = s.max() == s.min()  # no spread (its std can be a rounding error's: 0.1, 0.1, 0.1)
-        z = np.zeros_like(s) if alike else (s - s.mean()) / s.std()
-        floor = -1.0 if alike else float(z.min())
-        parts.append(({cid: float(v) for (cid, _), v in zip(ranking, z, strict=True)}, floor, weight))
         fused.update(dict.fromkeys((cid for cid, _ in ranking), 0.0))
+        s = np.array([score for _, score in ranking], dtype=np.float64)
+        if np.isnan(s).all():
+            continue  # no score to standardise: the ranking orders nothing
+        z, floor = _standard_scores(s)
+        parts.append(({cid: float(v) for (cid, _), v in zip(ranking, z, strict=True)}, floor, weight))
     for cid in fused:
         fused[cid] = sum(w * by_id.get(cid, floor) for by_id, floor, w in parts)
     return sorted(fused, key=lambda c: (-fused[c], c))

@@ -256,6 +256,14 @@ def test_a_bad_corpus_record_fails_before_the_flow_starts(tmp_path: Path, monkey
     assert f"model_path /nonexistent/model: no such folder (from {config}:{line}: `model_path:`)" in " ".join(
         res.output.split())
     assert not out.exists()
+    (tmp_path / "not a model").mkdir()  # a folder that is there but holds no model: named before any work
+    config.write_text(DEMO_CONFIG.read_text() + "model_path: not a model\n", encoding="utf-8")
+    corpus = ROOT / "data" / "demo" / "corpus.jsonl"
+    res = CliRunner().invoke(app, ["index", "--config", str(config), "--corpus", str(corpus), "--out", str(out)])
+    assert res.exit_code == EXIT_INPUT, res.output
+    assert (f"model_path {tmp_path / 'not a model'}: not a sentence-transformers model folder (no modules.json or "
+            f"config.json) (from {config}:{line}: `model_path:`)") in " ".join(res.output.split())
+    assert not out.exists()
 
 
 def test_nightly_and_backfill_decide_current_versions_on_the_run_date(tmp_path: Path, prefect_harness: None) -> None:

@@ -404,6 +404,16 @@ def test_malformed_corpus_names_file_and_line(tmp_path: Path, line: str, problem
     assert not (tmp_path / "lancedb").exists()  # nothing written
 
 
+@pytest.mark.parametrize("body", ["", "\n  \n\n"])
+def test_an_empty_corpus_says_what_a_document_is(tmp_path: Path, body: str) -> None:
+    corpus = tmp_path / "empty.jsonl"
+    corpus.write_text(body, encoding="utf-8")
+    with pytest.raises(CorpusError) as err:
+        read_corpus(corpus)
+    assert str(err.value) == (f'{corpus}: the corpus is empty; write one document a line, as {{"id": "travel", '
+                              '"text": "...", "metadata": {"office": "Berlin"}}')
+
+
 @pytest.mark.parametrize(("values", "second", "first"), [
     (["Berlin"], "berlin", "'Berlin' (the config's values, "),  # "berlin" would take Berlin's questions
     (["Berlin"], "Berlin ", "'Berlin' (the config's values, "),

@@ -67,6 +67,20 @@ def test_score_fusion_ranks_a_ranking_of_equal_scores_above_the_chunks_it_lacks(
     assert score_fusion([[("w", 0.9), *tiny[:1]], tiny], [0.0, 1.0]) == ["x", "y", "z", "w"]
 
 
+
+def test_score_fusion_ranks_a_nan_score_last_in_its_ranking() -> None:
+    """A NaN score (the cosine of a zero vector) is no score: it ranks last in its ranking and leaves the other
+    chunks' standard scores as they are, so the order is the same on every run."""
+    nan = float("nan")
+    cosine = [("a", 0.6), ("b", 0.5), ("c", 0.4)]
+    bm25 = [("c", 9.0), ("b", 3.0), ("a", 1.0)]
+    plain = score_fusion([cosine, bm25], [0.5, 0.5])
+    assert score_fusion([[*cosine, ("z", nan)], bm25], [0.5, 0.5]) == [*plain, "z"]
+    assert score_fusion([[("z", nan), *cosine], bm25], [0.5, 0.5]) == [*plain, "z"]  # wherever it stands
+    assert score_fusion([cosine, [("a", nan), *bm25[:2]]], [0.0, 1.0]) == ["c", "b", "a"]
+    assert score_fusion([[("a", nan), ("b", 0.5), ("c", 0.5)]], [1.0]) == ["b", "c", "a"]  # beside a tie
+    assert score_fusion([cosine, [("a", nan), ("b", nan)]], [0.5, 0.5]) == ["a", "b", "c"]  # no BM25 score at all
+
 _LISTS = st.lists(st.lists(st.tuples(st.sampled_from("abcdefgh"), st.floats(-1, 1)), max_size=6).map(
     lambda hits: list({c: (c, s) for c, s in hits}.values())), max_size=4)
 

@@ -795,6 +795,26 @@ def test_ingest_window_on_the_demo_logs() -> None:
         ing.con.close()
 
 
+def test_a_window_to_the_ends_of_the_calendar_reads_every_day(tmp_path: Path) -> None:
+    """--since 0001-01-01 or --until 9999-12-31 takes every logged day: the day's margin past them is no date (it
+    was an OverflowError's traceback)."""
+    from typer.testing import CliRunner
+
+    from planbake.cli import app
+
+    logs_module.check_window(DEMO / "logs", date.min, date.max)
+    counts = []
+    for since, until in ((date(2026, 11, 1), date(2026, 12, 31)), (date.min, date.max)):
+        ing = ingest(DEMO / "logs", since=since, until=until, now=datetime(2026, 12, 1))
+        try:
+            counts.append((ing.files, ing.rows))
+        finally:
+            ing.con.close()
+    assert counts[1] == counts[0] and counts[0][0] == 7
+    res = CliRunner().invoke(app, ["mine", "--since", "0001-01-01", "--until", "9999-12-31", "--out", str(tmp_path)])
+    assert res.exit_code == 4 and "no published index" in res.output, res.output
+
+
 def test_a_window_reads_only_its_days_partitions(tmp_path: Path) -> None:
     """A hive-partitioned log is read for the window's days and a day either side (a row logged near midnight
     can sit in the next day's folder); days further out are not opened. Only the window's own days' bad lines are
@@ -878,6 +898,27 @@ def test_mine_with_window(tmp_path: Path, small_index: tuple[Config, Index]) -> 
     result, _ = mine(path, config, index, staging, since=date(2026, 11, 24), now=datetime(2026, 12, 1), quiet=True)
     assert result.rows == 0 and result.recurring == 0
     assert pq.read_metadata(staging / "shapes.parquet").num_rows == 0
+
+
+def test_a_window_of_no_rows_keeps_the_last_runs_memos(tmp_path: Path, small_index: tuple[Config, Index]) -> None:
+    """Its stage fails (nothing to publish), so the extraction and line memos stay the last run's: a mistyped
+    --since emptied them, and the next night parsed and skeletonised every line again."""
+    config, index = small_index
+    rows = [(f"u{i}", f"what is the per diem in {o}") for i in range(3) for o in ("Berlin", "Lisbon")] * 4
+    path = write_log(tmp_path / "log.jsonl", rows, start=datetime(2026, 11, 23, 22))
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    result, _ = mine(path, config, index, staging, since=date(2026, 11, 23), now=datetime(2026, 12, 1), quiet=True)
+    vectors = Path(index.uri).parent / "vectors"
+
+    def memos() -> dict[str, bytes]:
+        return {str(p.relative_to(vectors)): p.read_bytes() for p in sorted(vectors.rglob("*"))
+                if p.is_file() and (p.name.startswith("extracted-") or p.parent.name.startswith("lines-"))}
+
+    kept = memos()
+    assert result.rows == 24 and any(n.startswith("extracted-") for n in kept) and any("lines-" in n for n in kept)
+    result, _ = mine(path, config, index, staging, since=date(2026, 11, 25), now=datetime(2026, 12, 1), quiet=True)
+    assert result.rows == 0 and memos() == kept
 
 
 @pytest.mark.parametrize("setup", ["missing", "empty_dir", "no_logs", "mixed", "corrupt_parquet", "no_query_column"])

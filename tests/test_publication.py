@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import json
 import logging
 import os
 import re
 import subprocess
+import sys
 import threading
 import time
 from datetime import date
@@ -26,7 +28,7 @@ from schemas.publication import DamagedPublication, NoPublication, current_manif
 from tasks.evaluate import questions_as_log, read_labeled
 from tasks.logs import LogError
 from tasks.publish import PublishBusy, baseline, publish, publish_lock, rollback, stage_dir, switch_pointer
-from tests.conftest import DEMO_CONFIG, SEED
+from tests.conftest import DEMO_CONFIG, ROOT, SEED
 
 QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."
 
@@ -323,6 +325,17 @@ def test_every_command_is_documented_with_an_example() -> None:
         for param in cmd.params:
             if param.param_type_name == "option":
                 assert getattr(param, "help", None), f"{name} {param.name} is undocumented"
+
+
+def test_the_module_runs_as_the_command(tmp_path: Path) -> None:
+    """`python -m planbake.cli` is the `planbake` command (it exited 0 having done nothing)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    res = subprocess.run([sys.executable, "-m", "planbake.cli", "--help"], capture_output=True, text=True, env=env,
+                         cwd=tmp_path)
+    assert res.returncode == 0 and "nightly" in res.stdout, res.stderr
+    res = subprocess.run([sys.executable, "-m", "planbake.cli", "report", "--out", str(tmp_path / "none")],
+                         capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert res.returncode == 4 and "nothing published yet" in res.stderr, res.stderr
 
 
 def test_bad_config_is_a_clear_error(tmp_path: Path) -> None:
@@ -680,6 +693,35 @@ def test_crash_mid_write_of_the_cache(seed_run: dict, monkeypatch: pytest.Monkey
     assert (Path(again["publication"]) / "cache.parquet").read_bytes() == before["cache.parquet"]
 
 
+def test_an_out_inside_a_publication_root_names_the_root(tmp_path: Path) -> None:
+    """--out at the runs folder, a run folder or the index folder (instead of the folder holding CURRENT) is
+    refused, naming the root to pass, before any work: an index or nightly there would start a second publication
+    inside the first. lookup and retrieve also read a run folder itself."""
+    root = tmp_path / "out"
+    (root / "runs" / "r1").mkdir(parents=True)
+    (root / "runs" / "r1" / "manifest.json").write_text("{}")
+    (root / "lancedb").mkdir()
+    (root / "CURRENT").write_text("r1")
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    commands = [["index", "--corpus", str(SEED / "corpus.jsonl")], ["mine"], ["plan"], ["nightly"], ["backfill"],
+                ["search", "leave"], ["lookup", "leave in Berlin"], ["retrieve", "leave in Berlin"], ["report"],
+                ["rollback"], ["eval", "--corpus", str(SEED / "corpus.jsonl"), "--questions",
+                               str(SEED / "questions.jsonl")]]
+    for inside in (root / "runs", root / "runs" / "r1", root / "runs" / "r1" / "report", root / "lancedb"):
+        for args in commands:
+            if args[0] in ("lookup", "retrieve") and inside.name == "r1":
+                continue
+            res = CliRunner().invoke(app, [*args, "--out", str(inside)])
+            assert res.exit_code == 2, (args, inside, res.output)
+            assert (f"{inside} lies inside the publication root {root}; --out is the folder holding CURRENT: "
+                    f"--out {root}") in " ".join(res.output.split()), (args, inside, res.output)
+    res = CliRunner().invoke(app, ["lookup", "leave in Berlin", "--out", str(root / "runs" / "r1")])
+    assert "lies inside the publication root" not in res.output  # a run folder of its own: read as it is
+    with pytest.raises(ValueError, match=f"lies inside the publication root {root}; open the root"):
+        PlanCache.open(root / "runs")
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+
+
 def test_an_empty_option_and_a_usage_error_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An option given as an empty string ("--corpus $UNSET") exits 2 before any work, instead of falling back to
     the demo corpus; with --json, a usage error is one JSON document on stdout like every other failure."""
@@ -774,7 +816,9 @@ def test_a_path_the_system_refuses_is_bad_input_with_its_document(capsys: pytest
 
     for exc in (IsADirectoryError(21, "Is a directory", "/o/CURRENT"),
                 NotADirectoryError(20, "Not a directory", "/o/runs/.staging/r1"),
-                FileNotFoundError(2, "No such file or directory", "/corpus/a.md")):
+                FileNotFoundError(2, "No such file or directory", "/corpus/a.md"),
+                OSError(errno.ELOOP, "Too many levels of symbolic links", "/o/CURRENT"),
+                OSError(errno.ENAMETOOLONG, "File name too long", "/o/" + "a" * 300)):
         with pytest.raises(typer.Exit) as done:
             fails(exc, as_json=True)
         said = capsys.readouterr()
@@ -788,6 +832,19 @@ def test_a_path_the_system_refuses_is_bad_input_with_its_document(capsys: pytest
     with pytest.raises(typer.Exit) as done:
         fails(NoPublication("/o: nothing published yet; run 'planbake nightly' first"), as_json=True)
     assert done.value.exit_code == cli.EXIT_NOT_PUBLISHED and json.loads(capsys.readouterr().out)["exit_code"] == 4
+
+
+def test_an_out_the_system_refuses_by_its_name_is_bad_input(tmp_path: Path) -> None:
+    """An --out whose name is too long, or that runs through a loop of symbolic links, is named with the system's
+    reason (exit 2), by a reader of a run folder too: no traceback."""
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    readers = (["report"], ["lookup", "leave in Berlin"], ["search", "leave"])
+    for out, says, commands in ((tmp_path / ("a" * 300), "File name too long", readers),
+                                (tmp_path / "loop" / "out", "Too many levels of symbolic links", readers[::2])):
+        for args in commands:
+            res = CliRunner().invoke(app, [*args, "--out", str(out)])
+            assert res.exit_code == 2 and says in res.output, (args, res.output)
+            assert res.exception is None or isinstance(res.exception, SystemExit), (args, res.exception)
 
 
 def test_a_sigterm_unwinds_the_run_as_ctrl_c_does(tmp_path: Path) -> None:
