@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -303,8 +304,9 @@ def score_fusion(scored: list[list[tuple[str, float]]], weights: Sequence[float]
 
 
 def best_cosine(hits: list[Hit], default: float) -> float:
-    """The best score of a list of hits (a hybrid ranking need not lead with it)."""
-    return max((h.score for h in hits), default=default)
+    """The best score of a list of hits (a hybrid ranking need not lead with it); a NaN score (a chunk whose
+    vector has no direction) is no score."""
+    return max((h.score for h in hits if not math.isnan(h.score)), default=default)
 
 
 SEARCH_MEMO = 20_000  # remembered searches per Index handle (a few MB)

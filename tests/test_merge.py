@@ -14,7 +14,7 @@ from schemas.cache import PlanCache
 from schemas.config import load_config
 from schemas.plan import Plan
 from tasks.executor import MERGES, best_score, reciprocal_rank, reranked, retrieve, round_robin
-from tasks.store import Hit, Index, rank_fusion, score_fusion
+from tasks.store import Hit, Index, best_cosine, rank_fusion, score_fusion
 from tests.conftest import DEMO_CONFIG
 
 PARTS = [[("b1", 0.9), ("b2", 0.85), ("b3", 0.8)], [("a1", 0.6), ("a2", 0.55)]]
@@ -151,3 +151,12 @@ def test_a_split_its_parts_leave_short_is_topped_up_from_the_whole_question(seed
     from_steps = {h.id for p in steps for h in p.hits}
     assert run.context[:8] == [c for c in run.context if c in from_steps] and len(run.context) == 12
     assert run.context[8:] == [h.id for h in original.hits if h.id not in from_steps][:4]
+
+
+def test_best_cosine_reads_past_a_nan_score() -> None:
+    """A NaN first in a list made `max` return NaN, and every floor check against it false."""
+    nan = float("nan")
+    hits = [Hit(c, score, "", {}, None, None, None, True, np.zeros(2, np.float32)) for c, score in
+            (("a", nan), ("b", 0.4), ("c", 0.6))]
+    assert best_cosine(hits, -1.0) == 0.6
+    assert best_cosine(hits[:1], -1.0) == -1.0
