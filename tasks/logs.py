@@ -494,7 +494,9 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     files, kind, days, since, until, today, future = w.files, w.kind, w.days, w.since, w.until, w.today, w.future
     _check_encoding(files, kind)
     con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")  # timestamps are UTC: a log's offsets and zone names are applied
+    # Timestamps are UTC: a log's offsets and zone names are applied. GLOBAL: a cursor (the quarantine's numbering,
+    # `mine`'s threads) starts in the machine's zone otherwise, and reads a Parquet log's zoned times as other text.
+    con.execute("SET GLOBAL TimeZone = 'UTC'")
     if threads:
         con.execute(f"SET threads = {int(threads)}")
     memo = lines if lines is not None and lines.dir is not None and kind == "jsonl" else None

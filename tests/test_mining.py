@@ -593,6 +593,30 @@ def test_a_parquet_logs_bad_rows_are_named_by_their_row_number(tmp_path: Path) -
                    ("b.parquet", 1, "bad timestamp", "q6")]
 
 
+def test_a_parquet_logs_zoned_times_number_its_bad_rows_on_a_machine_off_utc(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Parquet log's times with a zone (TIMESTAMPTZ) read as text by the numbering's cursor, which started in the
+    machine's zone rather than the run's UTC: no bad row matched its row, so none had a number."""
+    import time
+
+    log = tmp_path / "logs"
+    log.mkdir()
+    ts = pa.array([datetime(2026, 11, 28, 10)] * 3, pa.timestamp("us", tz="UTC"))
+    pq.write_table(pa.table({"ts": ts, "user": ["a", "b", "c"], "query": ["q1", None, "q3"]}), log / "a.parquet")
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    try:
+        ing = ingest(log, now=datetime(2026, 12, 1))
+        try:
+            got = ing.con.sql("SELECT line, reason FROM quarantine").fetchall()
+        finally:
+            ing.con.close()
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert got == [(2, "missing query")]
+
+
 @pytest.mark.parametrize(("head", "end", "says"), [("\n", "\r\n", r"\\r\\n, the header with \\n"),
                                                   ("\r\n", "\n", r"\\n, the header with \\r\\n")])
 def test_a_csv_log_whose_rows_end_otherwise_than_its_header_is_named(tmp_path: Path, head: str, end: str,

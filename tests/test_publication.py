@@ -936,6 +936,30 @@ def test_a_killed_run_leaves_no_local_prefect_server(tmp_path: Path) -> None:
                 os.kill(pid, signal.SIGKILL)
 
 
+def test_a_guard_refused_a_pid_file_descriptor_leaves_without_a_traceback(monkeypatch: pytest.MonkeyPatch,
+                                                                          capfd: pytest.CaptureFixture[str]) -> None:
+    """A system that refuses `pidfd_open` (a container whose seccomp profile predates it, a sandbox without it)
+    printed the guard's traceback on the run's stderr at every run. The guard leaves quietly: the server is then
+    stopped at the run's exit only, as with no guard."""
+    from planbake import server_guard
+
+    def refused(pid: int) -> int:
+        raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
+
+    monkeypatch.setattr(os, "pidfd_open", refused)
+    code = ("import os, sys\n"
+            "sys.path.insert(0, os.path.dirname(sys.argv[1]))\n"
+            "import server_guard\n"
+            "def refused(pid): raise PermissionError(1, 'Operation not permitted')\n"
+            "os.pidfd_open = refused\n"
+            "server_guard.guard(os.getppid())\n")
+    guard = subprocess.run([sys.executable, "-I", "-S", "-c", code, server_guard.__file__], stdin=subprocess.PIPE,
+                           capture_output=True, text=True, timeout=60)
+    assert (guard.returncode, guard.stderr) == (0, "")
+    server_guard.guard(os.getpid())  # returns, raising nothing
+    assert capfd.readouterr().err == ""
+
+
 def test_an_api_lost_after_the_publication_is_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The publication is whole once the pointer names it: a flow engine that stops answering after this
