@@ -31,8 +31,11 @@ class TiedServer(SubprocessASGIServer):
         self._release_guard()  # of a server that could not take its port (Prefect starts another on a new one)
         # The guard's stdin is a pipe only this process holds open: it closes when this process ends, however.
         # A session of its own: Ctrl-C in a terminal is this process's to handle, and the guard must outlive it.
-        self.guard = subprocess.Popen([sys.executable, "-I", "-S", str(GUARD), str(server.pid)],
-                                      stdin=subprocess.PIPE, start_new_session=True)
+        try:
+            self.guard = subprocess.Popen([sys.executable, "-I", "-S", str(GUARD), str(server.pid)],
+                                          stdin=subprocess.PIPE, start_new_session=True)
+        except OSError:  # no guard (no process to spare): the server still stops at this process's exit
+            self.guard = None
         return server
 
     def stop(self) -> None:

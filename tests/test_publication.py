@@ -922,7 +922,7 @@ def test_a_killed_run_leaves_no_local_prefect_server(tmp_path: Path) -> None:
         started.update(_children(run.pid))
         run.kill()
         run.wait(30)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30  # the guard gives the server 5 s to stop; a loaded machine is slower
         while (left := {p: cmd for p, cmd in started.items() if (s := _stat(p)) and s[0] != "Z"}) \
                 and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -958,6 +958,28 @@ def test_a_guard_refused_a_pid_file_descriptor_leaves_without_a_traceback(monkey
     assert (guard.returncode, guard.stderr) == (0, "")
     server_guard.guard(os.getpid())  # returns, raising nothing
     assert capfd.readouterr().err == ""
+
+
+def test_a_guard_that_cannot_start_leaves_the_server_to_its_owner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A guard process that cannot start (no process to spare) raised out of the server's start after the server
+    had started, so Prefect never held it to stop it at exit: an orphan. The server is now returned, guard or not."""
+    from prefect.server.api.server import SubprocessASGIServer
+
+    from planbake import local_server
+
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        monkeypatch.setattr(SubprocessASGIServer, "_run_uvicorn_command", lambda self: server)
+
+        def no_process(*args: object, **kwargs: object) -> None:
+            raise BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable")
+
+        monkeypatch.setattr(local_server.subprocess, "Popen", no_process)
+        tied = object.__new__(local_server.TiedServer)  # not registered as Prefect's shared server
+        assert tied._run_uvicorn_command() is server and tied.guard is None
+    finally:
+        server.kill()
+        server.wait(30)
 
 
 def test_an_api_lost_after_the_publication_is_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str],
