@@ -378,7 +378,7 @@ class Index:
 
     def _text_search(self, query: str, vec: np.ndarray, k: int, filters: dict[str, str] | None,
                      all_versions: bool) -> list[tuple[Hit, float]]:
-        """Top k chunks by BM25 over the text (the table's full-text index), with their BM25 scores; each hit is
+        """Top k chunks by BM25 over their search text (the full-text index), with their BM25 scores; each hit is
         scored by cosine like every hit."""
         q = self.table.search(query, query_type="fts", fts_columns=self._words).limit(k)
         rows = self._filtered(q, filters, all_versions).to_arrow().to_pylist()
