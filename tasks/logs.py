@@ -279,9 +279,8 @@ def _sql_string(value: str) -> str:
 
 def csv_header(file: str) -> tuple[str, ...]:
     """The column names a CSV log's first line gives."""
-    opener = gzip.open if file.lower().endswith(".gz") else open
     try:
-        with opener(file, "rb") as fh:  # the first line alone: a bad byte further on is a row's problem
+        with _open_log(file) as fh:  # the first line alone: a bad byte further on is a row's problem
             head = fh.readline(1 << 20).decode("utf-8-sig")
         first = next(csv.reader([head]), [])
     except (OSError, EOFError, zlib.error, UnicodeDecodeError, csv.Error) as exc:
@@ -352,7 +351,7 @@ def _check_encoding(files: list[str], kind: str) -> None:
 def _head(file: str) -> bytes:
     """A log file's first bytes, decompressed; b"" when they cannot be read (`_check_gzip` names a damaged .gz)."""
     try:
-        with (gzip.open(file, "rb") if file.lower().endswith(".gz") else open(file, "rb")) as fh:
+        with _open_log(file) as fh:
             return fh.read(64)
     except (OSError, EOFError, zlib.error):
         return b""
