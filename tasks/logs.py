@@ -913,11 +913,24 @@ def _line_starts_of(data: bytes, line: bytes, eats: bool) -> list[int]:
     while at >= 0:
         end = at + len(line)
         before = data[at - 1] if at else 10
-        starts = before == 10 or (before == 13 and not eats) or (eats and at > 1 and data[at - 2] == 13)
+        if before == 10 or not eats:
+            starts = before in (10, 13)
+        elif before == 13:  # in a run of lone "\r", each cut eats the next one: an even run ends eaten
+            starts = _crs_ending(data, at - 1) % 2 == 0
+        else:  # the byte before was eaten by a cut: a "\r" that ends an odd run
+            starts = _crs_ending(data, at - 2) % 2 == 1
         if starts and (end == len(data) or data[end] in b"\r\n"):
             out.append(at)
         at = data.find(line, at + 1)
     return out
+
+
+def _crs_ending(data: bytes, at: int) -> int:
+    """How many "\r" run back from byte `at` (0 where `at` is not one)."""
+    n = 0
+    while at - n >= 0 and data[at - n] == 13:
+        n += 1
+    return n
 
 
 def _lines(data: bytes, layout: _Layout) -> list[tuple[int, bytes]]:

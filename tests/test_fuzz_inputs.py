@@ -308,6 +308,7 @@ def duckdb_parts(data: bytes, line: bytes) -> list[bytes]:
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["a", "b", "ab", "", "x y"]), st.sampled_from(["\n", "\r\n", "\r"])),
                 min_size=1, max_size=12), st.sets(st.sampled_from(["a", "b", "ab", "x y"]), min_size=1))
+@example(lines=[("a", "\r\n"), ("a", "\r"), ("", "\r"), ("ab", "\n")], wanted={"a", "b"})  # "\r\r": the second is eaten
 def test_line_numbers_match_a_plain_split(tmp_path_factory: pytest.TempPathFactory,
                                           lines: list[tuple[str, str]], wanted: set[str]) -> None:
     """Every line DuckDB reads that is exactly a wanted text, numbered as the line an editor shows it on."""
