@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from schemas.config import Config, load_config
-from tasks.corpus import chunk_document, read_corpus
 from tasks.embed import load_model
-from tasks.indexing import build_index
+from tasks.index.corpus import chunk_document, read_corpus
+from tasks.index.stage import build_index
 
 CONFIG = Path("data/configs/demo.yaml")
 DEMO_CORPUS = Path("data/demo/corpus.jsonl")

@@ -20,8 +20,8 @@ from typing import Any
 
 from schemas.config import load_config
 from schemas.extract import Lexicon
-from tasks.corpus import Document, chunk_document, read_corpus
-from tasks.enrich import enrich
+from tasks.index.corpus import Document, chunk_document, read_corpus
+from tasks.index.enrich import enrich
 
 CONFIG = Path("data/configs/demo.yaml")
 CORPUS = Path("data/demo/corpus.jsonl")

@@ -3,14 +3,14 @@
     .venv/bin/python -m benchmarks.bench_lookup [--entries N] [--questions Q] [--embed-questions E] [--json]
 
 The publication is built in a temporary directory in the plan stage's output format (manifest.json,
-config.json, lexicon.json, templates.parquet and cache.parquet with tasks.plan_stage's TEMPLATE_SCHEMA and
+config.json, lexicon.json, templates.parquet and cache.parquet with tasks.plan.stage's TEMPLATE_SCHEMA and
 CACHE_SCHEMA), with the product's own functions and without LanceDB or a model:
 
 * a mined sample like the demo log (data/demo/generate_logs.py imported: its shapes, phrasings, Zipf
   frequencies, noise, PII and follow-ups; 60,000 questions) is scrubbed and skeletonised with
   `schemas.extract.Lexicon` (facet values from data/demo/corpus.jsonl, as `build_index` derives them);
   every skeleton seen at least `mining.min_count` times is a shape, typed by the generator's ground truth;
-* a template per shape from `tasks.rules_writer.write_template`, validated with `schemas.plan.validate_plan`;
+* a template per shape from `tasks.plan.rules_writer.write_template`, validated with `schemas.plan.validate_plan`;
   route by type (single and null: one search; comparison, temporal, bridge: split; aggregation and
   verification: split plus the original question);
 * a cache entry (key from `schemas.extract.cache_key`, plan from `fill_slots`) per shape and constraint
@@ -76,7 +76,7 @@ SYLLABLES = ["ka", "ro", "mi", "ne", "tu", "sa", "lo", "vi", "pe", "da", "go", "
 
 def corpus_values(config: Config) -> dict[str, list[str]]:
     """Category facet values named in the demo corpus: what `Index.facet_values()` returns after indexing."""
-    from tasks.corpus import read_corpus
+    from tasks.index.corpus import read_corpus
 
     docs = read_corpus(CORPUS)
     cats = [f.name for f in config.facets if f.kind == "category"]
@@ -148,8 +148,8 @@ class QuestionMaker:
 
 
 def evaluation(route: str, questions: int) -> dict[str, Any]:
-    """What tasks.routing.decide_route records for a shape, with made-up coverage figures."""
-    from tasks.routing import ROUTES, ShapeEvaluation
+    """What tasks.plan.routing.decide_route records for a shape, with made-up coverage figures."""
+    from tasks.plan.routing import ROUTES, ShapeEvaluation
 
     if route == "one_search":
         return ShapeEvaluation("one_search", questions, searches={"one_search": 1.0}).to_json()
@@ -159,8 +159,8 @@ def evaluation(route: str, questions: int) -> dict[str, Any]:
 
 def build_publication(run_dir: Path, entries_target: int, config: Config) -> dict[str, Any]:
     """Write a complete publication with about `entries_target` cache entries; what is in it."""
-    from tasks.plan_stage import CACHE_SCHEMA, TEMPLATE_SCHEMA
-    from tasks.rules_writer import write_template
+    from tasks.plan.rules_writer import write_template
+    from tasks.plan.stage import CACHE_SCHEMA, TEMPLATE_SCHEMA
 
     values = corpus_values(config)
     lexicon = Lexicon(config, values)
@@ -183,7 +183,7 @@ def build_publication(run_dir: Path, entries_target: int, config: Config) -> dic
     recurring = [s for s, n in count.most_common() if n >= config.mining.min_count]
 
     # 2. Templates, routes, entries for the real shapes.
-    from tasks.mining import shape_id as make_shape_id
+    from tasks.mine.mining import shape_id as make_shape_id
 
     facets: dict[str, set[str]] = {f.name: set() for f in config.facets}
     facets.update(lexicon.known_values())

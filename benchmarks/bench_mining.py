@@ -20,7 +20,7 @@ Side by side in one process, interleaved (scans x S, mining, scans x S, mining, 
 1. a plain DuckDB scan that parses every column of the window's files
    (``SELECT count(*), count(ts), count("user"), count(query) FROM read_json(...)``), ``--scan-repeat`` times
    before the first and after each mining round;
-2. the whole mining stage, ``tasks.mine_stage.mine()`` on a fresh index handle (empty embedding memo) into a
+2. the whole mining stage, ``tasks.mine.stage.mine()`` on a fresh index handle (empty embedding memo) into a
    fresh staging directory, with a timer around each phase: ingest (DuckDB read, quarantine, PII scrub of
    quarantined text), extract (scrub + constraints + skeleton per distinct query, the join back), merge
    (embedding the skeletons, grouping near duplicates), shapes, classify (rules plus one index search per
@@ -28,7 +28,7 @@ Side by side in one process, interleaved (scans x S, mining, scans x S, mining, 
    own ("merge: embedding", "classify: embedding", "classify: search"). ``--repeat`` rounds (default 2: a first
    and a next night; the next-night figure is the median of rounds 2 .. R).
 
-The index it mines against is built once from ``data/demo/corpus.jsonl`` with ``tasks.indexing.build_index``.
+The index it mines against is built once from ``data/demo/corpus.jsonl`` with ``tasks.index.stage.build_index``.
 The machine is shared and noisy, so the figure that matters is the ratio measured side by side.
 """
 
@@ -139,7 +139,7 @@ def generate_logs(rows: int, dest: Path, extra_days: int = 0) -> dict[str, Any]:
 
 def scan_sql(logs: Path, days: list[str] | None = None) -> str:
     """The scan of every file of the log, or of the files of `days` (the window a round mines)."""
-    from tasks.logs import sql_files
+    from tasks.ingest.logs import sql_files
 
     suffix = _suffix(logs)
     files = ([str(logs / f"date={d}" / f"part-000{suffix}") for d in days] if days
@@ -219,7 +219,7 @@ class PhaseTimer:
         return timed
 
 
-PHASES = {  # attribute of tasks.mine_stage -> phase name
+PHASES = {  # attribute of tasks.mine.stage -> phase name
     "ingest": "ingest", "extract_distinct": "extract", "merge_skeletons": "merge", "build_shapes": "shapes",
     "classify_shapes": "classify", "write_shapes": "write", "summarize": "summarize",
 }  # questions.parquet is written on a second thread (`write_questions`): waiting for it counts as "other"
@@ -227,12 +227,12 @@ PHASES = {  # attribute of tasks.mine_stage -> phase name
 
 @contextmanager
 def instrumented(timer: PhaseTimer, embedder: Any) -> Iterator[None]:
-    """Time mine()'s phases by wrapping the names it calls in tasks.mine_stage (restored afterwards).
+    """Time mine()'s phases by wrapping the names it calls in tasks.mine.stage (restored afterwards).
 
     Inside a phase, the embedding calls (`embedder.encode`, `embedder.encode_one`) are timed as
     "<phase>: embedding" and the index searches (`_best_scores`) as "<phase>: search".
     """
-    import tasks.mine_stage as stage
+    import tasks.mine.stage as stage
 
     saved = {name: getattr(stage, name) for name in [*PHASES, "_best_scores", "skeleton_embedder"]}
     timed: list[Any] = []
@@ -264,8 +264,8 @@ def mine_once(logs: Path, config: Any, uri: str, staging: Path, days: list[str],
     """One full mining run of the window `days` (the morning after its last day) on a fresh index handle, with
     the merge memory of `last_run` (the night before's staging folder, as a publication keeps it); seconds,
     per-phase seconds, the MineResult as JSON (with the number of skeletons embedded and of index searches made)."""
-    from tasks.mine_stage import mine
-    from tasks.store import Index
+    from tasks.index.store import Index
+    from tasks.mine.stage import mine
 
     index = Index(uri, config)  # a new Embedder: empty encode_one memo (the model itself is loaded once)
     if staging.exists():
@@ -309,7 +309,7 @@ def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, 
         skeleton_dtype: Literal["auto", "float32", "bfloat16"] = "auto") -> dict[str, Any]:
     from schemas.config import load_config
     from tasks.embed import load_model, resolve_dtype
-    from tasks.indexing import build_index
+    from tasks.index.stage import build_index
 
     config = load_config(CONFIG)
     config.mining.workers = workers

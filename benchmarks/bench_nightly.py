@@ -65,7 +65,7 @@ def child(corpus: str, logs: str, out: str, result: str) -> int:
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "300")
     import flows.run as run_mod
     from flows.nightly import nightly_flow
-    from flows.publication import Run
+    from tasks.publish.run import Run
 
     t_imported = time.perf_counter()
     stages: dict[str, dict[str, float]] = {}

@@ -8,8 +8,8 @@ import random
 import re
 import time
 
-from tasks.corpus import Document
-from tasks.indexing import _lower_case_phrases
+from tasks.index.corpus import Document
+from tasks.index.stage import _lower_case_phrases
 
 
 def main() -> None:

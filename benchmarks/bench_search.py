@@ -3,7 +3,7 @@
     .venv/bin/python -m benchmarks.bench_search [--corpus FILE] [--questions FILE] [--config FILE] [-k K]
                                                 [--rounds R] [--json]
 
-The index is built from the corpus in a temporary directory (`tasks.indexing.build_index`, which also builds
+The index is built from the corpus in a temporary directory (`tasks.index.stage.build_index`, which also builds
 the full-text index). The questions (a labeled set's `questions.jsonl`) are embedded first, so only the search
 is timed: `Index._search` (cosine, LanceDB) against `Index._hybrid` (the same cosine search plus a BM25 search of
 the same chunks, fused as the config's `planning.hybrid_fusion` says), each question once per round, unfiltered
@@ -32,8 +32,8 @@ CONFIG = ROOT / "data" / "configs" / "multihop_rag.yaml"
 def run(corpus: Path, questions: Path, config_path: Path, k: int, rounds: int) -> dict[str, Any]:
     from schemas.config import load_config
     from schemas.extract import Lexicon
-    from tasks.indexing import build_index
-    from tasks.store import Index
+    from tasks.index.stage import build_index
+    from tasks.index.store import Index
 
     config = load_config(config_path)
     texts = [json.loads(line)["question"] for line in questions.read_text(encoding="utf-8").splitlines()

@@ -21,7 +21,7 @@ from pathlib import Path
 from schemas.cache import PlanCache
 from tasks.evaluate import labeled_plans, read_labeled
 from tasks.executor import MERGES, StepResult, round_robin, run_plan, search_original, step_depth
-from tasks.store import Index, rank_fusion
+from tasks.index.store import Index, rank_fusion
 
 Lists = list[list[str]]
 

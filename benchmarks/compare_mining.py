@@ -36,8 +36,8 @@ root, work, staging, logs = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[
 sys.path.insert(0, str(root))
 from benchmarks.bench_mining import plain_scan
 from schemas.config import load_config
-from tasks.mine_stage import mine
-from tasks.store import Index
+from tasks.mine.stage import mine
+from tasks.index.store import Index
 config = load_config(root / "data" / "configs" / "demo.yaml")
 config.mining.workers = 2
 index = Index(str(work / "index" / "lancedb"), config)

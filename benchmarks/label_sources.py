@@ -21,7 +21,7 @@ from typing import Any
 
 from schemas.config import load_config
 from tasks.evaluate import read_labeled
-from tasks.indexing import read_checked
+from tasks.index.stage import read_checked
 
 
 def unnamed_part_questions(config_path: Path, corpus: Path, questions: Path, facet: str | None

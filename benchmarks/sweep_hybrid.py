@@ -6,7 +6,7 @@
 
 Each labeled question with parts is looked up in the publication, and its routed plan (as published: routing
 is not re-run) and its original question are searched by cosine and by BM25 once, `--deepest` deep. Every
-setting then fuses the two lists cut to its depth by standard scores (`tasks.store.score_fusion`, the cosine
+setting then fuses the two lists cut to its depth by standard scores (`tasks.index.store.score_fusion`, the cosine
 weighted as the setting says) and builds the context by round robin, topped up from the original question, as
 `planbake eval` does. The setting the publication was built with reproduces its routed count.
 """
@@ -23,7 +23,7 @@ import numpy as np
 from schemas.cache import PlanCache
 from tasks.evaluate import labeled_plans, read_labeled
 from tasks.executor import round_robin, run_plan, search_original, step_depth
-from tasks.store import Index, score_fusion
+from tasks.index.store import Index, score_fusion
 
 Scored = list[tuple[str, float]]
 

@@ -11,15 +11,15 @@ from typing import Any, get_args
 from prefect import get_run_logger
 from prefect.exceptions import MissingContextError
 
-from flows.publication import Run
 from flows.stages import index_stage, mine_stage, plan_stage, published_index
 from schemas.config import DEFAULT_CONFIG, Config, ConfigError, Writer, load_config, published_config
 from schemas.publication import NoPublication, read_manifest
-from tasks.corpus import corpus_not_found
-from tasks.gate import GateRejected, QualityGate
-from tasks.logs import LogError, check_window, log_files
-from tasks.model_writer import check_server
-from tasks.publish import STAGE_FILES, previous_publication, publish_lock
+from tasks.index.corpus import corpus_not_found
+from tasks.ingest.logs import LogError, check_window, log_files
+from tasks.plan.model_writer import check_server
+from tasks.publish.gate import GateRejected, QualityGate
+from tasks.publish.root import STAGE_FILES, previous_publication, publish_lock
+from tasks.publish.run import Run
 from tasks.scale import task_runner
 
 EXPECTED_FAILURE = "planbake_expected"  # a log record's attribute: a failure the CLI reports in its own words

@@ -6,15 +6,15 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from flows.publication import Run
 from schemas.config import Config
 from schemas.publication import EMBED_CACHE, NoPublication, index_location
-from tasks.indexing import build_index_task, export_parquet_task, index_uri
-from tasks.logs import LogError
-from tasks.mine_stage import mine_task
-from tasks.plan_stage import plan_task, write_lexicon
+from tasks.index.stage import build_index_task, export_parquet_task, index_uri
+from tasks.index.store import Index, reset_head
+from tasks.ingest.logs import LogError
+from tasks.mine.stage import mine_task
+from tasks.plan.stage import plan_task, write_lexicon
+from tasks.publish.run import Run
 from tasks.scale import TaskEmbedder, run_task
-from tasks.store import Index, reset_head
 
 
 def index_stage(run: Run, corpus: str, config: Config, run_date: date, quiet: bool, runner: Any = None) -> Index:
@@ -62,7 +62,7 @@ VLLM_MISSING = ("writer 'vllm' needs the 'gpu' extra (pip install 'planbake[gpu]
 
 def model_generator(config: Config, writer: str) -> Any:
     """The model writer's batch generator, or None for the rule writer."""
-    from tasks.model_writer import openai_generator, vllm_generator
+    from tasks.plan.model_writer import openai_generator, vllm_generator
 
     if writer == "rules":
         return None

@@ -164,9 +164,9 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from tasks.corpus import CorpusError
-        from tasks.gate import GateRejected
-        from tasks.publish import PublishBusy
+        from tasks.index.corpus import CorpusError
+        from tasks.publish.gate import GateRejected
+        from tasks.publish.root import PublishBusy
 
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, _on_interrupt)
@@ -241,7 +241,7 @@ def _live_run(out: Any) -> Path | None:
 def _published_here(out: Any) -> Path | None:
     """The live run under `out` when this process published it (not a run another process published meanwhile,
     such as the one a `--wait` waited for)."""
-    from tasks.publish import PUBLISHED_HERE
+    from tasks.publish.root import PUBLISHED_HERE
 
     live = _live_run(out)
     return live if live is not None and live.name in PUBLISHED_HERE else None
@@ -270,9 +270,9 @@ class _OneLineFor(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         from flows.run import EXPECTED_FAILURE
-        from tasks.corpus import CorpusError
-        from tasks.gate import GateRejected
-        from tasks.publish import PublishBusy
+        from tasks.index.corpus import CorpusError
+        from tasks.publish.gate import GateRejected
+        from tasks.publish.root import PublishBusy
 
         expected = (ConfigError, CorpusError, ValueError, PublishBusy, GateRejected, NoPublication, FileNotFoundError,
                     *PATH_ERRORS)
@@ -399,7 +399,7 @@ def search(
     from schemas.config import published_config
     from schemas.extract import Lexicon
     from schemas.publication import check_run, current_run, index_location, read_manifest
-    from tasks.store import Index
+    from tasks.index.store import Index
 
     cfg = load_config(config)
     run = current_run(out)
@@ -488,7 +488,7 @@ def _precheck(stages: list[str], config: str | None, out: Path, **inputs: Any) -
 
     from flows.run import check_inputs
     from flows.stages import VLLM_MISSING
-    from tasks.indexing import read_checked
+    from tasks.index.stage import read_checked
 
     cfg = load_config(config)
     if "plan" in stages and (inputs.get("writer") or cfg.planning.writer) == "vllm" \
@@ -675,7 +675,7 @@ def retrieve(
     from schemas.cache import PlanCache
     from schemas.plan import Plan
     from tasks.executor import retrieve as run_retrieve
-    from tasks.store import Index
+    from tasks.index.store import Index
 
     cache = PlanCache.open(out)
     if config is not None:
@@ -762,7 +762,6 @@ def eval_(
     cfg = load_config(config)
     from flows.run import check_inputs, run_stages
     from schemas.cache import PlanCache
-    from tasks.corpus import read_corpus
     from tasks.evaluate import (
         SYSTEMS,
         check_parts,
@@ -774,7 +773,8 @@ def eval_(
         questions_as_log,
         read_labeled,
     )
-    from tasks.store import Index
+    from tasks.index.corpus import read_corpus
+    from tasks.index.store import Index
 
     labeled = read_labeled(questions)
     check_inputs(["index"], cfg, corpus=corpus, out=out or ".")
@@ -859,9 +859,9 @@ def rollback(
     Example: planbake rollback --out data/out
     """
     from schemas.publication import current_run, index_location, publications
-    from tasks.publish import publish_lock
-    from tasks.publish import rollback as do_rollback
-    from tasks.store import open_table
+    from tasks.index.store import open_table
+    from tasks.publish.root import publish_lock
+    from tasks.publish.root import rollback as do_rollback
 
     def restore_index(manifest: dict[str, Any]) -> None:  # first: a failed restore leaves the pointer as it was
         idx = manifest.get("index", {})

@@ -192,7 +192,7 @@ class PlanCache:
         return talk
 
     def uses_vocabulary(self, shape_id: str) -> bool:
-        """Whether the shape's evaluation chose sub-queries in the corpus's words (see tasks.routing)."""
+        """Whether the shape's evaluation chose sub-queries in the corpus's words (see tasks.plan.routing)."""
         return bool(self.templates[shape_id]["evaluation_doc"].get("vocabulary", {}).get("used"))
 
     def _from_skeleton(self, sk: Skeleton) -> LookupResult:

@@ -138,7 +138,7 @@ class Planning(_Strict):
     budget: int = Field(4, ge=1)
     per_step_k: int = Field(4, ge=1)
     merge: Literal["round_robin", "max", "rrf"] = "round_robin"
-    # How a step searches (tasks/store.py): "vector" by cosine; "hybrid" fuses the cosine ranking with a
+    # How a step searches (tasks/index/store.py): "vector" by cosine; "hybrid" fuses the cosine ranking with a
     # full-text (BM25) ranking of the same filtered chunks, each `hybrid_depth` deep: by reciprocal rank
     # (`hybrid_fusion: rrf`) or by the sum of their standard scores, the cosine's weighted `hybrid_weight` and
     # BM25's 1 - `hybrid_weight` (`scores`). (The "max" merge re-sorts a part's chunks by cosine, so a chunk
@@ -149,14 +149,14 @@ class Planning(_Strict):
     hybrid_weight: float = Field(0.5, ge=0, le=1)
     rerank: bool = False  # within a part, order chunks by similarity to the original question before merging
     min_gain: float = Field(0.0, ge=0)
-    # routing: a chunk of a step is evidence for its value within this cosine of the step's best (tasks/routing.py)
+    # routing: a chunk of a step is evidence for its value within this cosine of the step's best (tasks/plan/routing.py)
     evidence_margin: float = Field(0.2, ge=0)
     # routing: a split needs the question or one of its steps to find a chunk at or above this cosine; below it
     # the corpus likely holds no answer (everything found is merely on topic) and a split only costs searches.
     # Off by default (-1): where it lies depends on the corpus, and a misspelt question scores low too
     split_floor: float = Field(-1.0, ge=-1, le=1)
     corpus_words: bool = True  # sub-queries say a synonym the way their partition's chunks do
-    # clause splits (tasks/clauses.py): words that start a new clause ([] turns clause splits off), and the
+    # clause splits (tasks/plan/clauses.py): words that start a new clause ([] turns clause splits off), and the
     # content words a clause needs to stand alone
     clause_words: list[str] = Field(default_factory=lambda: [
         "while", "whereas", "and", "but", "also", "as well as", "respectively", "according to", "reported by",
@@ -214,7 +214,7 @@ class Retention(_Strict):
 
 
 class Gate(_Strict):
-    """The quality gate before a publication switches (tasks/gate.py). Figures are shares in [0, 1].
+    """The quality gate before a publication switches (tasks/publish/gate.py). Figures are shares in [0, 1].
 
     Floors hold every run, a first one included; drops, rises and caps compare with the last publication.
     Labeled figures are the routed system's, as `planbake eval` scores it, on each set under `labeled:`.

@@ -13,9 +13,9 @@ from schemas.cache import LookupResult, PlanCache
 from schemas.plan import Plan, fill_slots
 from schemas.text import words
 from tasks.executor import Retrieved, retrieve
-from tasks.routing import evidence_depth
-from tasks.store import Index
-from tasks.vocabulary import partition_reach, worded
+from tasks.index.store import Index
+from tasks.plan.routing import evidence_depth
+from tasks.plan.vocabulary import partition_reach, worded
 
 SYSTEMS = ("one-search", "rules", "routed", "routed+original")
 

@@ -14,7 +14,7 @@ from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.extract import Lexicon
 from schemas.plan import Plan, Step, fill_step_slot, step_slots, validate_plan
-from tasks.store import Hit, Index, rank_fusion
+from tasks.index.store import Hit, Index, rank_fusion
 
 
 @dataclass

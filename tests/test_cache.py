@@ -17,7 +17,8 @@ from schemas.extract import fill_skeleton
 from schemas.plan import Plan, fill_slots
 from tasks.evaluate import bridge_right, markdown_rows
 from tasks.executor import Retrieved, StepResult, retrieve, run_plan
-from tasks.routing import (
+from tasks.index.store import Hit, Index
+from tasks.plan.routing import (
     decide_route,
     evidence_depth,
     facet_coverage,
@@ -26,7 +27,6 @@ from tasks.routing import (
     part_targets,
     parts_find_evidence,
 )
-from tasks.store import Hit, Index
 from tests.conftest import ROOT
 
 
@@ -305,7 +305,7 @@ def test_a_file_the_manifest_lists_is_needed_where_lookup_reads_it(demo_publicat
 def test_one_search_serves_current_versions_unless_a_year_is_named(demo_publication: Path) -> None:
     """The whole question's search reads the versions in force; one naming a year reads every version, as a step
     filtered on that year does."""
-    from tasks.store import Index
+    from tasks.index.store import Index
 
     cache = PlanCache.open(demo_publication)
     config = cache.lexicon.config
@@ -495,7 +495,7 @@ def test_eval_refuses_before_any_work(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from planbake.cli import EVAL_MARK, EXIT_INPUT, app
-    from tasks.publish import switch_pointer
+    from tasks.publish.root import switch_pointer
     from tests.conftest import SEED
 
     corpus, questions = SEED / "corpus.jsonl", SEED / "questions.jsonl"

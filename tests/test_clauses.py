@@ -16,12 +16,12 @@ from schemas.answers import NAME_AGREEMENT, ExtractRefused, extract_name, extrac
 from schemas.config import Config, load_config
 from schemas.extract import Lexicon
 from schemas.plan import Plan, check_plan, check_words, fill_slots, validate_plan
-from tasks.clauses import NO_CHUNK, clause_plan, clauses, fit_shared, slot_groups
 from tasks.executor import retrieve, run_plan
-from tasks.indexing import build_index
-from tasks.plan_stage import evidence_reach
-from tasks.rules_writer import slotted, write_template
-from tasks.store import Hit, Index
+from tasks.index.stage import build_index
+from tasks.index.store import Hit, Index
+from tasks.plan.clauses import NO_CHUNK, clause_plan, clauses, fit_shared, slot_groups
+from tasks.plan.rules_writer import slotted, write_template
+from tasks.plan.stage import evidence_reach
 from tests.conftest import ROOT
 
 CONFIG = load_config(ROOT / "data" / "configs" / "multihop_rag.yaml")

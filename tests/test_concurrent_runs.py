@@ -15,7 +15,7 @@ from planbake.cli import EXIT_BUSY
 from schemas.config import load_config
 from schemas.extract import Lexicon
 from schemas.publication import current_run, read_manifest
-from tasks.store import open_table
+from tasks.index.store import open_table
 from tests.conftest import DEMO_CONFIG, ROOT, SEED
 from tests.test_poisoning import NORMAL, normal_rows, write_rows
 

@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from schemas.config import Chunking
-from tasks.corpus import Document, chunk_document
-from tasks.enrich import parse_effective
+from tasks.index.corpus import Document, chunk_document
+from tasks.index.enrich import parse_effective
 
 sentences = st.lists(
     st.text(alphabet="abcdefghij klmnop", min_size=1, max_size=120).map(lambda s: s.strip() + "."),

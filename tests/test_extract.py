@@ -19,8 +19,8 @@ from schemas.constraint import QUALIFIER, Constraint
 from schemas.extract import Lexicon, Skeleton, cache_key
 from schemas.pii import PHONE
 from schemas.text import fold, words
-from tasks.logs import ingest
-from tasks.mining import extract_distinct
+from tasks.ingest.logs import ingest
+from tasks.mine.mining import extract_distinct
 from tests.conftest import DEMO_CONFIG
 
 CONFIG = load_config(DEMO_CONFIG)

@@ -21,11 +21,11 @@ from schemas.config import Config, load_config
 from schemas.extract import Lexicon
 from schemas.followup import NO_PREVIOUS, Conversation, Followups, topic_words_sql
 from schemas.members import ShapeMembers
-from tasks import followups
-from tasks.logs import ingest
-from tasks.mining import build_shapes, extract_distinct, shape_id, write_outputs
-from tasks.plan_stage import CACHE_SCHEMA, TEMPLATE_SCHEMA
-from tasks.report import _followup_lines
+from tasks.ingest.logs import ingest
+from tasks.mine import followups
+from tasks.mine.mining import build_shapes, extract_distinct, shape_id, write_outputs
+from tasks.plan.stage import CACHE_SCHEMA, TEMPLATE_SCHEMA
+from tasks.publish.report import _followup_lines
 from tests.conftest import DEMO_CONFIG, ROOT
 
 CONFIG = load_config(DEMO_CONFIG)

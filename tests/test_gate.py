@@ -18,7 +18,7 @@ from schemas.cache import PlanCache
 from schemas.config import ConfigError, Gate, load_config
 from schemas.publication import NoPublication, current_run, read_manifest
 from tasks.evaluate import questions_as_log, read_labeled
-from tasks.gate import GATE_FILE, GateRejected, QualityGate, compare
+from tasks.publish.gate import GATE_FILE, GateRejected, QualityGate, compare
 from tests.conftest import DEMO_CONFIG, ROOT, SEED
 
 QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."
@@ -185,7 +185,7 @@ def test_first_run_checks_floors_only() -> None:
 
 
 def test_the_gate_reads_the_quarantined_share_from_the_mined_figures(tmp_path: Path) -> None:
-    from tasks.gate import quarantined
+    from tasks.publish.gate import quarantined
 
     assert quarantined({"rows": 48157, "quarantined": 8108}) == pytest.approx(0.1441, abs=1e-4)
     assert quarantined({"rows": 0, "quarantined": 0}) is None and quarantined(None) is None

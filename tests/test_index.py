@@ -16,9 +16,9 @@ from lancedb.index import FTS
 
 from schemas.config import Config, ConfigError, Facet, load_config
 from schemas.extract import Lexicon
-from tasks.corpus import CorpusError, read_corpus
 from tasks.embed import Embedder
-from tasks.indexing import (
+from tasks.index.corpus import CorpusError, read_corpus
+from tasks.index.stage import (
     build_index,
     index_uri,
     misspelt_keys,
@@ -27,8 +27,8 @@ from tasks.indexing import (
     unread_fields,
     valueless_facets,
 )
+from tasks.index.store import FacetColumnsMissing, Index
 from tasks.scale import model_ref
-from tasks.store import FacetColumnsMissing, Index
 from tests.conftest import DEMO_CONFIG, ROOT
 
 RUN_DATE = date(2026, 11, 30)
@@ -763,8 +763,8 @@ def test_bfloat16_embedding_keeps_the_reference_ranking(tmp_path: Path, seed_cor
 
 def test_a_facet_key_in_another_case_is_refused_only_alone() -> None:
     """"Office" alone would be read as no office; beside "office" (which is read) it is just more metadata."""
-    from tasks.corpus import CorpusError, Document
-    from tasks.enrich import check_facet_types
+    from tasks.index.corpus import CorpusError, Document
+    from tasks.index.enrich import check_facet_types
 
     config = load_config(DEMO_CONFIG)
     check_facet_types([Document("a", "text", {"office": "Berlin", "Office": "HQ"}, "c.jsonl:1")], config)
@@ -781,8 +781,8 @@ def test_a_long_document_is_read_for_its_facets_once(monkeypatch: pytest.MonkeyP
     """A document without office metadata takes the one office its text names; read once per document, not
     once per chunk (a 3 MB handbook of 8,000 chunks would otherwise read its whole text 8,000 times)."""
     from schemas.extract import Lexicon
-    from tasks.corpus import Document, chunk_document
-    from tasks.enrich import enrich
+    from tasks.index.corpus import Document, chunk_document
+    from tasks.index.enrich import enrich
 
     config = load_config(DEMO_CONFIG)
     lexicon = Lexicon(config)
@@ -801,8 +801,8 @@ def test_a_long_document_is_read_for_its_facets_once(monkeypatch: pytest.MonkeyP
 
 def _versions(folder: Path, files: dict[str, str]) -> dict[str, tuple[str | None, str | None, bool]]:
     from schemas.extract import Lexicon
-    from tasks.corpus import chunk_corpus, read_corpus
-    from tasks.enrich import enrich
+    from tasks.index.corpus import chunk_corpus, read_corpus
+    from tasks.index.enrich import enrich
 
     folder.mkdir(exist_ok=True)
     for name, text in files.items():
@@ -815,7 +815,7 @@ def _versions(folder: Path, files: dict[str, str]) -> dict[str, tuple[str | None
 
 def test_a_document_that_names_the_version_it_supersedes_is_linked_to_it(tmp_path: Path) -> None:
     """Ids that share no policy key ("travel-rules", "travel-handbook-new") are versions when the newer says so."""
-    from tasks.corpus import CorpusError
+    from tasks.index.corpus import CorpusError
 
     old = "---\noffice: Berlin\neffective_from: 2025-01-01\n---\nTravel: economy class.\n"
     new = "---\noffice: Berlin\neffective_from: 2026-01-01\nsupersedes: travel-rules\n---\nTravel: any class.\n"
@@ -852,7 +852,7 @@ def test_a_remote_index_that_does_not_answer_is_named_as_bad_input(monkeypatch: 
     location) stands in. It becomes one line naming index_uri, exit 2 in the CLI, not a traceback."""
     import lancedb
 
-    from tasks.store import IndexUnreachable, open_table
+    from tasks.index.store import IndexUnreachable, open_table
 
     def unreachable(uri: str) -> None:
         raise RuntimeError("lance error: LanceError(IO): Generic S3 error: Failed to resolve region for bucket "

@@ -14,7 +14,7 @@ from schemas.cache import PlanCache
 from schemas.config import load_config
 from schemas.plan import Plan
 from tasks.executor import MERGES, best_score, reciprocal_rank, reranked, retrieve, round_robin
-from tasks.store import Hit, Index, best_cosine, rank_fusion, score_fusion
+from tasks.index.store import Hit, Index, best_cosine, rank_fusion, score_fusion
 from tests.conftest import DEMO_CONFIG
 
 PARTS = [[("b1", 0.9), ("b2", 0.85), ("b3", 0.8)], [("a1", 0.6), ("a2", 0.55)]]

@@ -25,17 +25,17 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 
-import tasks.logs as logs_module
+import tasks.ingest.logs as logs_module
 from schemas.config import Config, load_config
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber, read_plain_words
 from schemas.publication import current_run, read_manifest
 from schemas.text import fold
-from tasks import followups
-from tasks.logs import LogError, ingest, log_files
-from tasks.mine_stage import mine
-from tasks.mining import NEAR_TOP_SQL, _seed, near_top, roles
-from tasks.store import Index
+from tasks.index.store import Index
+from tasks.ingest.logs import LogError, ingest, log_files
+from tasks.mine import followups
+from tasks.mine.mining import NEAR_TOP_SQL, _seed, near_top, roles
+from tasks.mine.stage import mine
 from tests.conftest import DEMO_CONFIG, ROOT
 from tests.test_privacy import NEAR_DUPLICATE, OFFICES, UNIQUE, build_seed_index, find_leaks, write_log
 
@@ -1150,7 +1150,7 @@ def test_a_next_run_recalls_the_lines_of_the_last(tmp_path: Path, small_index: t
     assert len([r for r in first[0] if r["question_id"] == first[0][0]["question_id"]]) == 2  # the twice-logged
     on_disk = b"".join(f.read_bytes() for f in held) + str(kept).encode()
     assert not any(w in on_disk for w in (b"jane", b"example.com", b"per diem in Berlin", b"quokka", b"'u1'"))
-    with patch("tasks.logs._source_sql", wraps=logs_module._source_sql) as parse:
+    with patch("tasks.ingest.logs._source_sql", wraps=logs_module._source_sql) as parse:
         assert run() == first
     assert "split WHERE NOT matched" in parse.call_args.args[2]  # the held lines were not parsed again
     # The memo's rows, not a new extraction: a skeleton changed in it shows through; one hash naming two texts
@@ -1178,7 +1178,7 @@ def test_a_next_run_recalls_the_lines_of_the_last(tmp_path: Path, small_index: t
     pq.write_table(table.filter(pa.compute.not_equal(table["kind"], "sk")), held[1])
     assert run() == first
     # A memo that cannot be written costs the next run time, not this run its outputs.
-    with patch("tasks.lines.LineMemo.keep", side_effect=OSError("disk full")):
+    with patch("tasks.ingest.lines.LineMemo.keep", side_effect=OSError("disk full")):
         shutil.rmtree(memo_dir)
         assert run() == first
     assert not list(memo_dir.glob("lines-*/*.parquet"))

@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import tasks.mining as mining
+import tasks.mine.mining as mining
 from schemas.config import load_config
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
 from tasks.embed import Embedder
-from tasks.logs import ingest
-from tasks.memory import MEMORY_FILE, MergeMemory
-from tasks.vectors import IDLE_RUNS, VectorStore
-from tasks.vectors import text_key as vectors_key
+from tasks.ingest.logs import ingest
+from tasks.mine.memory import MEMORY_FILE, MergeMemory
+from tasks.mine.vectors import IDLE_RUNS, VectorStore
+from tasks.mine.vectors import text_key as vectors_key
 from tests.conftest import DEMO_CONFIG
 
 CONFIG = load_config(DEMO_CONFIG)

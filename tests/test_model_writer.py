@@ -14,9 +14,9 @@ from schemas.config import load_config
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
 from schemas.plan import PLAN_SCHEMA
-from tasks.model_writer import build_messages, excerpt, vllm_generator
-from tasks.plan_stage import write_templates
-from tasks.rules_writer import slotted, write_template
+from tasks.plan.model_writer import build_messages, excerpt, vllm_generator
+from tasks.plan.rules_writer import slotted, write_template
+from tasks.plan.stage import write_templates
 from tests.conftest import DEMO_CONFIG
 
 CONFIG = load_config(DEMO_CONFIG)
@@ -189,7 +189,7 @@ class ChatServer:
 @pytest.fixture
 def no_retry_delay(monkeypatch: pytest.MonkeyPatch) -> None:
     """The production backoff (1, 2, 4 s), checked here once, then no waiting in the tests."""
-    from tasks import model_writer
+    from tasks.plan import model_writer
 
     assert model_writer.chat_completion.retries == 3
     assert model_writer.chat_completion.retry_delay_seconds == [1, 2, 4]
@@ -199,7 +199,7 @@ def no_retry_delay(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_openai_compatible_endpoint_with_retry(prefect_harness: None, no_retry_delay: None) -> None:
     """One transient 503 is retried, then a JSON-schema constrained answer is accepted."""
-    from tasks import model_writer
+    from tasks.plan import model_writer
 
     with ChatServer([503]) as srv:
         written, fallbacks = write_templates([(SHAPE, [SK])], srv.config, LEXICON,
@@ -217,7 +217,7 @@ def test_only_transient_errors_are_retried(prefect_harness: None, no_retry_delay
     """A permanent error (4xx) fails at once; transient ones retry three times at most."""
     import httpx
 
-    from tasks import model_writer
+    from tasks.plan import model_writer
 
     messages = build_messages(SK.text, "comparison", CONFIG, {})
     with ChatServer(statuses) as srv:
@@ -235,7 +235,7 @@ def test_a_server_that_keeps_failing_leaves_the_shapes_to_the_rule_writer(prefec
                                                                           no_retry_delay: None) -> None:
     """A permanent error (or transient ones past the retries) is a rejection of every pending shape: the
     rule writer writes their templates and the fallbacks are counted; the plan stage goes on."""
-    from tasks import model_writer
+    from tasks.plan import model_writer
 
     with ChatServer([400]) as srv:
         written, fallbacks = write_templates([(SHAPE, [SK])], srv.config, LEXICON,
@@ -251,7 +251,7 @@ def test_a_refused_api_key_fails_the_run_instead_of_falling_back(prefect_harness
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A 401 or 403 is the config's fault: every later shape would be refused too, and a night of rule plans
     published as the model's would pass the gate on a first run. The run fails, naming the variable."""
-    from tasks import model_writer
+    from tasks.plan import model_writer
 
     monkeypatch.setenv("PLANBAKE_TEST_KEY", "wrong")
     for status in (401, 403):
@@ -267,7 +267,7 @@ def test_the_server_check_sends_the_key_and_refuses_a_refused_one(monkeypatch: p
     import threading
     from http.server import BaseHTTPRequestHandler, HTTPServer
 
-    from tasks.model_writer import ModelServerRefused, check_server
+    from tasks.plan.model_writer import ModelServerRefused, check_server
 
     class Models(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
@@ -294,7 +294,7 @@ def test_the_server_check_sends_the_key_and_refuses_a_refused_one(monkeypatch: p
 def test_transient_error_classes() -> None:
     import httpx
 
-    from tasks.model_writer import is_transient
+    from tasks.plan.model_writer import is_transient
 
     request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
 
@@ -428,7 +428,7 @@ def test_a_model_server_that_does_not_answer_is_refused_before_any_work(tmp_path
     from typer.testing import CliRunner
 
     from planbake.cli import app
-    from tasks.model_writer import check_server
+    from tasks.plan.model_writer import check_server
 
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))

@@ -747,7 +747,7 @@ def test_a_value_named_once_filters_every_step_of_a_split(skeleton: str, shape_t
     """A split per value of one facet keeps the other facets the question names once as filters of each step:
     each year's search of "the per diem in Berlin" searches Berlin's chunks, not every office's."""
     from schemas.config import load_config
-    from tasks.rules_writer import write_template
+    from tasks.plan.rules_writer import write_template
     from tests.conftest import DEMO_CONFIG
 
     plan = write_template(skeleton, shape_type, load_config(DEMO_CONFIG))
@@ -758,7 +758,7 @@ def test_a_value_named_once_filters_every_step_of_a_split(skeleton: str, shape_t
 
 def test_constraints_listed_in_another_order_are_one_sample() -> None:
     """One value set is one cache key and one sample, whichever order its questions listed the constraints in."""
-    from tasks.plan_stage import _samples
+    from tasks.plan.stage import _samples
 
     berlin_first = json.dumps([["office", "Berlin"], ["qualifier", "birth parent"]])
     qualifier_first = json.dumps([["qualifier", "birth parent"], ["office", "Berlin"]])
@@ -783,7 +783,7 @@ def test_frame_words_leave_the_steps_queries() -> None:
     """"does the article suggest ...": words of the question's framing, which no chunk says, are left out of
     every step's query (`planning.frame_words`); slots and step references stay; [] keeps every word."""
     from schemas.config import load_config
-    from tasks.rules_writer import unframed, write_template
+    from tasks.plan.rules_writer import unframed, write_template
     from tests.conftest import DEMO_CONFIG
 
     config = load_config(DEMO_CONFIG)

@@ -26,8 +26,8 @@ from schemas.cache import PlanCache
 from schemas.config import load_config
 from schemas.publication import DamagedPublication, NoPublication, current_manifest, current_run
 from tasks.evaluate import questions_as_log, read_labeled
-from tasks.logs import LogError
-from tasks.publish import PublishBusy, baseline, publish, publish_lock, rollback, stage_dir, switch_pointer
+from tasks.ingest.logs import LogError
+from tasks.publish.root import PublishBusy, baseline, publish, publish_lock, rollback, stage_dir, switch_pointer
 from tests.conftest import DEMO_CONFIG, ROOT, SEED
 
 QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."
@@ -140,7 +140,7 @@ def test_a_copied_publication_reads_and_writes_its_own_index(seed_run: dict, tmp
     table, from any working folder, and never writes into the original's."""
     import shutil
 
-    from tasks.store import open_table
+    from tasks.index.store import open_table
 
     original = seed_run["out"]
     copy = tmp_path / "copy"
@@ -192,7 +192,7 @@ def test_rollback_returns_to_previous_publication(seed_run: dict) -> None:
 
     shape_ids = pq.read_table(current_run(out) / "templates.parquet", columns=["shape_id"]).column(0).to_pylist()
     assert len(shape_ids) > 2 and shape_ids == sorted(shape_ids)
-    from tasks import store
+    from tasks.index import store
 
     def failing_table(uri: str, name: str) -> Any:
         class Table:
@@ -208,7 +208,7 @@ def test_rollback_returns_to_previous_publication(seed_run: dict) -> None:
     res = CliRunner().invoke(app, ["rollback", "--out", str(out), "--json"])
     assert res.exit_code == 0, res.output
     assert current_manifest(out)["run_id"] == first["run_id"]
-    from tasks.store import open_table
+    from tasks.index.store import open_table
 
     table = open_table(first["index"]["uri"], "chunks")
     assert table is not None and "leave-amsterdam" in table.to_arrow().column("id").to_pylist()
@@ -602,7 +602,7 @@ def test_a_log_file_in_utf16_is_refused_and_publishes_nothing(seed_run: dict, tm
 
 
 def test_retention_prunes_the_oldest_but_never_the_live_one_or_its_previous(tmp_path: Path) -> None:
-    from tasks.publish import keep_rejected, prune, rollback
+    from tasks.publish.root import keep_rejected, prune, rollback
 
     out = tmp_path / "out"
     ids = [f"20261120T0{n}0000Z-0000" for n in range(5)]
@@ -629,7 +629,7 @@ def test_retention_prunes_the_oldest_but_never_the_live_one_or_its_previous(tmp_
 def test_a_run_is_on_disk_before_the_pointer_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every file and folder of a run is flushed before the pointer switch, and the switch itself after it: a
     machine that crashes never comes back to a pointer naming a half-written run."""
-    import tasks.publish as publishing
+    import tasks.publish.root as publishing
 
     out = tmp_path / "out"
     staging = stage_dir(out, "20261203T000000Z-0001")
@@ -650,7 +650,7 @@ def test_a_run_is_on_disk_before_the_pointer_names_it(tmp_path: Path, monkeypatc
 def test_the_index_version_is_on_disk_before_the_pointer_names_it(seed_run: dict,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A run that indexed flushes the table files it wrote (the version, its tag) before the switch."""
-    import tasks.publish as publishing
+    import tasks.publish.root as publishing
 
     out = seed_run["out"]
     flushed: list[tuple[str, bool]] = []
@@ -990,12 +990,12 @@ def test_an_api_lost_after_the_publication_is_a_warning(tmp_path: Path, capsys: 
     import httpx
     import typer
 
-    import tasks.publish
+    import tasks.publish.root
     from planbake import cli
-    from tasks.publish import switch_pointer
+    from tasks.publish.root import switch_pointer
 
     monkeypatch.setattr(cli, "_interrupted", [])
-    monkeypatch.setattr(tasks.publish, "PUBLISHED_HERE", [])
+    monkeypatch.setattr(tasks.publish.root, "PUBLISHED_HERE", [])
     out = tmp_path / "out"
     (out / "runs" / "r1").mkdir(parents=True)
     switch_pointer(out, "r1")
@@ -1005,7 +1005,7 @@ def test_an_api_lost_after_the_publication_is_a_warning(tmp_path: Path, capsys: 
             (out / "runs" / publishes).mkdir()
             switch_pointer(out, publishes)
             if publishes != "by-another":
-                tasks.publish.PUBLISHED_HERE.append(publishes)
+                tasks.publish.root.PUBLISHED_HERE.append(publishes)
         raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
 
     for command, publishes in [(cli._errors(run), ""), (cli._errors(run), "by-another"),
@@ -1076,7 +1076,7 @@ def test_search_shows_each_version_as_current_superseded_or_not_yet_in_force() -
     from dataclasses import replace
 
     from planbake.cli import version_state
-    from tasks.store import Hit
+    from tasks.index.store import Hit
 
     as_of = date(2026, 6, 1)  # the index's run date: what decided `is_current`
     base = Hit("remote-2026", 0.8, "text", {}, date(2026, 1, 1), "remote-2025", None, True)
@@ -1094,10 +1094,10 @@ def test_pruned_publications_take_their_table_versions_with_them(tmp_path: Path,
     once a day old, in case another writer shares the table: no waiting here.)"""
     from datetime import timedelta
 
-    import tasks.store
-    from tasks.store import open_table
+    import tasks.index.store
+    from tasks.index.store import open_table
 
-    monkeypatch.setattr(tasks.store, "UNTAGGED_KEPT", timedelta(0))
+    monkeypatch.setattr(tasks.index.store, "UNTAGGED_KEPT", timedelta(0))
 
     cfg = load_config(DEMO_CONFIG)
     cfg.retention.runs = 2

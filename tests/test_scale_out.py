@@ -94,7 +94,7 @@ def test_embedding_is_cached_on_its_inputs(prefect_harness: None) -> None:
 
 def test_embedding_results_stay_under_the_root_and_old_ones_are_pruned(tmp_path: Path, prefect_harness: None) -> None:
     from schemas.publication import EMBED_CACHE
-    from tasks.publish import prune
+    from tasks.publish.root import prune
     from tasks.scale import TaskEmbedder
 
     cache = tmp_path / EMBED_CACHE

@@ -15,10 +15,10 @@ from schemas.extract import Lexicon
 from schemas.plan import check_plan, fill_slots
 from schemas.vocabulary import Vocabulary, count_terms, synonym_groups
 from tasks.evaluate import markdown_vocabulary
-from tasks.report import _vocabulary_lines
-from tasks.rules_writer import write_template
-from tasks.store import Index
-from tasks.vocabulary import keeps_constraints, worded
+from tasks.index.store import Index
+from tasks.plan.rules_writer import write_template
+from tasks.plan.vocabulary import keeps_constraints, worded
+from tasks.publish.report import _vocabulary_lines
 from tests.conftest import DEMO_CONFIG
 
 QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."

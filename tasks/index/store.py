@@ -18,9 +18,9 @@ from lancedb.index import FTS, Bitmap, BTree
 from schemas.arrow import chunk_schema, facet_columns
 from schemas.config import Config
 from schemas.text import plain_words
-from tasks.corpus import Chunk
 from tasks.embed import Embedder
-from tasks.enrich import EnrichedChunk
+from tasks.index.corpus import Chunk
+from tasks.index.enrich import EnrichedChunk
 
 
 @dataclass

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from schemas.config import Bill
-from tasks.gate import report_lines
+from tasks.publish.gate import report_lines
 
 
 def bill(b: Bill, searches: int, rounds: int, planner_steps: int = 0) -> dict[str, float]:

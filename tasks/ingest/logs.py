@@ -25,7 +25,7 @@ import pyarrow as pa
 from schemas.pii import Scrubber
 
 if TYPE_CHECKING:
-    from tasks.lines import LineMemo
+    from tasks.ingest.lines import LineMemo
 
 
 class LogError(ValueError):
@@ -484,7 +484,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     an output through it. With `defer_quarantine`, the table `quarantine` is complete only once
     `Ingested.finish` returns.
 
-    With a line memo (`tasks.lines`; a JSONL log), the lines it holds are not parsed: their rows, extracted by
+    With a line memo (`tasks.ingest.lines`; a JSONL log), the lines it holds are not parsed: their rows, extracted by
     an earlier run, are the view `recalled_lines` (ts, user as its hash, question_id, y, and skh and vsh, 64 bits
     of the MD5 of its skeleton and of its value set, whose texts are the tables `held_sk` and `held_vs`); `rows`
     holds the others, with their memo key (filename, key, len). Without one, `recalled_lines` is empty.
@@ -590,7 +590,7 @@ def _hold(con: duckdb.DuckDBPyConnection, memo: LineMemo | None, files: list[str
     """The tables `held` (the rows of the memos of the unchanged log files, but those dated in the future: such a
     line is read, and quarantined, anew; `log` names the row's log file, `logged` has that file's place among
     `files` alone: a memo keeps no row that shares its user and second with another question of its file, so
-    its rows need no line order, `tasks.lines`), `held_sk` and `held_vs` (the skeletons and value sets they name
+    its rows need no line order, `tasks.ingest.lines`), `held_sk` and `held_vs` (the skeletons and value sets they name
     by hash): empty without a memo. Every memo is read whole here, and checked, so an
     unreadable or inconsistent one is dropped (its lines are read anew) before any of it is used."""
     paths = memo.look(files) if memo is not None else []

@@ -3,7 +3,7 @@ seen before.
 
 A moving log window shares all but a day with last night's, and so most of its distinct questions. The memo
 holds, for each distinct (question, year) of the last run whose shape recurred, its skeleton, signature, slots and
-constraints (rows of the table `mapping` of `tasks.mining`), keyed by the MD5 of the raw question: no raw
+constraints (rows of the table `mapping` of `tasks.mine.mining`), keyed by the MD5 of the raw question: no raw
 question is written to disk (a key can only confirm a question already guessed whole), what
 is stored is as scrubbed as questions.parquet, and, as there, nothing of a shape that does not recur. It is valid
 for one extraction only: its file name carries a fingerprint of the lexicon, the scrubber, the DuckDB version and
@@ -24,11 +24,11 @@ import duckdb
 
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
-from tasks.logs import sql_files
+from tasks.ingest.logs import sql_files
 
-# The modules whose code extracts a question (`tasks.mining` holds the SQL passes)
+# The modules whose code extracts a question (`tasks.mine.mining` holds the SQL passes)
 _EXTRACTION_MODULES = ("schemas.constraint", "schemas.extract", "schemas.extract_sql", "schemas.pii", "schemas.text",
-                       "tasks.extract_rows", "tasks.mining")
+                       "tasks.mine.extract_rows", "tasks.mine.mining")
 def key_sql(column: str) -> str:
     """The memo's key of the raw question in `column`, in DuckDB SQL: its MD5 as two 64-bit halves (a 128-bit
     number would be written to Parquet as a DOUBLE, which keeps 53 bits of it)."""

@@ -4,7 +4,7 @@ Keyed by the model and a hash of the text: no question or skeleton text is writt
 the vectors of the last run and of the `IDLE_RUNS` runs before it (a skeleton whose second user leaves the
 window often comes back within days), so it stays about as large as one log window. A pure cache: any run may
 add to it, and losing it costs time, nothing else (last night's merge is kept by the publication:
-`tasks/memory.py`).
+`tasks/mine/memory.py`).
 """
 
 from __future__ import annotations

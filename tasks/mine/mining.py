@@ -24,14 +24,14 @@ from schemas.extract import Lexicon, fill_skeleton
 from schemas.extract_sql import SqlSkeletons
 from schemas.members import member_hash
 from schemas.pii import Scrubber
-from tasks import extract_rows
-from tasks.classify import classify
 from tasks.embed import Embedder
-from tasks.extracted import ExtractionMemo, key_sql
-from tasks.logs import Ingested
-from tasks.memory import MergeMemory
+from tasks.ingest.logs import Ingested
+from tasks.mine import extract_rows
+from tasks.mine.classify import classify
+from tasks.mine.extracted import ExtractionMemo, key_sql
+from tasks.mine.memory import MergeMemory
+from tasks.mine.vectors import VectorStore, text_key
 from tasks.progress import progress
-from tasks.vectors import VectorStore, text_key
 
 log = logging.getLogger("planbake")
 
@@ -45,7 +45,7 @@ class MineResult:
     recurring: int
     recurring_questions: int
     by_type: dict[str, int]
-    followups: dict[str, Any] = field(default_factory=dict)  # learned skeletons and counts (tasks/followups.py)
+    followups: dict[str, Any] = field(default_factory=dict)  # learned skeletons and counts (tasks/mine/followups.py)
     since: str | None = None  # the log window mined (ISO dates; None: open on that side)
     until: str | None = None
     unreadable_files: list[str] = field(default_factory=list)  # no line of theirs is a valid row: not logs?
@@ -150,7 +150,7 @@ def keep_extraction(con: Any, memo: ExtractionMemo, shapes: list[dict[str, Any]]
 
 def _question_table(con: Any) -> None:
     """The table `q`, one row per log row: (ts, user, question_id, sid, kid, logged), and the same user's previous
-    question (prev_ts, prev_sid, prev_kid), which follow-ups read (`tasks.followups`). Skeletons and value sets
+    question (prev_ts, prev_sid, prev_kid), which follow-ups read (`tasks.mine.followups`). Skeletons and value sets
     are numbered in the tables `skeletons` (sid, skeleton) and `value_sets` (kid, slots, constraints, and the
     signature they make, numbered gid in `signatures`), so the passes over every row group and sort numbers, not
     text; the view `q_text` shows them as text."""
@@ -491,7 +491,7 @@ def write_shapes(shapes: list[dict[str, Any]], staging: Path) -> None:
 
 def write_questions(con: Any, ing: Ingested, shapes: list[dict[str, Any]], staging: Path) -> None:
     """questions.parquet and quarantine.parquet, on `con` (the session's connection or a cursor of it); needs
-    the shapes' ids and whether they recur, and the table `followups` (`tasks.followups.link`), not their types."""
+    the shapes' ids and whether they recur, and the table `followups` (`tasks.mine.followups.link`), not their types."""
     recurring = [s for s in shapes if s["recurring"]]
     ids = pa.table({"rep": [s["skeleton"] for s in recurring],  # noqa: F841
                     "shape_id": [s["shape_id"] for s in recurring]})

@@ -9,9 +9,9 @@ depends only on its text and on the extraction, and a memo is named for its file
 change times, inode), so the memo of an unchanged file is that file's rows; its other lines (of shapes that did not
 recur, quarantined) are read as usual, and a changed file is read whole. Nor does it hold a row that shares its
 user and second with another question of its file: such rows are read anew, in the order they were logged. As in
-the extraction memo (`tasks.extracted`), no raw question is kept, and nothing of a shape that did not recur when the
-memo was written; a user is kept as DuckDB's unkeyed hash of the log's id, which confirms an id already guessed, as
-the logs themselves name every id. The memo of each fingerprint (the extraction's, the log reader's code and
+the extraction memo (`tasks.mine.extracted`), no raw question is kept, and nothing of a shape that did not recur
+when the memo was written; a user is kept as DuckDB's unkeyed hash of the log's id, which confirms an id already
+guessed, as the logs themselves name every id. The memo of each fingerprint (the extraction's, the log reader's code and
 `mining.max_query_chars`) is a folder of its own; a changed config or code starts an empty one. Losing it costs
 time, nothing else.
 """
@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
-from tasks.extracted import fingerprint, source_digest
+from tasks.mine.extracted import fingerprint, source_digest
 
 ROW = ("key", "len", "t", "uid", "question_id", "y", "skh", "vsh")  # a line's row; then its texts by hash
 TEXTS = ("skeleton", "slots", "constraints", "signature")
@@ -41,7 +41,7 @@ class LineMemo:
     path and identity (`_identity`) when it was read, and only a file unchanged since then recalls from it."""
 
     def __init__(self, folder: Path | None, lexicon: Lexicon, scrub: Scrubber, max_query_chars: int) -> None:
-        body = [fingerprint(lexicon, scrub), source_digest("tasks.logs"), source_digest("tasks.lines"),
+        body = [fingerprint(lexicon, scrub), source_digest("tasks.ingest.logs"), source_digest("tasks.ingest.lines"),
                 max_query_chars]
         name = "lines-" + hashlib.sha256(json.dumps(body).encode()).hexdigest()[:16]
         self.dir = folder / name if folder is not None else None
@@ -115,7 +115,7 @@ class LineMemo:
                                 OR (bool_or(reason IS NULL) AND bool_or(reason IS NOT NULL))""")
         con.execute("DELETE FROM fresh_lines f USING shared_keys k "
                     "WHERE f.filename = k.filename AND f.key = k.key AND f.len = k.len")
-        # A row recalled from the memo has its file's place, not its line's (`tasks.logs._read_held`): a row that
+        # A row recalled from the memo has its file's place, not its line's (`tasks.ingest.logs._read_held`): a row that
         # shares its user and second with another question of its file is read anew each run, so the two keep
         # the order they were logged in. Every row of such a second is in `rows` (none was kept for the memo).
         con.execute("""

@@ -14,7 +14,7 @@ from typing import Any
 from schemas.config import Config
 from schemas.extract import Lexicon
 from schemas.text import fold
-from tasks.corpus import Chunk, CorpusError, Document
+from tasks.index.corpus import Chunk, CorpusError, Document
 
 _MONTHS = {name.casefold(): i for i, name in enumerate(calendar.month_name) if name}
 _MONTH = "|".join(_MONTHS)

@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from schemas.config import Config, Gate
 from schemas.publication import index_location, run_root
 from tasks.evaluate import Labeled, read_labeled
-from tasks.logs import sql_files
+from tasks.ingest.logs import sql_files
 
 GATE_FILE = "gate.json"  # this run's figures, read back as the baseline by the next run
 PLAN_FILES = ("templates.parquet", "cache.parquet", "config.json", "lexicon.json")
@@ -158,7 +158,7 @@ class QualityGate:
         """The routed system on one labeled set, against this run's cache and index (None without a cache)."""
         from schemas.cache import PlanCache
         from tasks.evaluate import doc_facets, evaluate, unheld_parts, unheld_text
-        from tasks.store import Index
+        from tasks.index.store import Index
 
         if not index or not labeled.questions or not all((run_dir / f).exists() for f in PLAN_FILES):
             return None

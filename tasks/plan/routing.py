@@ -28,8 +28,8 @@ from tasks.executor import (
     search_original,
     step_depth,
 )
-from tasks.store import Index, best_cosine
-from tasks.vocabulary import keeps_constraints, subquery_reach, worded
+from tasks.index.store import Index, best_cosine
+from tasks.plan.vocabulary import keeps_constraints, subquery_reach, worded
 
 ROUTES = ("one_search", "split", "split_original")
 ROUTER_VERSION = 13  # part of a template's signature: a changed rule writer, router or executor redoes every shape

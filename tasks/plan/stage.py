@@ -30,13 +30,13 @@ from schemas.plan import (
 )
 from schemas.text import words
 from schemas.vocabulary import VOCABULARY_FILE, Vocabulary
-from tasks.clauses import Reach
-from tasks.model_writer import Generate, excerpt, write_batch
+from tasks.index.store import Index, best_cosine
+from tasks.plan.clauses import Reach
+from tasks.plan.model_writer import Generate, excerpt, write_batch
+from tasks.plan.routing import ROUTER_VERSION, ShapeEvaluation, decide_route
+from tasks.plan.rules_writer import slotted, write_template
+from tasks.plan.vocabulary import mine_vocabulary, worded
 from tasks.progress import progress
-from tasks.routing import ROUTER_VERSION, ShapeEvaluation, decide_route
-from tasks.rules_writer import slotted, write_template
-from tasks.store import Index, best_cosine
-from tasks.vocabulary import mine_vocabulary, worded
 
 SAMPLES_PER_SHAPE = 4
 EXCERPTS_PER_VALUE = 2  # chunk texts per facet value shown to a model writer

@@ -15,13 +15,14 @@ from prefect.cache_policies import NO_CACHE
 from schemas.config import Config
 from schemas.extract import Lexicon
 from schemas.pii import PLAIN_WORDS_FILE
-from tasks import followups
 from tasks.embed import Embedder, resolve_dtype
-from tasks.extracted import ExtractionMemo
-from tasks.lines import LineMemo
-from tasks.logs import ingest
-from tasks.memory import MergeMemory
-from tasks.mining import (
+from tasks.index.store import Index
+from tasks.ingest.lines import LineMemo
+from tasks.ingest.logs import ingest
+from tasks.mine import followups
+from tasks.mine.extracted import ExtractionMemo
+from tasks.mine.memory import MergeMemory
+from tasks.mine.mining import (
     MineResult,
     build_shapes,
     classify_shapes,
@@ -33,9 +34,8 @@ from tasks.mining import (
     write_questions,
     write_shapes,
 )
+from tasks.mine.vectors import VectorStore
 from tasks.scale import model_ref
-from tasks.store import Index
-from tasks.vectors import VectorStore
 
 
 def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since: date | None = None,

@@ -10,8 +10,10 @@ from typing import Any
 
 from schemas.config import Bill, Retention
 from schemas.publication import index_location, read_manifest
-from tasks.gate import GATE_FILE, GateRejected, QualityGate, Verdict
-from tasks.publish import (
+from tasks.index.store import drop_versions, tag_version
+from tasks.publish.gate import GATE_FILE, GateRejected, QualityGate, Verdict
+from tasks.publish.report import write_report
+from tasks.publish.root import (
     STAGE_FILES,
     baseline,
     carry_over,
@@ -24,8 +26,6 @@ from tasks.publish import (
     stage_dir,
     write_manifest,
 )
-from tasks.report import write_report
-from tasks.store import drop_versions, tag_version
 
 
 @dataclass

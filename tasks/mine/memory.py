@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tasks.vectors import text_key
+from tasks.mine.vectors import text_key
 
 MEMORY_FILE = "merge.npz"
 

@@ -17,10 +17,10 @@ from prefect.cache_policies import NO_CACHE
 from schemas.config import Config
 from schemas.extract import Lexicon
 from schemas.text import fold, letter_runs, plain_words
-from tasks.corpus import Document, chunk_corpus, read_corpus
 from tasks.embed import Embedder
-from tasks.enrich import check_facet_types, enrich
-from tasks.store import IndexResult, open_table, write_index
+from tasks.index.corpus import Document, chunk_corpus, read_corpus
+from tasks.index.enrich import check_facet_types, enrich
+from tasks.index.store import IndexResult, open_table, write_index
 
 
 @dataclass

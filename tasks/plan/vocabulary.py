@@ -10,7 +10,7 @@ from schemas.constraint import QUALIFIER
 from schemas.extract import Lexicon, Skeleton
 from schemas.plan import CheckResult, Key, Plan, check_plan
 from schemas.vocabulary import Vocabulary, count_terms, synonym_groups
-from tasks.store import Hit, Index
+from tasks.index.store import Hit, Index
 
 
 def mine_vocabulary(index: Index, config: Config) -> Vocabulary:

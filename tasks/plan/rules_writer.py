@@ -7,7 +7,7 @@ import re
 from schemas.config import Config
 from schemas.plan import Extract, Plan, Step, slots_by_facet
 from schemas.text import words as folded
-from tasks.clauses import (
+from tasks.plan.clauses import (
     Reach,
     asks_for_name,
     clause_plan,
@@ -98,7 +98,7 @@ def write_template(skeleton: str, shape_type: str, config: Config, reach: Reach 
 
 def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | None) -> Plan:
     """Bridge chains; with `reach` (evidence scores from the index), a question of two or more clauses splits by
-    clause (tasks/clauses.py); else comparison and temporal split per value, the rest is one step."""
+    clause (tasks/plan/clauses.py); else comparison and temporal split per value, the rest is one step."""
     text = slotted(skeleton, config.facet_names)
     if shape_type == "bridge" and (plan := _bridge(text, config)):
         return plan

@@ -1,6 +1,6 @@
 """Skeletons of distinct questions in Python, in the flow's process or in worker processes.
 
-Kept apart from `tasks.mining` so that a spawned worker imports only `schemas`, not the mining stage's
+Kept apart from `tasks.mine.mining` so that a spawned worker imports only `schemas`, not the mining stage's
 DuckDB, Arrow and model imports.
 """
 
