@@ -12,12 +12,13 @@ from prefect import get_run_logger
 from prefect.exceptions import MissingContextError
 
 from flows.stages import index_stage, mine_stage, plan_stage, published_index
-from schemas.config import DEFAULT_CONFIG, Config, ConfigError, Writer, load_config, published_config
-from schemas.publication import NoPublication, read_manifest
+from schemas.config import DEFAULT_CONFIG, Config, Writer, load_config, published_config
+from schemas.errors import ConfigError, GateRejected, LogError, NoPublication
+from schemas.publication import read_manifest
 from tasks.index.corpus import corpus_not_found
-from tasks.ingest.logs import LogError, check_window, log_files
+from tasks.ingest.logs import check_window, log_files
 from tasks.plan.model_writer import check_server
-from tasks.publish.gate import GateRejected, QualityGate
+from tasks.publish.gate import QualityGate
 from tasks.publish.root import STAGE_FILES, previous_publication, publish_lock
 from tasks.publish.run import Run
 from tasks.scale import task_runner

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from schemas.config import Config
-from schemas.publication import EMBED_CACHE, NoPublication, index_location
+from schemas.errors import LogError, NoPublication
+from schemas.publication import EMBED_CACHE, index_location
 from tasks.index.stage import build_index_task, export_parquet_task, index_uri
 from tasks.index.store import Index, reset_head
-from tasks.ingest.logs import LogError
 from tasks.mine.stage import mine_task
 from tasks.plan.stage import plan_task, write_lexicon
 from tasks.publish.run import Run

@@ -19,8 +19,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from schemas.config import ConfigError, Writer, load_config
-from schemas.publication import NoPublication
+from schemas.config import Writer, load_config
+from schemas.errors import ConfigError, NoPublication
 from schemas.text import fold, words
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -164,9 +164,7 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from tasks.index.corpus import CorpusError
-        from tasks.publish.gate import GateRejected
-        from tasks.publish.root import PublishBusy
+        from schemas.errors import CorpusError, GateRejected, PublishBusy
 
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, _on_interrupt)
@@ -270,9 +268,7 @@ class _OneLineFor(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         from flows.run import EXPECTED_FAILURE
-        from tasks.index.corpus import CorpusError
-        from tasks.publish.gate import GateRejected
-        from tasks.publish.root import PublishBusy
+        from schemas.errors import CorpusError, GateRejected, PublishBusy
 
         expected = (ConfigError, CorpusError, ValueError, PublishBusy, GateRejected, NoPublication, FileNotFoundError,
                     *PATH_ERRORS)

@@ -12,21 +12,13 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from schemas.config import published_config
+from schemas.errors import NoPublication
 from schemas.extract import Lexicon, Skeleton, cache_key, slots_key
 from schemas.followup import MAX_CHAIN, NO_PREVIOUS, Conversation, Followups
 from schemas.members import ShapeMembers
 from schemas.pii import read_plain_words
 from schemas.plan import CONSTRAINT_SLOT, Plan, drop_repeated_steps
-from schemas.publication import (
-    POINTER,
-    NoPublication,
-    check_run,
-    current_run,
-    enclosing_root,
-    index_location,
-    read_manifest,
-    run_root,
-)
+from schemas.publication import POINTER, check_run, current_run, enclosing_root, index_location, read_manifest, run_root
 from schemas.text import words
 from schemas.vocabulary import Vocabulary
 

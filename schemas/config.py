@@ -13,13 +13,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from schemas.constraint import QUALIFIER
+from schemas.errors import ConfigError
 from schemas.text import fold
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "data" / "configs" / "demo.yaml"
 
 
-class ConfigError(ValueError):
-    """A config file that cannot be used; the message names the file, the field and the fix."""
 
 
 class _Strict(BaseModel):

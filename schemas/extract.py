@@ -11,8 +11,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from schemas.config import Config, ConfigError
+from schemas.config import Config
 from schemas.constraint import QUALIFIER, Constraint
+from schemas.errors import ConfigError
 from schemas.pii import Scrubber
 from schemas.text import fold, folded_words, words
 

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from schemas.errors import DamagedPublication, NoPublication
+
 POINTER = "CURRENT"
 EMBED_CACHE = "embed-cache"  # under the root: the embedding tasks' results, pruned by age
 MANIFEST = "manifest.json"
@@ -24,16 +26,8 @@ REPAIR = ("the publication is damaged: 'planbake rollback' returns to the previo
 ROOT_FOLDERS = ("runs", "rejected", "lancedb", "vectors", EMBED_CACHE)  # what runs write under the root
 
 
-class NoPublication(FileNotFoundError):
-    """Nothing has been published under this root yet."""
 
 
-class DamagedPublication(ValueError):
-    """A file of a published run is missing or unreadable (a failing disk, an edit by hand)."""
-
-    def __init__(self, problem: str) -> None:
-        super().__init__(f"{problem}; {REPAIR}")
-        self.problem = problem  # the file and what is wrong with it
 
 
 def current_run(out: str | Path) -> Path:

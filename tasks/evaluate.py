@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from schemas.cache import LookupResult, PlanCache
+from schemas.errors import LabelError
 from schemas.plan import Plan, fill_slots
 from schemas.text import words
 from tasks.executor import Retrieved, retrieve
@@ -20,8 +21,6 @@ from tasks.plan.vocabulary import partition_reach, worded
 SYSTEMS = ("one-search", "rules", "routed", "routed+original")
 
 
-class LabelError(ValueError):
-    """A labeled-questions file that cannot be used; names the file and line."""
 
 
 @dataclass

@@ -14,7 +14,8 @@ import numpy as np
 from prefect import Task, task
 from prefect.cache_policies import INPUTS, TASK_SOURCE
 
-from schemas.config import Config, ConfigError, Runner
+from schemas.config import Config, Runner
+from schemas.errors import ConfigError
 from tasks.embed import Embedder
 from tasks.progress import progress
 

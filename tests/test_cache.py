@@ -261,7 +261,8 @@ def test_a_damaged_file_of_the_publication_is_named_with_its_fix(demo_publicatio
     from typer.testing import CliRunner
 
     from planbake.cli import app
-    from schemas.publication import DamagedPublication, current_run
+    from schemas.errors import DamagedPublication
+    from schemas.publication import current_run
 
     live = current_run(demo_publication)
     out = tmp_path / "out"
@@ -283,7 +284,8 @@ def test_a_file_the_manifest_lists_is_needed_where_lookup_reads_it(demo_publicat
     """Deleted by hand, the plain words would scrub capitals the corpus writes plainly, the vocabulary word no
     plan: named as missing, as the manifest lists them. A publication made before they were kept (no list) still
     opens without them."""
-    from schemas.publication import DamagedPublication, current_run, damage
+    from schemas.errors import DamagedPublication
+    from schemas.publication import current_run, damage
 
     live = current_run(demo_publication)
     out = tmp_path / "out"
@@ -429,7 +431,8 @@ def test_labels_that_cannot_be_scored_are_refused(tmp_path: Path) -> None:
 
     import pyarrow as pa
 
-    from tasks.evaluate import LabelError, check_parts, doc_facets, read_labeled
+    from schemas.errors import LabelError
+    from tasks.evaluate import check_parts, doc_facets, read_labeled
 
     bad = tmp_path / "q.jsonl"
     bad.write_text('{"question": "a?", "parts": [["d1"]]}\n{"question": "b?", "parts": "oops"}\n', encoding="utf-8")
@@ -536,7 +539,8 @@ def test_eval_refuses_a_plot_path_it_cannot_write_before_any_work(tmp_path: Path
 def test_a_labeled_set_without_questions_is_refused(tmp_path: Path) -> None:
     """An empty or blank questions file is bad input naming the file, before any build (eval would otherwise
     fail on its own temporary log file; the gate would guard nothing)."""
-    from tasks.evaluate import LabelError, read_labeled
+    from schemas.errors import LabelError
+    from tasks.evaluate import read_labeled
 
     bad = tmp_path / "q.jsonl"
     for text in ("", "\n\n", "  \r\n"):

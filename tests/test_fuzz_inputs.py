@@ -14,8 +14,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from schemas.config import ConfigError, load_config
-from tasks.index.corpus import CorpusError, read_corpus
+from schemas.config import load_config
+from schemas.errors import ConfigError, CorpusError
+from tasks.index.corpus import read_corpus
 from tasks.ingest.logs import IS_OBJECT, ingest, line_numbers
 
 GOOD = {"ts": "2026-11-24T09:00:00Z", "user": "u-1", "query": "how many vacation days in Berlin"}

@@ -15,10 +15,11 @@ from typer.testing import CliRunner
 from flows.run import run_stages
 from planbake.cli import EXIT_GATE, EXIT_INPUT, app
 from schemas.cache import PlanCache
-from schemas.config import ConfigError, Gate, load_config
-from schemas.publication import NoPublication, current_run, read_manifest
+from schemas.config import Gate, load_config
+from schemas.errors import ConfigError, GateRejected, NoPublication
+from schemas.publication import current_run, read_manifest
 from tasks.evaluate import questions_as_log, read_labeled
-from tasks.publish.gate import GATE_FILE, GateRejected, QualityGate, compare
+from tasks.publish.gate import GATE_FILE, QualityGate, compare
 from tests.conftest import DEMO_CONFIG, ROOT, SEED
 
 QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."

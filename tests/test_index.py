@@ -14,10 +14,11 @@ import pyarrow as pa
 import pytest
 from lancedb.index import FTS
 
-from schemas.config import Config, ConfigError, Facet, load_config
+from schemas.config import Config, Facet, load_config
+from schemas.errors import ConfigError, CorpusError, FacetColumnsMissing
 from schemas.extract import Lexicon
 from tasks.embed import Embedder
-from tasks.index.corpus import CorpusError, read_corpus
+from tasks.index.corpus import read_corpus
 from tasks.index.stage import (
     build_index,
     index_uri,
@@ -27,7 +28,7 @@ from tasks.index.stage import (
     unread_fields,
     valueless_facets,
 )
-from tasks.index.store import FacetColumnsMissing, Index
+from tasks.index.store import Index
 from tasks.scale import model_ref
 from tests.conftest import DEMO_CONFIG, ROOT
 
@@ -763,7 +764,8 @@ def test_bfloat16_embedding_keeps_the_reference_ranking(tmp_path: Path, seed_cor
 
 def test_a_facet_key_in_another_case_is_refused_only_alone() -> None:
     """"Office" alone would be read as no office; beside "office" (which is read) it is just more metadata."""
-    from tasks.index.corpus import CorpusError, Document
+    from schemas.errors import CorpusError
+    from tasks.index.corpus import Document
     from tasks.index.enrich import check_facet_types
 
     config = load_config(DEMO_CONFIG)
@@ -815,7 +817,7 @@ def _versions(folder: Path, files: dict[str, str]) -> dict[str, tuple[str | None
 
 def test_a_document_that_names_the_version_it_supersedes_is_linked_to_it(tmp_path: Path) -> None:
     """Ids that share no policy key ("travel-rules", "travel-handbook-new") are versions when the newer says so."""
-    from tasks.index.corpus import CorpusError
+    from schemas.errors import CorpusError
 
     old = "---\noffice: Berlin\neffective_from: 2025-01-01\n---\nTravel: economy class.\n"
     new = "---\noffice: Berlin\neffective_from: 2026-01-01\nsupersedes: travel-rules\n---\nTravel: any class.\n"
@@ -852,7 +854,8 @@ def test_a_remote_index_that_does_not_answer_is_named_as_bad_input(monkeypatch: 
     location) stands in. It becomes one line naming index_uri, exit 2 in the CLI, not a traceback."""
     import lancedb
 
-    from tasks.index.store import IndexUnreachable, open_table
+    from schemas.errors import IndexUnreachable
+    from tasks.index.store import open_table
 
     def unreachable(uri: str) -> None:
         raise RuntimeError("lance error: LanceError(IO): Generic S3 error: Failed to resolve region for bucket "

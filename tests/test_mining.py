@@ -27,12 +27,13 @@ import pytest
 
 import tasks.ingest.logs as logs_module
 from schemas.config import Config, load_config
+from schemas.errors import LogError
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber, read_plain_words
 from schemas.publication import current_run, read_manifest
 from schemas.text import fold
 from tasks.index.store import Index
-from tasks.ingest.logs import LogError, ingest, log_files
+from tasks.ingest.logs import ingest, log_files
 from tasks.mine import followups
 from tasks.mine.mining import NEAR_TOP_SQL, _seed, near_top, roles
 from tasks.mine.stage import mine

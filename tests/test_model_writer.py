@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from schemas.config import load_config
+from schemas.errors import ModelServerRefused
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
 from schemas.plan import PLAN_SCHEMA
@@ -257,7 +258,7 @@ def test_a_refused_api_key_fails_the_run_instead_of_falling_back(prefect_harness
     for status in (401, 403):
         with ChatServer([status]) as srv:
             srv.config.planning.openai_api_key_env = "PLANBAKE_TEST_KEY"
-            with pytest.raises(model_writer.ModelServerRefused, match=f"HTTP {status}\\); set \\$PLANBAKE_TEST_KEY"):
+            with pytest.raises(ModelServerRefused, match=f"HTTP {status}\\); set \\$PLANBAKE_TEST_KEY"):
                 write_templates([(SHAPE, [SK])], srv.config, LEXICON, model_writer.openai_generator(srv.config),
                                 "openai")
         assert len(srv.seen) == 1  # not retried
@@ -267,7 +268,8 @@ def test_the_server_check_sends_the_key_and_refuses_a_refused_one(monkeypatch: p
     import threading
     from http.server import BaseHTTPRequestHandler, HTTPServer
 
-    from tasks.plan.model_writer import ModelServerRefused, check_server
+    from schemas.errors import ModelServerRefused
+    from tasks.plan.model_writer import check_server
 
     class Models(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name

@@ -24,10 +24,10 @@ from flows.run import check_inputs, run_stages
 from planbake.cli import EXIT_BUSY, app
 from schemas.cache import PlanCache
 from schemas.config import load_config
-from schemas.publication import DamagedPublication, NoPublication, current_manifest, current_run
+from schemas.errors import DamagedPublication, LogError, NoPublication, PublishBusy
+from schemas.publication import current_manifest, current_run
 from tasks.evaluate import questions_as_log, read_labeled
-from tasks.ingest.logs import LogError
-from tasks.publish.root import PublishBusy, baseline, publish, publish_lock, rollback, stage_dir, switch_pointer
+from tasks.publish.root import baseline, publish, publish_lock, rollback, stage_dir, switch_pointer
 from tests.conftest import DEMO_CONFIG, ROOT, SEED
 
 QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."

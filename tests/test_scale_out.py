@@ -119,7 +119,8 @@ def test_a_ray_address_nobody_answers_at_is_a_config_error(monkeypatch: pytest.M
     stands in for here): one line naming runner.address, not a traceback of the Ray client."""
     import prefect_ray
 
-    from schemas.config import ConfigError, Runner
+    from schemas.config import Runner
+    from schemas.errors import ConfigError
     from tasks.scale import task_runner
 
     class DeadCluster:

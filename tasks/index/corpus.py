@@ -14,11 +14,8 @@ from typing import Any
 import yaml
 
 from schemas.config import BooleanKey, Chunking, DuplicateKey, read_yaml, yaml_problem
+from schemas.errors import CorpusError
 from schemas.text import words
-
-
-class CorpusError(ValueError):
-    """Bad corpus input. The message names the file, the line and the fix; nothing is written."""
 
 
 @dataclass

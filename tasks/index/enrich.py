@@ -12,9 +12,10 @@ from datetime import date
 from typing import Any
 
 from schemas.config import Config
+from schemas.errors import CorpusError
 from schemas.extract import Lexicon
 from schemas.text import fold
-from tasks.index.corpus import Chunk, CorpusError, Document
+from tasks.index.corpus import Chunk, Document
 
 _MONTHS = {name.casefold(): i for i, name in enumerate(calendar.month_name) if name}
 _MONTH = "|".join(_MONTHS)

@@ -17,6 +17,7 @@ from lancedb.index import FTS, Bitmap, BTree
 
 from schemas.arrow import chunk_schema, facet_columns
 from schemas.config import Config
+from schemas.errors import FacetColumnsMissing, IndexUnreachable
 from schemas.text import plain_words
 from tasks.embed import Embedder
 from tasks.index.corpus import Chunk
@@ -71,8 +72,6 @@ def _rows(chunks: Sequence[EnrichedChunk], vectors: dict[str, np.ndarray], confi
     return rows
 
 
-class IndexUnreachable(ValueError):
-    """A remote index (`index_uri`) whose store does not answer: a bad address or credentials, bad input."""
 
 
 def open_table(uri: str, name: str) -> Any | None:
@@ -312,8 +311,6 @@ def best_cosine(hits: list[Hit], default: float) -> float:
 SEARCH_MEMO = 20_000  # remembered searches per Index handle (a few MB)
 
 
-class FacetColumnsMissing(ValueError):
-    """A table version without a column for a facet of the config: indexed before the config had that facet."""
 
 
 def _check_facet_columns(table: Any, config: Config, uri: str) -> None:

@@ -22,14 +22,13 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pyarrow as pa
 
+from schemas.errors import LogError
 from schemas.pii import Scrubber
 
 if TYPE_CHECKING:
     from tasks.ingest.lines import LineMemo
 
 
-class LogError(ValueError):
-    """Log input that cannot be read at all (no files, unknown format)."""
 
 
 @dataclass

@@ -21,6 +21,7 @@ from prefect.tasks import exponential_backoff
 from pydantic import ValidationError
 
 from schemas.config import Config
+from schemas.errors import ModelServerRefused
 from schemas.plan import Plan, PlanError, plan_json_schema
 
 RULES = """You write retrieval plans for recurring question shapes over a document index.
@@ -192,12 +193,6 @@ def chat_completion(base_url: str, body: dict[str, Any], api_key_env: str) -> st
     return str(r.json()["choices"][0]["message"]["content"])
 
 
-class ModelServerRefused(ValueError):
-    """The model server refused the API key (HTTP 401 or 403): no retry or fallback mends that; the run fails."""
-
-    def __init__(self, base_url: str, status: int, api_key_env: str) -> None:
-        super().__init__(f"{base_url}: the model server refused the API key (HTTP {status}); set ${api_key_env} "
-                         "to a key it accepts (planning.openai_api_key_env names the variable), or use --writer rules")
 
 
 def refused_status(exc: BaseException) -> int | None:

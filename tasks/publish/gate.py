@@ -35,12 +35,6 @@ PLAN_FILES = ("templates.parquet", "cache.parquet", "config.json", "lexicon.json
 EPS = 1e-9
 
 
-class GateRejected(RuntimeError):
-    """The quality gate stopped a publication; the last publication stays live. `kept`: the kept report."""
-
-    def __init__(self, message: str, kept: Path) -> None:
-        super().__init__(message)
-        self.kept = kept
 
 
 @dataclass

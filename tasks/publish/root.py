@@ -15,12 +15,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from schemas.errors import DamagedPublication, NoPublication, PublishBusy
 from schemas.publication import (
     EMBED_CACHE,
     MANIFEST,
     POINTER,
-    DamagedPublication,
-    NoPublication,
     check_run,
     current_run,
     damage,
@@ -35,8 +34,6 @@ STAGE_FILES = {
 }
 
 
-class PublishBusy(RuntimeError):
-    """Another run holds the publish lock."""
 
 
 def new_run_id() -> str:

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from schemas.config import Bill, Retention
+from schemas.errors import GateRejected
 from schemas.publication import index_location, read_manifest
 from tasks.index.store import drop_versions, tag_version
-from tasks.publish.gate import GATE_FILE, GateRejected, QualityGate, Verdict
+from tasks.publish.gate import GATE_FILE, QualityGate, Verdict
 from tasks.publish.report import write_report
 from tasks.publish.root import (
     STAGE_FILES,
