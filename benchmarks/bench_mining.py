@@ -139,7 +139,7 @@ def generate_logs(rows: int, dest: Path, extra_days: int = 0) -> dict[str, Any]:
 
 def scan_sql(logs: Path, days: list[str] | None = None) -> str:
     """The scan of every file of the log, or of the files of `days` (the window a round mines)."""
-    from tasks.ingest.logs import sql_files
+    from schemas.sql import sql_files
 
     suffix = _suffix(logs)
     files = ([str(logs / f"date={d}" / f"part-000{suffix}") for d in days] if days
@@ -432,10 +432,12 @@ def run(rows: int, repeat: int, scan_repeat: int, workdir: Path, profile: bool, 
 def _distinct_stats(logs: Path) -> dict[str, int]:
     """How many distinct queries and (query, year) pairs the log has: what extract_distinct loops over."""
     con = duckdb.connect()
-    glob = str(logs / "**" / f"*{_suffix(logs)}").replace("'", "''")
+    from schemas.sql import sql_string
+
+    glob = sql_string(logs / "**" / f"*{_suffix(logs)}")
     row = con.sql(f"""
         SELECT count(DISTINCT query), count(DISTINCT "user")
-        FROM read_json('{glob}', format='newline_delimited', ignore_errors=true,
+        FROM read_json({glob}, format='newline_delimited', ignore_errors=true,
                        columns={{ts: 'VARCHAR', "user": 'VARCHAR', query: 'VARCHAR'}})""").fetchall()[0]
     con.close()
     return {"distinct_queries": int(row[0]), "distinct_users": int(row[1])}

@@ -4,7 +4,7 @@
 
 A clock gone wrong (a client logging a year ahead) quarantines most of a night's lines. Two JSONL.gz logs of
 N lines are written: one with every timestamp valid, one where a share S of them (default 0.6) are in the
-future. `tasks.ingest.logs.ingest` (with the demo configuration's PII scrubber, quarantine complete) reads each,
+future. `tasks.ingest.stage.ingest` (with the demo configuration's PII scrubber, quarantine complete) reads each,
 alternating, R times; the figure is the ratio of the medians. The questions repeat as in real logs (2,000
 distinct texts, some with an email address), so the scrubber sees recurring text.
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from schemas.config import load_config
 from schemas.pii import Scrubber
-from tasks.ingest.logs import ingest
+from tasks.ingest.stage import ingest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = datetime(2026, 11, 30)

@@ -16,7 +16,8 @@ from schemas.config import DEFAULT_CONFIG, Config, Writer, load_config, publishe
 from schemas.errors import ConfigError, GateRejected, LogError, NoPublication
 from schemas.publication import read_manifest
 from tasks.index.corpus import corpus_not_found
-from tasks.ingest.logs import check_window, log_files
+from tasks.ingest.checks import check_window
+from tasks.ingest.files import log_files
 from tasks.plan.model_writer import check_server
 from tasks.publish.gate import QualityGate
 from tasks.publish.root import STAGE_FILES, previous_publication, publish_lock

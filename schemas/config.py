@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -13,6 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from schemas.constraint import QUALIFIER
+from schemas.digest import fingerprint
 from schemas.errors import ConfigError
 from schemas.text import fold
 
@@ -327,7 +327,7 @@ class Config(_Strict):
         return [f.name for f in self.facets]
 
     def fingerprint(self) -> str:
-        return hashlib.sha256(json.dumps(self.model_dump(), sort_keys=True).encode()).hexdigest()[:16]
+        return fingerprint(self.model_dump())
 
 
 def published_config(text: str) -> Config:

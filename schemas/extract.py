@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import bisect
 import calendar
-import hashlib
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -13,6 +11,7 @@ from datetime import date, datetime
 
 from schemas.config import Config
 from schemas.constraint import QUALIFIER, Constraint
+from schemas.digest import fingerprint
 from schemas.errors import ConfigError
 from schemas.pii import Scrubber
 from schemas.text import fold, folded_words, words
@@ -166,7 +165,7 @@ class Lexicon:
         """The lexicon hash recorded in the manifest: a cache is only valid with the same lexicon."""
         body = {"lookup": sorted(self.forms.items()), "kinds": sorted(self.kinds.items()),
                 "fillers": self._fillers.pattern if self._fillers else ""}
-        return hashlib.sha256(json.dumps(body).encode()).hexdigest()[:16]
+        return fingerprint(body, sort_keys=False)
 
     def extract(self, question: str, now: date | datetime | None = None) -> list[Constraint]:
         """Constraints named in a question, in order of appearance, with spans into fold(question).

@@ -37,6 +37,7 @@ from schemas.pii import (
     YEAR_OR_DATE,
     Scrubber,
 )
+from schemas.sql import sql_string
 from schemas.text import fold
 
 START, END, NOT_A_YEAR = "\x01", "\x03", "\x04"
@@ -63,13 +64,8 @@ def _without_lookarounds(pattern: str, flags: int = 0) -> str:
     return f"(?i:{bare})" if flags & re.IGNORECASE else bare
 
 
-def _lit(text: str) -> str:
-    """A SQL string literal."""
-    return "'" + text.replace("'", "''") + "'"
-
-
 def _replace(sql: str, pattern: str, replacement: str) -> str:
-    return f"regexp_replace({sql}, {_lit(pattern)}, {replacement}, 'g')"
+    return f"regexp_replace({sql}, {sql_string(pattern)}, {replacement}, 'g')"
 
 
 # The phone pattern's lookbehind and lookahead, which RE2 lacks, in SQL: the text is marked with OPEN at its
@@ -92,16 +88,16 @@ def _scrub_step(sql: str, kind: str, pattern: re.Pattern[str]) -> str:
     """One scrubber pattern as SQL on ASCII text: each match becomes "{kind}", as `Scrubber` replaces it."""
     if pattern.pattern == _PHONE_PYTHON:
         # only text with nine digits pays for the marks (a one-item list names the text once)
-        marked = _lit(OPEN) + " || " + _replace("s", r"([^\w-])", _lit(r"\1" + OPEN))
-        step = _replace(marked, _PHONE_MARKED, _lit("{" + kind + "}" + r"\1"))
-        nine = _lit(dict(_NEEDS)["phone"])
+        marked = sql_string(OPEN) + " || " + _replace("s", r"([^\w-])", sql_string(r"\1" + OPEN))
+        step = _replace(marked, _PHONE_MARKED, sql_string("{" + kind + "}" + r"\1"))
+        nine = sql_string(dict(_NEEDS)["phone"])
         return (f"list_transform([{sql}], lambda s: CASE WHEN regexp_matches(s, {nine}) "
-                f"THEN replace({step}, {_lit(OPEN)}, '') ELSE s END)[1]")
+                f"THEN replace({step}, {sql_string(OPEN)}, '') ELSE s END)[1]")
     if re.search(r"\(\?<?[=!]", pattern.pattern) or pattern.groups:
         raise ValueError(f"scrubber pattern {pattern.pattern!r}: SQL takes no lookaround or group; "
                          "write its SQL form in schemas/extract_sql.py")
     core = _re2(pattern.pattern)
-    return _replace(sql, f"(?i:{core})" if pattern.flags & re.IGNORECASE else core, _lit("{" + kind + "}"))
+    return _replace(sql, f"(?i:{core})" if pattern.flags & re.IGNORECASE else core, sql_string("{" + kind + "}"))
 
 
 def _ascii_word_edged(text: str) -> bool:
@@ -139,8 +135,8 @@ class SqlSkeletons:
             chain = _scrub_step(chain, kind, pattern)
         dates = _re2(YEAR_OR_DATE + DATE_SEPARATORS + YEAR_OR_DATE)
         maybe = "|".join(needs for _, needs in _NEEDS)
-        return (f"CASE WHEN NOT regexp_full_match({col}, '[ -~]*') OR regexp_matches({col}, {_lit(dates)}) "
-                f"THEN NULL WHEN regexp_matches({col}, {_lit(maybe)}) THEN {chain} ELSE {col} END")
+        return (f"CASE WHEN NOT regexp_full_match({col}, '[ -~]*') OR regexp_matches({col}, {sql_string(dates)}) "
+                f"THEN NULL WHEN regexp_matches({col}, {sql_string(maybe)}) THEN {chain} ELSE {col} END")
 
     def eligible(self, col: str = "query") -> str:
         """True for a question SQL takes (see the module docstring)."""
@@ -153,15 +149,16 @@ class SqlSkeletons:
                  + r"|(?:^|[.!?:;] )" + _re2(_without_lookarounds(NAME))
                  + r" +(?:from|here)\b")
         shouted = "(?i:" + _re2(SHOUTED_CUE.pattern) + ")"  # in a question without a lower-case letter
-        parts = [f"regexp_full_match({col}, '[ -~]*')", f"NOT regexp_matches({col}, {_lit(scrubbed)})",
-                 f"NOT regexp_matches({col}, {_lit(named)})",
-                 f"(regexp_matches(regexp_replace({col}, {_lit(PLACEHOLDER.pattern)}, '', 'g'), '[a-z]') "
-                 f"OR NOT regexp_matches({col}, {_lit(shouted)}))"]
+        parts = [f"regexp_full_match({col}, '[ -~]*')", f"NOT regexp_matches({col}, {sql_string(scrubbed)})",
+                 f"NOT regexp_matches({col}, {sql_string(named)})",
+                 f"(regexp_matches(regexp_replace({col}, {sql_string(PLACEHOLDER.pattern)}, '', 'g'), '[a-z]') "
+                 f"OR NOT regexp_matches({col}, {sql_string(shouted)}))"]
         if self.names:
             listed = r"(?i:\b(?:" + "|".join(_escape(n) for n in self.names) + r")\b)"
-            parts.append(f"NOT regexp_matches({col}, {_lit(listed)})")
+            parts.append(f"NOT regexp_matches({col}, {sql_string(listed)})")
         if self.python_forms:  # anywhere, boundaries or not: a wider check only sends more to Python
-            parts.append(f"NOT regexp_matches(lower({col}), {_lit('|'.join(_escape(f) for f in self.python_forms))})")
+            forms = "|".join(_escape(f) for f in self.python_forms)
+            parts.append(f"NOT regexp_matches(lower({col}), {sql_string(forms)})")
         return " AND ".join(parts)
 
     def masked(self, col: str = "query") -> str:
@@ -180,35 +177,35 @@ class SqlSkeletons:
         sql = folded
         if self.forms:
             lexicon = r"\b(" + "|".join(_escape(f) for f in self.forms) + r")\b"
-            sql = _replace(sql, lexicon, _lit(START + r"L\1" + END))
+            sql = _replace(sql, lexicon, sql_string(START + r"L\1" + END))
         if self.lexicon.year_facet:
             before, after = r"(^|[^A-Za-z0-9_$" + NOT_A_YEAR + r"-])", r"($|[^a-z0-9_-])"
             # "2000 euros" is no year; a lexicon marker after the currency stands for the word it replaced
             amount = before + _YEAR + r"( ?(?:" + _CURRENCY + r"))($|[^a-z0-9_" + START + r"])"
             years = "s"
             for _ in range(2):
-                years = _replace(years, amount, _lit(r"\1" + NOT_A_YEAR + r"\2\3\4"))
+                years = _replace(years, amount, sql_string(r"\1" + NOT_A_YEAR + r"\2\3\4"))
             if not self.lexicon.date_facet:  # a full date's year ("2026-12-24"), as `Lexicon` reads it
                 iso = r"(^|[^a-z0-9_-])" + _YEAR + r"(-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01]))" + after
                 for _ in range(2):
-                    years = _replace(years, iso, _lit(r"\1" + START + r"Y\2" + END + r"\3\4"))
+                    years = _replace(years, iso, sql_string(r"\1" + START + r"Y\2" + END + r"\3\4"))
             for _ in range(2):
-                years = _replace(years, before + _YEAR + after, _lit(r"\1" + START + r"Y\2" + END + r"\3"))
+                years = _replace(years, before + _YEAR + after, sql_string(r"\1" + START + r"Y\2" + END + r"\3"))
             relative = "s"
             for words, offset in _RELATIVE.items():
                 year = f"CAST(y + {offset} AS VARCHAR)"
                 relative = _replace(relative, r"\b(?:" + words + r") year\b",
-                                    f"{_lit(START + 'Y')} || {year} || {_lit(END)}")
+                                    f"{sql_string(START + 'Y')} || {year} || {sql_string(END)}")
             # only text with a year's digits pays for the year passes, and only text with " year" for the relative
             # ones (a one-item list names the text once)
-            sql = (f"list_transform([{sql}], lambda s: CASE WHEN regexp_matches(s, {_lit(_YEAR)}) "
-                   f"THEN replace({years}, {_lit(NOT_A_YEAR)}, '') ELSE s END)[1]")
+            sql = (f"list_transform([{sql}], lambda s: CASE WHEN regexp_matches(s, {sql_string(_YEAR)}) "
+                   f"THEN replace({years}, {sql_string(NOT_A_YEAR)}, '') ELSE s END)[1]")
             sql = f"list_transform([{sql}], lambda s: CASE WHEN contains(s, ' year') THEN {relative} ELSE s END)[1]"
         return sql
 
     def markers(self, masked: str) -> str:
         """The markers of a masked question in order, without their delimiters: ['Lberlin', 'Y2026']."""
-        return f"regexp_extract_all({masked}, {_lit(START + '([LY][^' + END + ']*)' + END)}, 1)"
+        return f"regexp_extract_all({masked}, {sql_string(START + '([LY][^' + END + ']*)' + END)}, 1)"
 
     def skeleton(self, masked: str) -> str:
         """The skeleton of a masked question: markers as placeholders, punctuation and fillers gone."""
@@ -216,24 +213,25 @@ class SqlSkeletons:
         # starts with "L" or "Y" is a marker, and each one becomes its target.
         cases = []
         if self.targets:
-            lookup = ", ".join(f"{_lit('L' + form)}: {_lit(target)}" for form, target in self.targets.items())
+            lookup = ", ".join(f"{sql_string('L' + form)}: {sql_string(target)}"
+                               for form, target in self.targets.items())
             cases.append(f"WHEN p[1] = 'L' THEN MAP {{{lookup}}}[p]")
         if self.lexicon.year_facet:
-            cases.append(f"WHEN p[1] = 'Y' THEN {_lit(f' {{{self.lexicon.year_facet}}} ')}")
-        pieces = f"string_split_regex({masked}, {_lit('[' + START + END + ']')})"
+            cases.append(f"WHEN p[1] = 'Y' THEN {sql_string(f' {{{self.lexicon.year_facet}}} ')}")
+        pieces = f"string_split_regex({masked}, {sql_string('[' + START + END + ']')})"
         sql = (f"array_to_string(list_transform({pieces}, lambda p: CASE {' '.join(cases)} ELSE p END), '')"
                if cases else masked)  # no lexicon and no year facet: no markers
         # Punctuation to spaces, then runs of spaces to one: a pattern that matched lone spaces too would
         # rewrite every gap between words.
-        sql = f"trim({_replace(_replace(sql, '[^A-Za-z0-9_{} ]+', _lit(' ')), '  +', _lit(' '))})"
+        sql = f"trim({_replace(_replace(sql, '[^A-Za-z0-9_{} ]+', sql_string(' ')), '  +', sql_string(' '))})"
         if self.lexicon.filler_words:  # spaces doubled: each word keeps its own boundary, one pass finds all
             words = "|".join(_escape(f) for f in self.lexicon.filler_words)
             fillers = " (?:" + words.replace(" ", "  ") + ") "
             dropped = _replace("' ' || replace(s, ' ', '  ') || ' '", fillers, "' '")
             # only questions that hold a filler word pay for the doubling (a one-item list names the text once)
-            has_filler = _lit(r"\b(?:" + words + r")\b")
+            has_filler = sql_string(r"\b(?:" + words + r")\b")
             sql = (f"list_transform([{sql}], lambda s: CASE WHEN regexp_matches(s, {has_filler}) "
-                   f"THEN trim({_replace(dropped, '  +', _lit(' '))}) ELSE s END)[1]")
+                   f"THEN trim({_replace(dropped, '  +', sql_string(' '))}) ELSE s END)[1]")
         return sql
 
     def constraints(self, markers: list[str]) -> tuple[Constraint, ...]:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from schemas.digest import fingerprint
 from schemas.text import fold
 
 PLAIN_WORDS_FILE = "plain_words.json"  # a publication's `Index.plain_words`, for the online scrubber
@@ -137,7 +137,7 @@ class Scrubber:
 
     def digest(self) -> str:
         """A hash of what the scrubber replaces and keeps besides its patterns and plain words (see `scrub`)."""
-        return hashlib.sha256(json.dumps([self.names, sorted(self._keep)]).encode()).hexdigest()[:16]
+        return fingerprint([self.names, sorted(self._keep)], sort_keys=False)
 
     def __call__(self, text: str) -> str:
         return self.scrub(text)[0]

@@ -8,13 +8,13 @@ filtered to that partition says it in those words. The same rewrite runs offline
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from schemas.digest import fingerprint
 from schemas.text import fold, words
 
 VOCABULARY_FILE = "vocabulary.json"
@@ -110,8 +110,8 @@ class Vocabulary:
 
     def digest(self) -> str:
         """What the rewrite does (its terms and swaps), as a hash: part of a template's signature."""
-        body = json.dumps([self.groups, sorted((list(k), sorted(v.items())) for k, v in self._swaps.items())])
-        return hashlib.sha256(body.encode()).hexdigest()[:16]
+        swaps = sorted((list(k), sorted(v.items())) for k, v in self._swaps.items())
+        return fingerprint([self.groups, swaps], sort_keys=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"groups": self.groups, "usage": self.usage}

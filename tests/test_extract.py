@@ -19,7 +19,7 @@ from schemas.constraint import QUALIFIER, Constraint
 from schemas.extract import Lexicon, Skeleton, cache_key
 from schemas.pii import PHONE
 from schemas.text import fold, words
-from tasks.ingest.logs import ingest
+from tasks.ingest.stage import ingest
 from tasks.mine.mining import extract_distinct
 from tests.conftest import DEMO_CONFIG
 

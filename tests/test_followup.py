@@ -21,7 +21,7 @@ from schemas.config import Config, load_config
 from schemas.extract import Lexicon
 from schemas.followup import NO_PREVIOUS, Conversation, Followups, topic_words_sql
 from schemas.members import ShapeMembers
-from tasks.ingest.logs import ingest
+from tasks.ingest.stage import ingest
 from tasks.mine import followups
 from tasks.mine.mining import build_shapes, extract_distinct, shape_id, write_outputs
 from tasks.plan.stage import CACHE_SCHEMA, TEMPLATE_SCHEMA

@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 from schemas.config import load_config
 from schemas.errors import ConfigError, CorpusError
 from tasks.index.corpus import read_corpus
-from tasks.ingest.logs import IS_OBJECT, ingest, line_numbers
+from tasks.ingest.numbering import line_numbers
+from tasks.ingest.sql import IS_OBJECT
+from tasks.ingest.stage import ingest
 
 GOOD = {"ts": "2026-11-24T09:00:00Z", "user": "u-1", "query": "how many vacation days in Berlin"}
 json_values = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=30),
@@ -268,7 +270,7 @@ def test_lines_that_are_not_utf8_keep_their_numbers_when_line_breaks_mix(tmp_pat
                 part.decode("utf-8")
             except UnicodeDecodeError:
                 expected.append(number)
-    with patch("tasks.ingest.logs._BLOCK", block):
+    with patch("tasks.ingest.numbering._BLOCK", block):
         ing = ingest(path, now=datetime(2026, 11, 30))
     try:
         got = ing.con.sql("SELECT line FROM quarantine WHERE reason = 'not UTF-8 text' OR raw = '' "
@@ -319,10 +321,10 @@ def test_line_numbers_match_a_plain_split(tmp_path_factory: pytest.TempPathFacto
     parts = [(n, part) for n, line in enumerate(editor_lines(data), start=1) for part in duckdb_parts(data, line)]
     expected = {(str(path), text): [n for n, part in parts if part == text.encode()] for text in wanted}
     assert line_numbers([(str(path), text) for text in wanted]) == expected  # each text searched for
-    with patch("tasks.ingest.logs._FIND_UP_TO", 0):  # one pass over the lines, as for a file with many bad lines
+    with patch("tasks.ingest.numbering._FIND_UP_TO", 0):  # one pass over the lines, as for a file with many bad lines
         assert line_numbers([(str(path), text) for text in wanted]) == expected
     for find_up_to in (0, 32):  # a block of a line or two at a time: the numbers run on across blocks
-        with patch("tasks.ingest.logs._BLOCK", 4), patch("tasks.ingest.logs._FIND_UP_TO", find_up_to):
+        with patch("tasks.ingest.numbering._BLOCK", 4), patch("tasks.ingest.numbering._FIND_UP_TO", find_up_to):
             assert line_numbers([(str(path), text) for text in wanted]) == expected
 
 
@@ -362,7 +364,7 @@ def test_a_latin1_log_quarantines_every_line_under_its_own_number(tmp_path: Path
     path = tmp_path / "logs.jsonl"
     lines = [json.dumps({**GOOD, "query": f"congé à Zürich {i}"}, ensure_ascii=False) for i in range(3_000)]
     path.write_bytes("\n".join(lines).encode("latin-1") + b"\n" * 10 + "congé".encode("latin-1") + b"\n")
-    with patch("tasks.ingest.logs._BLOCK", block):  # read whole, or some 40 lines at a time
+    with patch("tasks.ingest.numbering._BLOCK", block):  # read whole, or some 40 lines at a time
         ing = ingest(path, now=datetime(2026, 11, 30))
     try:
         got = ing.con.sql("SELECT line, reason FROM quarantine ORDER BY line").fetchall()
@@ -412,7 +414,7 @@ def test_a_large_log_is_numbered_a_block_at_a_time(tmp_path: Path) -> None:
     path.write_bytes(gzip.compress(b"\n".join(lines) + b"\n", compresslevel=1))  # 16 MB of lines
     tracemalloc.start()
     try:
-        with patch("tasks.ingest.logs._BLOCK", 1 << 20):
+        with patch("tasks.ingest.numbering._BLOCK", 1 << 20):
             ing = ingest(path, now=datetime(2026, 11, 30))
         peak = tracemalloc.get_traced_memory()[1]
     finally:

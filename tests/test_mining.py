@@ -25,7 +25,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 
-import tasks.ingest.logs as logs_module
+import tasks.ingest.sql as ingest_sql
 from schemas.config import Config, load_config
 from schemas.errors import LogError
 from schemas.extract import Lexicon
@@ -33,7 +33,9 @@ from schemas.pii import Scrubber, read_plain_words
 from schemas.publication import current_run, read_manifest
 from schemas.text import fold
 from tasks.index.store import Index
-from tasks.ingest.logs import ingest, log_files
+from tasks.ingest.checks import check_window
+from tasks.ingest.files import log_files
+from tasks.ingest.stage import ingest
 from tasks.mine import followups
 from tasks.mine.mining import NEAR_TOP_SQL, _seed, near_top, roles
 from tasks.mine.stage import mine
@@ -827,7 +829,7 @@ def test_a_window_to_the_ends_of_the_calendar_reads_every_day(tmp_path: Path) ->
 
     from planbake.cli import app
 
-    logs_module.check_window(DEMO / "logs", date.min, date.max)
+    check_window(DEMO / "logs", date.min, date.max)
     counts = []
     for since, until in ((date(2026, 11, 1), date(2026, 12, 31)), (date.min, date.max)):
         ing = ingest(DEMO / "logs", since=since, until=until, now=datetime(2026, 12, 1))
@@ -1151,7 +1153,7 @@ def test_a_next_run_recalls_the_lines_of_the_last(tmp_path: Path, small_index: t
     assert len([r for r in first[0] if r["question_id"] == first[0][0]["question_id"]]) == 2  # the twice-logged
     on_disk = b"".join(f.read_bytes() for f in held) + str(kept).encode()
     assert not any(w in on_disk for w in (b"jane", b"example.com", b"per diem in Berlin", b"quokka", b"'u1'"))
-    with patch("tasks.ingest.logs._source_sql", wraps=logs_module._source_sql) as parse:
+    with patch("tasks.ingest.stage.source_sql", wraps=ingest_sql.source_sql) as parse:
         assert run() == first
     assert "split WHERE NOT matched" in parse.call_args.args[2]  # the held lines were not parsed again
     # The memo's rows, not a new extraction: a skeleton changed in it shows through; one hash naming two texts

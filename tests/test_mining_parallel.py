@@ -15,7 +15,7 @@ from schemas.config import load_config
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
 from tasks.embed import Embedder
-from tasks.ingest.logs import ingest
+from tasks.ingest.stage import ingest
 from tasks.mine.memory import MEMORY_FILE, MergeMemory
 from tasks.mine.vectors import IDLE_RUNS, VectorStore
 from tasks.mine.vectors import text_key as vectors_key

@@ -244,7 +244,7 @@ def test_find_leaks_sees_a_planted_string(tmp_path: Path) -> None:
 def test_a_quarantined_line_keeps_no_user_id(user: str, query: str, cut: int) -> None:
     """Whatever the user id looks like, and wherever a bad line is cut off after it, the id is gone from what the
     quarantine stores; the rest of the line stays."""
-    from tasks.ingest.logs import without_user
+    from tasks.ingest.stage import without_user
 
     assume(user not in query and "{user}" not in query)
     line = json.dumps({"ts": "2026-11-23T03:47:20Z", "user": user, "query": query})
@@ -255,7 +255,7 @@ def test_a_quarantined_line_keeps_no_user_id(user: str, query: str, cut: int) ->
 
 
 def test_a_loosely_written_user_field_is_replaced_too() -> None:
-    from tasks.ingest.logs import without_user
+    from tasks.ingest.stage import without_user
 
     for line in ["{'user': 'u-e3f3d4', 'query': 'x'}", 'user: "u-e3f3d4" how many days', '{"user": u-e3f3d4}',
                  '{"user": {"id": "u-e3f3d4"}, "query": "x"}', '{"User": ["u-e3f3d4"]}']:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ from typing import Any
 import yaml
 
 from schemas.config import BooleanKey, Chunking, DuplicateKey, read_yaml, yaml_problem
+from schemas.digest import fingerprint
 from schemas.errors import CorpusError
 from schemas.text import words
 
@@ -41,8 +41,7 @@ class Chunk:
 
     @property
     def content_hash(self) -> str:
-        body = json.dumps([self.text, self.metadata], sort_keys=True, default=str)
-        return hashlib.sha256(body.encode()).hexdigest()[:32]
+        return fingerprint([self.text, self.metadata], 32)
 
 
 _SCALAR = (str, int, float, bool, type(None))

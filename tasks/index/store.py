@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -17,7 +16,9 @@ from lancedb.index import FTS, Bitmap, BTree
 
 from schemas.arrow import chunk_schema, facet_columns
 from schemas.config import Config
+from schemas.digest import fingerprint, text_digest
 from schemas.errors import FacetColumnsMissing, IndexUnreachable
+from schemas.sql import sql_string
 from schemas.text import plain_words
 from tasks.embed import Embedder
 from tasks.index.corpus import Chunk
@@ -35,10 +36,6 @@ class IndexResult:
     now_current: int = 0  # chunks kept that came into force (a default search can newly find them)
 
 
-def _quote(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 def search_text(chunk: Chunk, fields: Sequence[str]) -> str:
     """What the full-text index reads for a chunk: the values of its document's metadata `fields` (a title),
     then its text."""
@@ -51,7 +48,7 @@ def row_hash(e: EnrichedChunk, fields: Sequence[str] = ()) -> str:
             e.is_current]
     if fields:  # a change of `chunking.search_fields` rewrites the rows (their text is not embedded again)
         body.append(list(fields))
-    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:32]
+    return fingerprint(body, 32)
 
 
 def _rows(chunks: Sequence[EnrichedChunk], vectors: dict[str, np.ndarray], config: Config) -> list[dict[str, Any]]:
@@ -89,7 +86,7 @@ def open_table(uri: str, name: str) -> Any | None:
 
 def text_hash(text: str) -> str:
     """What a chunk's vector depends on: its text alone (a metadata edit re-writes the row, not the vector)."""
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return text_digest(text, 32)
 
 
 def existing_state(table: Any | None) -> dict[str, tuple[str, str, np.ndarray, bool]]:
@@ -167,7 +164,7 @@ def write_index(chunks: Sequence[EnrichedChunk], config: Config, uri: str, embed
             data = pa.Table.from_pylist(_rows(changed, vectors, config), schema)
             table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(data)
         if gone:
-            table.delete("id IN (" + ", ".join(_quote(i) for i in gone) + ")")
+            table.delete("id IN (" + ", ".join(sql_string(i) for i in gone) + ")")
         if changed or gone:
             _create_indexes(table, config)
     return IndexResult(len(chunks), len(to_embed), sum(e.chunk.id in old for e in changed), len(gone),
@@ -251,9 +248,9 @@ def filter_sql(filters: dict[str, str], config: Config, all_versions: bool) -> s
                 raise ValueError(f"filter {facet}={value}: a year filter takes a year of four digits, such as 2026")
             clauses.append(f"{facet} = {int(value)}")
         elif kind == "date":
-            clauses.append(f"{facet} LIKE {_quote(value + '%')}")
+            clauses.append(f"{facet} LIKE {sql_string(value + '%')}")
         else:
-            clauses.append(f"{facet} = {_quote(value)}")
+            clauses.append(f"{facet} = {sql_string(value)}")
     if not all_versions and not any(config.facet(f).kind != "category" for f in filters):
         clauses.append("is_current")
     return " AND ".join(clauses) or None

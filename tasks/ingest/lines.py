@@ -18,8 +18,6 @@ time, nothing else.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
 from pathlib import Path
@@ -27,12 +25,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from schemas.extract import Lexicon
-from schemas.pii import Scrubber
-from tasks.mine.extracted import fingerprint, source_digest
+from schemas.digest import fingerprint, source_digest, text_digest
+from schemas.sql import sql_string
 
 ROW = ("key", "len", "t", "uid", "question_id", "y", "skh", "vsh")  # a line's row; then its texts by hash
 TEXTS = ("skeleton", "slots", "constraints", "signature")
+# the modules whose code reads a log line into its row: a memo made by other code starts anew
+READER_MODULES = tuple(f"tasks.ingest.{m}" for m in ("files", "sql", "checks", "numbering", "stage", "lines"))
 REFRESH_SHARE = 0.1  # a file's memo is written again when its rows read anew that recur reach this share of it
 
 
@@ -40,10 +39,10 @@ class LineMemo:
     """The line memo in `folder` (None: no memo) for one extraction. A log file's memo is named for the file's
     path and identity (`_identity`) when it was read, and only a file unchanged since then recalls from it."""
 
-    def __init__(self, folder: Path | None, lexicon: Lexicon, scrub: Scrubber, max_query_chars: int) -> None:
-        body = [fingerprint(lexicon, scrub), source_digest("tasks.ingest.logs"), source_digest("tasks.ingest.lines"),
-                max_query_chars]
-        name = "lines-" + hashlib.sha256(json.dumps(body).encode()).hexdigest()[:16]
+    def __init__(self, folder: Path | None, extraction: str, max_query_chars: int) -> None:
+        """`extraction`: the fingerprint of the extraction the memo's rows were made with (`tasks.mine.extracted`)."""
+        body = [extraction, *(source_digest(m) for m in READER_MODULES), max_query_chars]
+        name = "lines-" + fingerprint(body, sort_keys=False)
         self.dir = folder / name if folder is not None else None
         self.identity: dict[str, str] = {}  # log file -> its `_identity` before this run read it
         self.trusted: dict[str, Path] = {}  # log file -> the memo this run recalls its lines from
@@ -115,7 +114,7 @@ class LineMemo:
                                 OR (bool_or(reason IS NULL) AND bool_or(reason IS NOT NULL))""")
         con.execute("DELETE FROM fresh_lines f USING shared_keys k "
                     "WHERE f.filename = k.filename AND f.key = k.key AND f.len = k.len")
-        # A row recalled from the memo has its file's place, not its line's (`tasks.ingest.logs._read_held`): a row that
+        # A row recalled from the memo has its file's place, not its line's (`tasks.ingest.stage.read_held`): a row that
         # shares its user and second with another question of its file is read anew each run, so the two keep
         # the order they were logged in. Every row of such a second is in `rows` (none was kept for the memo).
         con.execute("""
@@ -133,7 +132,7 @@ class LineMemo:
             kept = (f""" UNION ALL SELECT {', '.join('h.' + c for c in ROW)}, {', '.join(TEXTS)}
                          FROM held h JOIN held_sk USING (skh) JOIN held_vs USING (vsh)
                          SEMI JOIN ({recurring}) k USING (skeleton)
-                         WHERE h.filename = {_literal(str(trusted))}""" if trusted is not None else "")
+                         WHERE h.filename = {sql_string(str(trusted))}""" if trusted is not None else "")
             tmp = target.with_suffix(".tmp.parquet")
             # A row per line of the file (a line logged twice, twice); a key whose rows differ (a hash collision)
             # is kept for none of them, so those lines are read anew. Then each skeleton and value set once, by
@@ -145,7 +144,7 @@ class LineMemo:
                                                 md5_number_lower(concat_ws(chr(31), slots, constraints, signature))
                                                 AS vsh,
                                                 {', '.join(TEXTS)}
-                                         FROM fresh_lines WHERE filename = {_literal(file)}
+                                         FROM fresh_lines WHERE filename = {sql_string(file)}
                                          {kept})
                           WINDOW w AS (PARTITION BY key, len)
                           QUALIFY min(question_id) OVER w = max(question_id) OVER w)
@@ -154,7 +153,7 @@ class LineMemo:
                                                 NULL, NULL, NULL FROM lines
                       UNION ALL SELECT DISTINCT 'vs', {', '.join('NULL' for _ in ROW[:-1])}, vsh, NULL, slots,
                                                 constraints, signature FROM lines)
-                TO {_literal(str(tmp))} (FORMAT parquet)""")
+                TO {sql_string(str(tmp))} (FORMAT parquet)""")
             os.replace(tmp, target)
             written.append(file)
         con.execute("DROP TABLE fresh_lines")
@@ -184,8 +183,4 @@ def _identity(file: str) -> str | None:
 
 
 def _stem(file: str) -> str:
-    return hashlib.sha256(file.encode()).hexdigest()[:24]
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+    return text_digest(file, 24)

@@ -13,22 +13,23 @@ it costs time, nothing else.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from schemas.digest import fingerprint as digest
+from schemas.digest import source_digest
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
-from tasks.ingest.logs import sql_files
+from schemas.sql import sql_files, sql_string
 
 # The modules whose code extracts a question (`tasks.mine.mining` holds the SQL passes)
 _EXTRACTION_MODULES = ("schemas.constraint", "schemas.extract", "schemas.extract_sql", "schemas.pii", "schemas.text",
                        "tasks.mine.extract_rows", "tasks.mine.mining")
+
+
 def key_sql(column: str) -> str:
     """The memo's key of the raw question in `column`, in DuckDB SQL: its MD5 as two 64-bit halves (a 128-bit
     number would be written to Parquet as a DOUBLE, which keeps 53 bits of it)."""
@@ -40,19 +41,7 @@ def fingerprint(lexicon: Lexicon, scrub: Scrubber) -> str:
     # The lexicon's digest holds its forms, facet kinds and fillers.
     body = {"lexicon": lexicon.digest(), "scrubber": scrub.digest(), "duckdb": duckdb.__version__,
             "code": [source_digest(m) for m in _EXTRACTION_MODULES]}
-    return hashlib.sha256(json.dumps(body).encode()).hexdigest()[:16]
-
-
-def source_digest(module: str) -> str:
-    """A hash of a module's source: what a memo made by other code must not be trusted for."""
-    return hashlib.sha256(Path(_source(module)).read_bytes()).hexdigest()
-
-
-def _source(module: str) -> str:
-    spec = importlib.util.find_spec(module)
-    if spec is None or spec.origin is None:
-        raise ImportError(f"no source file for {module}: update _EXTRACTION_MODULES")
-    return spec.origin
+    return digest(body, sort_keys=False)
 
 
 class ExtractionMemo:
@@ -91,7 +80,7 @@ class ExtractionMemo:
                                     any_value(signature) AS signature, any_value(slots) AS slots,
                                     any_value(constraints) AS constraints
                              FROM ({rows}) GROUP BY key_lo, key_hi, y)
-                        TO '{str(tmp).replace("'", "''")}' (FORMAT parquet)""")
+                        TO {sql_string(tmp)} (FORMAT parquet)""")
         os.replace(tmp, self.path)
         for old in self.path.parent.glob("extracted-*.parquet"):
             if old != self.path:

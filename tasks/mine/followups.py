@@ -14,7 +14,7 @@ from schemas.constraint import Constraint
 from schemas.extract import Skeleton, cache_key
 from schemas.followup import Conversation, Followups, Turn, topic_words_sql
 from schemas.members import ShapeMembers
-from tasks.ingest.logs import Ingested
+from tasks.ingest.stage import Ingested
 
 FOLLOWUP_COLUMNS = ("question_id", "followup", "resolved_question", "resolved_shape_id", "resolved_key",
                     "followup_reason")

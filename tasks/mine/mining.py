@@ -24,8 +24,9 @@ from schemas.extract import Lexicon, fill_skeleton
 from schemas.extract_sql import SqlSkeletons
 from schemas.members import member_hash
 from schemas.pii import Scrubber
+from schemas.sql import sql_string
 from tasks.embed import Embedder
-from tasks.ingest.logs import Ingested
+from tasks.ingest.stage import Ingested
 from tasks.mine import extract_rows
 from tasks.mine.classify import classify
 from tasks.mine.extracted import ExtractionMemo, key_sql
@@ -511,16 +512,15 @@ def write_questions(con: Any, ing: Ingested, shapes: list[dict[str, Any]], stagi
                    resolved_shape_id = f.resolved_shape_id, resolved_key = f.resolved_key,
                    followup_reason = f.followup_reason
                    FROM followups f WHERE f.question_id = q_out.question_id""")
-    path = str(staging / "questions.parquet").replace("'", "''")
     con.execute(f"""
         COPY (SELECT question_id, (SELECT shape_id FROM texts)[sid] AS shape_id, ts,
                      (SELECT slots FROM texts)[kid] AS slots, (SELECT constraints FROM texts)[kid] AS constraints,
                      coalesce(followup, false) AS followup, resolved_question, resolved_shape_id, resolved_key,
                      followup_reason FROM q_out)
-        TO '{path}' (FORMAT parquet)""")
+        TO {sql_string(staging / 'questions.parquet')} (FORMAT parquet)""")
     ing.finish()  # the quarantine is complete
-    qpath = str(staging / "quarantine.parquet").replace("'", "''")
-    con.execute(f"COPY (SELECT * FROM quarantine ORDER BY file, line, reason, raw) TO '{qpath}' (FORMAT parquet)")
+    con.execute("COPY (SELECT * FROM quarantine ORDER BY file, line, reason, raw) "
+                f"TO {sql_string(staging / 'quarantine.parquet')} (FORMAT parquet)")
 
 
 def summarize(ing: Ingested, shapes: list[dict[str, Any]]) -> MineResult:

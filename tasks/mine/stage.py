@@ -18,9 +18,9 @@ from schemas.pii import PLAIN_WORDS_FILE
 from tasks.embed import Embedder, resolve_dtype
 from tasks.index.store import Index
 from tasks.ingest.lines import LineMemo
-from tasks.ingest.logs import ingest
+from tasks.ingest.stage import ingest
 from tasks.mine import followups
-from tasks.mine.extracted import ExtractionMemo
+from tasks.mine.extracted import ExtractionMemo, fingerprint
 from tasks.mine.memory import MergeMemory
 from tasks.mine.mining import (
     MineResult,
@@ -57,7 +57,7 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     ing = ingest(logs, since=since, until=until, max_query_chars=config.mining.max_query_chars, now=now,
                  scrub=scrub, defer_quarantine=True,  # the quarantine's line numbers are found meanwhile
                  last_days=config.mining.window_days,
-                 lines=LineMemo(_vector_dir(index), lexicon, scrub, config.mining.max_query_chars))
+                 lines=LineMemo(_vector_dir(index), fingerprint(lexicon, scrub), config.mining.max_query_chars))
     memo = ExtractionMemo(_vector_dir(index), lexicon, scrub)
     extract_distinct(ing, lexicon, scrub, quiet=quiet, workers=config.mining.workers, memo=memo)
     # DuckDB work on a second cursor uses the other core while the phases beside it run in Python: sorting

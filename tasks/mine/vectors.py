@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from schemas.digest import text_digest
 from tasks.embed import Embedder
 
 IDLE_RUNS = 7  # runs a vector is kept without being used: a week of nights
@@ -28,7 +29,7 @@ def text_key(text: str) -> bytes:
 class VectorStore:
     def __init__(self, folder: Path | None, embedder: Embedder, model_id: str) -> None:
         self.embedder = embedder
-        name = hashlib.sha256(f"{model_id}|{embedder.dim}".encode()).hexdigest()[:12]
+        name = text_digest(f"{model_id}|{embedder.dim}", 12)
         self.path = folder / f"skeletons-{name}.npz" if folder is not None else None
         self.known: dict[bytes, np.ndarray] = {}
         self.idle: dict[bytes, int] = {}  # runs since a known vector was last used

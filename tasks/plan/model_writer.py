@@ -6,8 +6,6 @@ parsed, validated and checked; a failure gets one re-plan with the complaint, th
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +19,7 @@ from prefect.tasks import exponential_backoff
 from pydantic import ValidationError
 
 from schemas.config import Config
+from schemas.digest import fingerprint
 from schemas.errors import ModelServerRefused
 from schemas.plan import Plan, PlanError, plan_json_schema
 
@@ -71,7 +70,7 @@ def build_messages(skeleton: str, shape_type: str, config: Config, known: dict[s
 
 
 def prompt_hash(messages: list[dict[str, str]]) -> str:
-    return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:16]
+    return fingerprint(messages)
 
 
 def parse_plan(text: str) -> Plan:

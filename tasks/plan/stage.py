@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter, defaultdict
 from collections.abc import Collection
@@ -17,6 +16,7 @@ from prefect.cache_policies import NO_CACHE
 
 from schemas.config import Config
 from schemas.constraint import Constraint
+from schemas.digest import fingerprint
 from schemas.extract import Lexicon, Skeleton, cache_key, fill_skeleton
 from schemas.plan import (
     Plan,
@@ -180,7 +180,7 @@ def _slot_names(skeleton: str, facets: list[str]) -> list[str]:
 
 
 def _fingerprint(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return fingerprint(obj)
 
 
 def _previous(prev_dir: Path | None) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:

@@ -15,7 +15,6 @@ its limit. A run that fails is not published unless forced, and the verdict says
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from dataclasses import asdict, dataclass, field
@@ -26,9 +25,10 @@ import duckdb
 import pyarrow.parquet as pq
 
 from schemas.config import Config, Gate
+from schemas.digest import text_digest
 from schemas.publication import index_location, run_root
+from schemas.sql import sql_files
 from tasks.evaluate import Labeled, read_labeled
-from tasks.ingest.logs import sql_files
 
 GATE_FILE = "gate.json"  # this run's figures, read back as the baseline by the next run
 PLAN_FILES = ("templates.parquet", "cache.parquet", "config.json", "lexicon.json")
@@ -95,7 +95,7 @@ def labeled_set(path: str | Path, where: str = "") -> LabeledSet:
     if p.is_dir():
         p = p / "questions.jsonl"
     questions = read_labeled(p, option=f"the config's `labeled:` entry{where}")
-    digest = hashlib.sha256(p.read_bytes()).hexdigest()[:16]
+    digest = text_digest(p.read_bytes(), 16)
     return LabeledSet(f"{p.parent.name}/{p.name}", f"{p.resolve()}#{digest}", questions)
 
 
