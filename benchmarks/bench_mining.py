@@ -219,7 +219,7 @@ class PhaseTimer:
         return timed
 
 
-PHASES = {  # attribute of tasks.mine.stage -> phase name
+PHASES = {  # attribute of tasks.mine.stage (ingest: of flows.stages) -> phase name
     "ingest": "ingest", "extract_distinct": "extract", "merge_skeletons": "merge", "build_shapes": "shapes",
     "classify_shapes": "classify", "write_shapes": "write", "summarize": "summarize",
 }  # questions.parquet is written on a second thread (`write_questions`): waiting for it counts as "other"
@@ -227,14 +227,19 @@ PHASES = {  # attribute of tasks.mine.stage -> phase name
 
 @contextmanager
 def instrumented(timer: PhaseTimer, embedder: Any) -> Iterator[None]:
-    """Time mine()'s phases by wrapping the names it calls in tasks.mine.stage (restored afterwards).
+    """Time the mining task's phases by wrapping the names it calls in flows.stages (ingest) and tasks.mine.stage
+    (the rest), restored afterwards.
 
     Inside a phase, the embedding calls (`embedder.encode`, `embedder.encode_one`) are timed as
     "<phase>: embedding" and the index searches (`_best_scores`) as "<phase>: search".
     """
+    import flows.stages as flow
     import tasks.mine.stage as stage
 
-    saved = {name: getattr(stage, name) for name in [*PHASES, "_best_scores", "skeleton_embedder"]}
+    def home(name: str) -> Any:
+        return flow if name == "ingest" else stage
+
+    saved = {name: getattr(home(name), name) for name in [*PHASES, "_best_scores", "skeleton_embedder"]}
     timed: list[Any] = []
 
     def instrument(e: Any) -> Any:
@@ -246,14 +251,14 @@ def instrumented(timer: PhaseTimer, embedder: Any) -> Iterator[None]:
 
     try:
         for name, phase in PHASES.items():
-            setattr(stage, name, timer.wrap(phase, saved[name]))
+            setattr(home(name), name, timer.wrap(phase, saved[name]))
         stage._best_scores = timer.inner("search", saved["_best_scores"])
         stage.skeleton_embedder = lambda index, config: instrument(saved["skeleton_embedder"](index, config))
         instrument(embedder)
         yield
     finally:
         for name, fn in saved.items():
-            setattr(stage, name, fn)
+            setattr(home(name), name, fn)
         for e in timed:
             del e.encode, e.encode_one  # back to the class's methods
 
@@ -264,8 +269,8 @@ def mine_once(logs: Path, config: Any, uri: str, staging: Path, days: list[str],
     """One full mining run of the window `days` (the morning after its last day) on a fresh index handle, with
     the merge memory of `last_run` (the night before's staging folder, as a publication keeps it); seconds,
     per-phase seconds, the MineResult as JSON (with the number of skeletons embedded and of index searches made)."""
+    from flows.stages import mine_logs
     from tasks.index.store import Index
-    from tasks.mine.stage import mine
 
     index = Index(uri, config)  # a new Embedder: empty encode_one memo (the model itself is loaded once)
     if staging.exists():
@@ -277,7 +282,7 @@ def mine_once(logs: Path, config: Any, uri: str, staging: Path, days: list[str],
             profile.enable()
         t0 = time.perf_counter()
         since, until = date.fromisoformat(days[0]), date.fromisoformat(days[-1])
-        result, _ = mine(logs, config, index, staging, since=since, until=until,
+        result, _ = mine_logs(logs, config, index, staging, since=since, until=until,
                          now=datetime.combine(until + timedelta(days=1), datetime.min.time()), quiet=True,
                          last_run=last_run)
         seconds = time.perf_counter() - t0

@@ -36,8 +36,12 @@ root, work, staging, logs = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[
 sys.path.insert(0, str(root))
 from benchmarks.bench_mining import plain_scan
 from schemas.config import load_config
-from tasks.mine.stage import mine
-from tasks.index.store import Index
+try:
+    from flows.stages import mine_logs
+    from tasks.index.store import Index
+except ImportError:  # a commit from before the stage folders
+    from tasks.mine_stage import mine as mine_logs
+    from tasks.store import Index
 config = load_config(root / "data" / "configs" / "demo.yaml")
 config.mining.workers = 2
 index = Index(str(work / "index" / "lancedb"), config)
@@ -52,7 +56,7 @@ def cpu():  # seconds on the CPU, all threads of this process: steadier than wal
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
 c0, t0 = cpu(), time.perf_counter()
-mine(logs, config, index, staging, now=now, quiet=True, **window)
+mine_logs(logs, config, index, staging, now=now, quiet=True, **window)
 print(json.dumps({"mine": time.perf_counter() - t0, "cpu": cpu() - c0, "scan": scan}))
 """
 

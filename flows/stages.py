@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
 from schemas.config import Config
 from schemas.errors import LogError, NoPublication
-from schemas.publication import EMBED_CACHE, index_location
+from schemas.extract import Lexicon
+from schemas.publication import EMBED_CACHE, index_location, memo_folder
 from tasks.index.stage import build_index_task, export_parquet_task, index_uri
 from tasks.index.store import Index, reset_head
-from tasks.mine.stage import mine_task
+from tasks.ingest.lines import LineMemo
+from tasks.ingest.stage import ingest
+from tasks.mine.mining import MineResult
+from tasks.mine.stage import mine
 from tasks.plan.stage import plan_task, write_lexicon
 from tasks.publish.run import Run
 from tasks.scale import TaskEmbedder, run_task
@@ -36,6 +43,28 @@ def published_index(run: Run, config: Config) -> Index:
     if not section:
         raise NoPublication(f"{run.out}: no published index; run 'planbake index' or 'planbake nightly' first")
     return Index(index_location(section, run.out), config, section["version"])
+
+
+def mine_logs(logs: str | Path, config: Config, index: Index, staging: Path, *, since: date | None = None,
+              until: date | None = None, now: datetime | None = None, quiet: bool = False,
+              last_run: Path | None = None) -> tuple[MineResult, Lexicon]:
+    """The mining stage's task: ingest the log window (`tasks.ingest`: the window from `since` to `until`, or,
+    with neither, the last `mining.window_days` logged days), then mine its rows into `staging` (`tasks.mine`).
+    One task: the rows stay in one DuckDB session."""
+    lexicon = Lexicon(config, index.facet_values())
+    lexicon.check_aliases()
+    plain = index.plain_words()
+    scrub = lexicon.scrubber(plain)
+    max_chars = config.mining.max_query_chars
+    ing = ingest(logs, since=since, until=until, max_query_chars=max_chars, now=now, scrub=scrub,
+                 defer_quarantine=True,  # the quarantine's line numbers are found while mining goes on
+                 last_days=config.mining.window_days,
+                 lines=LineMemo(memo_folder(index.uri), lexicon, scrub, max_chars))
+    return mine(ing, lexicon, scrub, plain, config, index, staging, quiet=quiet, last_run=last_run), lexicon
+
+
+# Not cached: it writes into the run's staging directory, and the log files are read by path.
+mine_task = task(name="mine-logs", cache_policy=NO_CACHE)(mine_logs)
 
 
 def mine_stage(run: Run, logs: str, config: Config, index: Index, since: date | None, until: date | None,
@@ -75,8 +104,6 @@ def model_generator(config: Config, writer: str) -> Any:
 
 
 def plan_stage(run: Run, config: Config, index: Index, quiet: bool, writer: str | None = None) -> dict[str, Any]:
-    from schemas.extract import Lexicon
-
     if writer and writer != config.planning.writer:  # the writer is part of every template's signature
         config = config.model_copy(update={"planning": config.planning.model_copy(update={"writer": writer})})
     writer = config.planning.writer

@@ -137,6 +137,12 @@ def run_root(run_dir: str | Path) -> Path:
     return (parent.parent if parent.name == ".staging" else parent).parent
 
 
+def memo_folder(index_uri: str) -> Path | None:
+    """Where the memos kept between runs live (skeleton vectors, extracted questions, log lines): beside a local
+    index (`<root>/vectors`); a remote index keeps none."""
+    return None if "://" in index_uri else Path(index_uri).parent / "vectors"
+
+
 def index_location(section: dict[str, Any], root: str | Path) -> str:
     """Where a manifest's index section says the table is. An index inside the publication root is named by its
     `path` in the root, so a publication copied or moved elsewhere reads and writes its own table, from any working

@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import tasks.ingest.sql as ingest_sql
+from flows.stages import mine_logs
 from schemas.config import Config, load_config
 from schemas.errors import LogError
 from schemas.extract import Lexicon
@@ -38,7 +39,6 @@ from tasks.ingest.files import log_files
 from tasks.ingest.stage import ingest
 from tasks.mine import followups
 from tasks.mine.mining import NEAR_TOP_SQL, _seed, near_top, roles
-from tasks.mine.stage import mine
 from tests.conftest import DEMO_CONFIG, ROOT
 from tests.test_privacy import NEAR_DUPLICATE, OFFICES, UNIQUE, build_seed_index, find_leaks, write_log
 
@@ -341,7 +341,7 @@ def test_single_user_shape_is_not_recurring_however_often(tmp_path: Path, small_
     rows += [(f"u{i}", f"what is the per diem in {o}") for i in range(3) for o in ("Berlin", "Lisbon")]
     staging = tmp_path / "staging"
     staging.mkdir()
-    result, _ = mine(write_log(tmp_path / "log.jsonl", rows), config, index, staging, now=datetime(2026, 12, 1),
+    result, _ = mine_logs(write_log(tmp_path / "log.jsonl", rows), config, index, staging, now=datetime(2026, 12, 1),
                      quiet=True)
     assert (result.rows, result.recurring, result.recurring_questions) == (1006, 1, 6)
     shapes = pq.read_table(staging / "shapes.parquet").to_pylist()
@@ -365,7 +365,7 @@ def test_the_reverse_trip_is_a_shape_of_its_own(tmp_path: Path, small_index: tup
         config.mining.source_words = words
         staging = tmp_path / f"staging-{len(words)}"
         staging.mkdir()
-        mine(log, config, index, staging, now=datetime(2026, 12, 1), quiet=True)
+        mine_logs(log, config, index, staging, now=datetime(2026, 12, 1), quiet=True)
         skeletons[len(words)] = sorted(s["skeleton"] for s in pq.read_table(staging / "shapes.parquet").to_pylist())
     assert skeletons[1] == ["relocating from {office} to {office} who pays the movers",
                             "relocating to {office} from {office} who pays the movers"]
@@ -778,7 +778,7 @@ def test_a_log_compressed_otherwise_than_with_gzip_is_named(tmp_path: Path, smal
         (logs / name).write_bytes(b"\x28\xb5\x2f\xfd")
     staging = tmp_path / "staging"
     staging.mkdir()
-    result, _ = mine(logs, config, index, staging, since=date(2026, 11, 24), until=date(2026, 11, 25),
+    result, _ = mine_logs(logs, config, index, staging, since=date(2026, 11, 24), until=date(2026, 11, 25),
                      now=datetime(2026, 12, 1), quiet=True)
     assert result.rows == len(rows)
     assert result.skipped_files == [str(logs / n) for n in ("date=2026-11-24/d.csv.xz", "date=2026-11-25/b.jsonl.zst",
@@ -919,10 +919,10 @@ def test_mine_with_window(tmp_path: Path, small_index: tuple[Config, Index]) -> 
     path = write_log(tmp_path / "log.jsonl", rows, start=datetime(2026, 11, 23, 22))  # 24 rows, 1 minute apart
     staging = tmp_path / "staging"
     staging.mkdir()
-    result, _ = mine(path, config, index, staging, since=date(2026, 11, 23), until=date(2026, 11, 23),
+    result, _ = mine_logs(path, config, index, staging, since=date(2026, 11, 23), until=date(2026, 11, 23),
                      now=datetime(2026, 12, 1), quiet=True)
     assert result.rows == 24
-    result, _ = mine(path, config, index, staging, since=date(2026, 11, 24), now=datetime(2026, 12, 1), quiet=True)
+    result, _ = mine_logs(path, config, index, staging, since=date(2026, 11, 24), now=datetime(2026, 12, 1), quiet=True)
     assert result.rows == 0 and result.recurring == 0
     assert pq.read_metadata(staging / "shapes.parquet").num_rows == 0
 
@@ -935,7 +935,7 @@ def test_a_window_of_no_rows_keeps_the_last_runs_memos(tmp_path: Path, small_ind
     path = write_log(tmp_path / "log.jsonl", rows, start=datetime(2026, 11, 23, 22))
     staging = tmp_path / "staging"
     staging.mkdir()
-    result, _ = mine(path, config, index, staging, since=date(2026, 11, 23), now=datetime(2026, 12, 1), quiet=True)
+    result, _ = mine_logs(path, config, index, staging, since=date(2026, 11, 23), now=datetime(2026, 12, 1), quiet=True)
     vectors = Path(index.uri).parent / "vectors"
 
     def memos() -> dict[str, bytes]:
@@ -944,7 +944,7 @@ def test_a_window_of_no_rows_keeps_the_last_runs_memos(tmp_path: Path, small_ind
 
     kept = memos()
     assert result.rows == 24 and any(n.startswith("extracted-") for n in kept) and any("lines-" in n for n in kept)
-    result, _ = mine(path, config, index, staging, since=date(2026, 11, 25), now=datetime(2026, 12, 1), quiet=True)
+    result, _ = mine_logs(path, config, index, staging, since=date(2026, 11, 25), now=datetime(2026, 12, 1), quiet=True)
     assert result.rows == 0 and memos() == kept
 
 
@@ -973,7 +973,7 @@ def test_bad_log_path_writes_nothing(tmp_path: Path, small_index: tuple[Config, 
     staging = tmp_path / "staging"
     staging.mkdir()
     with pytest.raises(LogError, match=re.escape(str(tmp_path / "nope"))):
-        mine(tmp_path / "nope", config, index, staging, quiet=True)
+        mine_logs(tmp_path / "nope", config, index, staging, quiet=True)
     assert list(staging.iterdir()) == []
 
 
@@ -997,8 +997,8 @@ def test_an_example_stays_put_while_its_slot_set_is_near_the_top(tmp_path: Path,
 
     def example(rows: list[tuple[str, str]], fresh: bool) -> str:
         staging = _next_staging(tmp_path)
-        mine(write_log(tmp_path / "log.jsonl", rows), config, index, staging, now=datetime(2026, 12, 1), quiet=True,
-             last_run=None if fresh else tmp_path / "last")
+        mine_logs(write_log(tmp_path / "log.jsonl", rows), config, index, staging, now=datetime(2026, 12, 1),
+                  quiet=True, last_run=None if fresh else tmp_path / "last")
         (shape,) = pq.read_table(staging / "shapes.parquet").to_pylist()
         return str(shape["example"])
 
@@ -1022,8 +1022,8 @@ def test_a_shape_keeps_its_name_while_its_members_trade_places(tmp_path: Path,
         rows = ([(f"u{i % 5}", real.format(OFFICES[i % 5])) for i in range(n_real)]
                 + [(f"v{i % 5}", typo.format(OFFICES[i % 5])) for i in range(n_typo)])
         staging = _next_staging(tmp_path)
-        mine(write_log(tmp_path / "log.jsonl", rows), config, index, staging, now=datetime(2026, 12, 1), quiet=True,
-             last_run=None if fresh else tmp_path / "last")
+        mine_logs(write_log(tmp_path / "log.jsonl", rows), config, index, staging, now=datetime(2026, 12, 1),
+                  quiet=True, last_run=None if fresh else tmp_path / "last")
         (shape,) = pq.read_table(staging / "shapes.parquet").to_pylist()
         assert shape["count"] == n_real + n_typo  # one shape: the two merged
         return str(shape["skeleton"])
@@ -1104,7 +1104,7 @@ def test_questions_of_one_second_keep_their_logged_order_with_the_line_memo(
         staging = tmp_path / "staging"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
-        mine(tmp_path / "logs", config, index, staging, now=datetime(2026, 12, 1), quiet=True,
+        mine_logs(tmp_path / "logs", config, index, staging, now=datetime(2026, 12, 1), quiet=True,
              since=date(2026, 11, 28), until=date(2026, 11, 28))
         rows = {r["question_id"]: r for r in pq.read_table(staging / "questions.parquet").to_pylist()}
         return {name: rows[qid] for name, qid in ids.items()}
@@ -1138,7 +1138,7 @@ def test_a_next_run_recalls_the_lines_of_the_last(tmp_path: Path, small_index: t
         staging = tmp_path / "staging"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
-        mine(logs, config, index, staging, now=now, quiet=True, **window)
+        mine_logs(logs, config, index, staging, now=now, quiet=True, **window)
         return [pq.read_table(staging / f).to_pylist() for f in ("questions.parquet", "quarantine.parquet")] + [
             pq.read_table(staging / "shapes.parquet").drop(["first_seen", "last_seen"]).to_pylist()]
 
@@ -1225,7 +1225,7 @@ def test_a_next_run_recalls_the_extraction_of_the_last(tmp_path: Path, small_ind
         staging = tmp_path / "staging"
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
-        mine(log, cfg, index, staging, now=datetime(2026, 12, 1), quiet=True)
+        mine_logs(log, cfg, index, staging, now=datetime(2026, 12, 1), quiet=True)
         return (pq.read_table(staging / "questions.parquet").to_pylist(),
                 pq.read_table(staging / "shapes.parquet").drop(["first_seen", "last_seen"]).to_pylist())
 

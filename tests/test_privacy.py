@@ -16,6 +16,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from flows.stages import mine_logs
 from schemas.config import Config, load_config
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
@@ -23,7 +24,6 @@ from schemas.publication import current_run
 from schemas.text import words
 from tasks.index.stage import build_index
 from tasks.index.store import Index
-from tasks.mine.stage import mine
 from tests.conftest import DEMO_CONFIG, ROOT
 
 DEMO = ROOT / "data" / "demo"
@@ -208,7 +208,7 @@ def test_shape_below_the_user_threshold_leaves_no_text(tmp_path: Path, seed_inde
     config.mining.min_users, config.mining.min_count = 3, 5
     staging = tmp_path / "staging"
     staging.mkdir()
-    result, _ = mine(small_log(tmp_path), config, index, staging, now=datetime(2026, 11, 30), quiet=True)
+    result, _ = mine_logs(small_log(tmp_path), config, index, staging, now=datetime(2026, 11, 30), quiet=True)
     assert result.rows == 10 + 20 + 20 + 300 + 6 and result.quarantined == 0
     shapes = pq.read_table(staging / "shapes.parquet").to_pylist()
     skeletons = {s["skeleton"] for s in shapes}

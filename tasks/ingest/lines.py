@@ -23,25 +23,39 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 
 from schemas.digest import fingerprint, source_digest, text_digest
+from schemas.extract import Lexicon
+from schemas.pii import Scrubber
 from schemas.sql import sql_string
 
 ROW = ("key", "len", "t", "uid", "question_id", "y", "skh", "vsh")  # a line's row; then its texts by hash
 TEXTS = ("skeleton", "slots", "constraints", "signature")
 # the modules whose code reads a log line into its row: a memo made by other code starts anew
+# the modules whose code extracts a question from a line's text (the SQL passes are in `tasks.mine.mining`)
+EXTRACTION_MODULES = ("schemas.constraint", "schemas.extract", "schemas.extract_sql", "schemas.pii", "schemas.text",
+                      "tasks.mine.extract_rows", "tasks.mine.mining")
 READER_MODULES = tuple(f"tasks.ingest.{m}" for m in ("files", "sql", "checks", "numbering", "stage", "lines"))
 REFRESH_SHARE = 0.1  # a file's memo is written again when its rows read anew that recur reach this share of it
+
+
+def extraction_fingerprint(lexicon: Lexicon, scrub: Scrubber) -> str:
+    """What the extraction of a question depends on besides the question and its year: the line memo's rows and
+    the extraction memo (`tasks.mine.extracted`) are valid for one such fingerprint only."""
+    # The lexicon's digest holds its forms, facet kinds and fillers.
+    body = {"lexicon": lexicon.digest(), "scrubber": scrub.digest(), "duckdb": duckdb.__version__,
+            "code": [source_digest(m) for m in EXTRACTION_MODULES]}
+    return fingerprint(body, sort_keys=False)
 
 
 class LineMemo:
     """The line memo in `folder` (None: no memo) for one extraction. A log file's memo is named for the file's
     path and identity (`_identity`) when it was read, and only a file unchanged since then recalls from it."""
 
-    def __init__(self, folder: Path | None, extraction: str, max_query_chars: int) -> None:
-        """`extraction`: the fingerprint of the extraction the memo's rows were made with (`tasks.mine.extracted`)."""
-        body = [extraction, *(source_digest(m) for m in READER_MODULES), max_query_chars]
+    def __init__(self, folder: Path | None, lexicon: Lexicon, scrub: Scrubber, max_query_chars: int) -> None:
+        body = [extraction_fingerprint(lexicon, scrub), *(source_digest(m) for m in READER_MODULES), max_query_chars]
         name = "lines-" + fingerprint(body, sort_keys=False)
         self.dir = folder / name if folder is not None else None
         self.identity: dict[str, str] = {}  # log file -> its `_identity` before this run read it

@@ -19,15 +19,10 @@ from typing import Any
 
 import duckdb
 
-from schemas.digest import fingerprint as digest
-from schemas.digest import source_digest
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
 from schemas.sql import sql_files, sql_string
-
-# The modules whose code extracts a question (`tasks.mine.mining` holds the SQL passes)
-_EXTRACTION_MODULES = ("schemas.constraint", "schemas.extract", "schemas.extract_sql", "schemas.pii", "schemas.text",
-                       "tasks.mine.extract_rows", "tasks.mine.mining")
+from tasks.ingest.lines import extraction_fingerprint
 
 
 def key_sql(column: str) -> str:
@@ -36,19 +31,12 @@ def key_sql(column: str) -> str:
     return f"md5_number_lower({column}) AS key_lo, md5_number_upper({column}) AS key_hi"
 
 
-def fingerprint(lexicon: Lexicon, scrub: Scrubber) -> str:
-    """What the extraction of a question depends on besides the question and its year."""
-    # The lexicon's digest holds its forms, facet kinds and fillers.
-    body = {"lexicon": lexicon.digest(), "scrubber": scrub.digest(), "duckdb": duckdb.__version__,
-            "code": [source_digest(m) for m in _EXTRACTION_MODULES]}
-    return digest(body, sort_keys=False)
-
-
 class ExtractionMemo:
     """The memo in `folder` (None: no memo) for one lexicon and scrubber."""
 
     def __init__(self, folder: Path | None, lexicon: Lexicon, scrub: Scrubber) -> None:
-        self.path = folder / f"extracted-{fingerprint(lexicon, scrub)}.parquet" if folder is not None else None
+        name = f"extracted-{extraction_fingerprint(lexicon, scrub)}.parquet"
+        self.path = folder / name if folder is not None else None
 
     def recall(self, con: Any, questions: str, into: str) -> int:
         """Create table `into` with the mapping rows of the (query, y) rows of table `questions` extracted by the

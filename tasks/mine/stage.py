@@ -1,26 +1,23 @@
-"""The mining stage as one callable: ingest -> scrub -> extract -> merge -> shapes -> classify -> write."""
+"""The mining stage as one callable, on the rows ingest read: extract -> merge -> shapes -> classify -> write."""
 
 from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
-from datetime import date, datetime
 from pathlib import Path
 
 import numpy as np
-from prefect import task
-from prefect.cache_policies import NO_CACHE
 
 from schemas.config import Config
 from schemas.extract import Lexicon
-from schemas.pii import PLAIN_WORDS_FILE
+from schemas.pii import PLAIN_WORDS_FILE, Scrubber
+from schemas.publication import memo_folder
 from tasks.embed import Embedder, resolve_dtype
 from tasks.index.store import Index
-from tasks.ingest.lines import LineMemo
-from tasks.ingest.stage import ingest
+from tasks.ingest.stage import Ingested
 from tasks.mine import followups
-from tasks.mine.extracted import ExtractionMemo, fingerprint
+from tasks.mine.extracted import ExtractionMemo
 from tasks.mine.memory import MergeMemory
 from tasks.mine.mining import (
     MineResult,
@@ -38,27 +35,19 @@ from tasks.mine.vectors import VectorStore
 from tasks.scale import model_ref
 
 
-def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since: date | None = None,
-         until: date | None = None, now: datetime | None = None, quiet: bool = False,
-         last_run: Path | None = None) -> tuple[MineResult, Lexicon]:
-    """Mine the logs into `staging` (shapes.parquet, questions.parquet, quarantine.parquet, the merge's
-    memory, merge.npz, and the corpus's plain words the scrubber read, plain_words.json): the window from `since`
-    to `until`, or, with neither, the last `mining.window_days` logged days. `last_run`: the live publication's
-    folder, whose merge the shapes keep (None: fresh shapes)."""
-    lexicon = Lexicon(config, index.facet_values())
-    lexicon.check_aliases()
-    plain = index.plain_words()
-    scrub = lexicon.scrubber(plain)
-    # Last night's skeleton vectors load beside the ingest (DuckDB there releases the GIL).
+def mine(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, plain: list[str], config: Config, index: Index,
+         staging: Path, *, quiet: bool = False, last_run: Path | None = None) -> MineResult:
+    """Mine the rows ingest read (`ing`, see `tasks.ingest.tables`) into `staging` (shapes.parquet,
+    questions.parquet, quarantine.parquet, the merge's memory, merge.npz, and the corpus's plain words the
+    scrubber read, plain_words.json). `lexicon`, `scrub` and `plain`: what ingest scrubbed the rows with.
+    `last_run`: the live publication's folder, whose merge the shapes keep (None: fresh shapes)."""
+    # Last night's skeleton vectors load beside the extraction (DuckDB and the scrubber release the GIL).
     loader = ThreadPoolExecutor(1)
     embedder = skeleton_embedder(index, config)
-    loading = loader.submit(VectorStore, _vector_dir(index), embedder, model_ref(config.model_path, embedder.dtype))
+    folder = memo_folder(index.uri)
+    loading = loader.submit(VectorStore, folder, embedder, model_ref(config.model_path, embedder.dtype))
     loader.shutdown(wait=False)
-    ing = ingest(logs, since=since, until=until, max_query_chars=config.mining.max_query_chars, now=now,
-                 scrub=scrub, defer_quarantine=True,  # the quarantine's line numbers are found meanwhile
-                 last_days=config.mining.window_days,
-                 lines=LineMemo(_vector_dir(index), fingerprint(lexicon, scrub), config.mining.max_query_chars))
-    memo = ExtractionMemo(_vector_dir(index), lexicon, scrub)
+    memo = ExtractionMemo(folder, lexicon, scrub)
     extract_distinct(ing, lexicon, scrub, quiet=quiet, workers=config.mining.workers, memo=memo)
     # DuckDB work on a second cursor uses the other core while the phases beside it run in Python: sorting
     # every question for questions.parquet, then writing it (its rows need shape ids and follow-ups, not types);
@@ -101,7 +90,7 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
     result = summarize(ing, shapes)
     result.followups = linked
     ing.con.close()
-    return result, lexicon
+    return result
 
 
 def skeleton_embedder(index: Index, config: Config) -> Embedder:
@@ -112,15 +101,6 @@ def skeleton_embedder(index: Index, config: Config) -> Embedder:
     return Embedder(config.model_path, config.embed_batch_size, dtype)
 
 
-def _vector_dir(index: Index) -> Path | None:
-    """Skeleton vectors and the extraction memo live beside a local index (`<out>/vectors`); a remote index
-    keeps none."""
-    return None if "://" in index.uri else Path(index.uri).parent / "vectors"
-
-
 def _best_scores(index: Index, vectors: np.ndarray) -> list[float | None]:
     return index.best_scores(vectors)
 
-
-# Not cached: it writes into the run's staging directory, and the log files are read by path.
-mine_task = task(name="mine-logs", cache_policy=NO_CACHE)(mine)
