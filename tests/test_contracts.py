@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import ast
+from datetime import datetime
 from pathlib import Path
+from typing import Any
+from unittest.mock import patch
+
+import pytest
 
 from tasks.ingest import tables
 from tasks.ingest.stage import ingest
+from tasks.mine import tables as mine_tables
 from tests.conftest import ROOT
 
 LAYERS = ("schemas", "tasks", "flows", "planbake")  # each imports only those before it
@@ -102,3 +108,34 @@ def test_ingest_writes_the_tables_it_declares(tmp_path: Path) -> None:
     assert ing.con.execute("SELECT count(*) FROM rows").fetchall() == [(1,)]
     assert ing.con.execute("SELECT reason FROM quarantine ORDER BY line").fetchall() == [
         ("missing query",), ("unparsable line",)]
+
+
+def test_mining_makes_the_tables_it_declares(tmp_path: Path, seed_corpus: Path,
+                                             tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every table a real mining run leaves on the connection is declared (by ingest or the mining stage), with
+    its declared columns."""
+    import tasks.mine.stage as stage
+    from flows.stages import mine_logs
+    from tests.test_privacy import build_seed_index, write_log
+
+    config, index = build_seed_index(tmp_path_factory, seed_corpus)
+    found: dict[str, tuple[str, ...]] = {}
+
+    def spy(ing: Any, shapes: Any) -> Any:  # the last call before the connection closes
+        for (name,) in ing.con.execute("SELECT table_name FROM information_schema.tables").fetchall():
+            found[name] = tuple(r[0] for r in ing.con.execute(f'DESCRIBE "{name}"').fetchall())
+        return real(ing, shapes)
+
+    real = stage.summarize
+    rows = [(f"u{i}", f"how many vacation days in {o}") for i in range(3) for o in ("Berlin", "Lisbon")]
+    rows += [("u9", "what is the per diem in Berlin"), ("u9", "and in Lisbon?")]
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    with patch.object(stage, "summarize", spy):
+        mine_logs(write_log(tmp_path / "log.jsonl", rows), config, index, staging, now=datetime(2026, 12, 1),
+                  quiet=True)
+    declared = {t.name: t.column_sets() for t in (*tables.OUTPUTS, *mine_tables.MADE)}
+    working = {"staged", "held", "reject_errors", "reject_scans"}  # ingest's own, and DuckDB's rejects
+    assert set(found) - working - set(declared) == set(), "a table neither stage declares"
+    assert [n for n, columns in found.items() if n in declared and columns not in declared[n]] == []
+    assert {"rows", "quarantine", "mapping", "q", "q_out", "skeletons", "value_sets", "followups"} <= set(found)

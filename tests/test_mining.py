@@ -342,7 +342,7 @@ def test_single_user_shape_is_not_recurring_however_often(tmp_path: Path, small_
     staging = tmp_path / "staging"
     staging.mkdir()
     result, _ = mine_logs(write_log(tmp_path / "log.jsonl", rows), config, index, staging, now=datetime(2026, 12, 1),
-                     quiet=True)
+                          quiet=True)
     assert (result.rows, result.recurring, result.recurring_questions) == (1006, 1, 6)
     shapes = pq.read_table(staging / "shapes.parquet").to_pylist()
     assert [s["skeleton"] for s in shapes] == ["what is the per diem in {office}"]
@@ -779,7 +779,7 @@ def test_a_log_compressed_otherwise_than_with_gzip_is_named(tmp_path: Path, smal
     staging = tmp_path / "staging"
     staging.mkdir()
     result, _ = mine_logs(logs, config, index, staging, since=date(2026, 11, 24), until=date(2026, 11, 25),
-                     now=datetime(2026, 12, 1), quiet=True)
+                          now=datetime(2026, 12, 1), quiet=True)
     assert result.rows == len(rows)
     assert result.skipped_files == [str(logs / n) for n in ("date=2026-11-24/d.csv.xz", "date=2026-11-25/b.jsonl.zst",
                                                             "date=2026-11-25/c.json.BZ2")]
@@ -920,7 +920,7 @@ def test_mine_with_window(tmp_path: Path, small_index: tuple[Config, Index]) -> 
     staging = tmp_path / "staging"
     staging.mkdir()
     result, _ = mine_logs(path, config, index, staging, since=date(2026, 11, 23), until=date(2026, 11, 23),
-                     now=datetime(2026, 12, 1), quiet=True)
+                          now=datetime(2026, 12, 1), quiet=True)
     assert result.rows == 24
     result, _ = mine_logs(path, config, index, staging, since=date(2026, 11, 24), now=datetime(2026, 12, 1), quiet=True)
     assert result.rows == 0 and result.recurring == 0
@@ -1105,7 +1105,7 @@ def test_questions_of_one_second_keep_their_logged_order_with_the_line_memo(
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
         mine_logs(tmp_path / "logs", config, index, staging, now=datetime(2026, 12, 1), quiet=True,
-             since=date(2026, 11, 28), until=date(2026, 11, 28))
+                  since=date(2026, 11, 28), until=date(2026, 11, 28))
         rows = {r["question_id"]: r for r in pq.read_table(staging / "questions.parquet").to_pylist()}
         return {name: rows[qid] for name, qid in ids.items()}
 

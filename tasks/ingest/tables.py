@@ -11,11 +11,16 @@ class Table:
     name: str
     columns: tuple[str, ...]
     about: str
+    memo_columns: tuple[str, ...] = ()  # added after `columns` when a line memo is read
+
+    def column_sets(self) -> list[tuple[str, ...]]:
+        """The columns the table has without a line memo, and with one."""
+        return [self.columns, self.columns + self.memo_columns]
 
 
 ROWS = Table("rows", ("ts", "user", "query", "logged"),
              "a view of the window's valid rows read this run: UTC time, user id, question, the order it was logged "
-             "in; with a line memo also (filename, key, len), the line's memo key")
+             "in; with a line memo also (filename, key, len), the line's memo key", ("filename", "key", "len"))
 RECALLED_LINES = Table("recalled_lines", ("ts", "user", "question_id", "y", "skh", "vsh", "logged"),
                        "a view of the window's rows a line memo held (their lines were not parsed): user is a hash, "
                        "skh and vsh name the skeleton and value set in HELD_SK and HELD_VS; empty without a memo")
