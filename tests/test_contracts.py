@@ -42,7 +42,8 @@ def layer_violations(root: Path) -> list[str]:
     for i, layer in enumerate(LAYERS):
         later = LAYERS[i + 1:] + (HEAVY if layer == "schemas" else ())
         for path in _sources(root, layer):
-            wrong += [f"{path.relative_to(root)} imports {m}" for m in sorted(_imports(path)) if m.split(".")[0] in later]
+            wrong += [f"{path.relative_to(root)} imports {m}" for m in sorted(_imports(path))
+                      if m.split(".")[0] in later]
     return wrong
 
 
