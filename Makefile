@@ -21,7 +21,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --hypothesis-profile=ci
 
 test: lint typecheck unit  ## ruff, mypy and the test suite
 

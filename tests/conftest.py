@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
@@ -15,6 +16,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "benchmarks"
 SEED = ROOT / "tests" / "fixtures" / "seed_handbook"
 DEMO_CONFIG = ROOT / "data" / "configs" / "demo.yaml"
+
+# Hypothesis: `ci` (the default, and what `make test` runs) draws the same examples on every run, with no example
+# database and no deadline, so a failure is the code's and reproduces; `dev` (HYPOTHESIS_PROFILE=dev or
+# --hypothesis-profile=dev) draws new random ones each run, to hunt. Both keep each test's own max_examples.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", settings.get_profile("default"))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")

@@ -41,10 +41,12 @@ bad_rows = st.one_of(
 @example(rows=[b"\r\x80"])  # DuckDB reads a lone "\r" as a line break: both parts are the second line
 @example(rows=[b"\x00\r", b"\x80"])  # DuckDB's reject said line 4 for the third line (it counted "\r\n" twice)
 @example(rows=[b"\x00", b'{"ts": "2026-11-24T10:00:00Z", "user": "u\x1e2", "query": "per diem\x1e Lisbon"}'])
+@example(rows=[b"\xff\xfe\n\x01"])  # "\u010a" in UTF-16 holds a "\n" byte: the row is two lines, numbered 2 and 3
 def test_log_rows_are_mined_or_quarantined(tmp_path: Path, rows: list[bytes]) -> None:
     path = tmp_path / "logs.jsonl"
-    lines = [json.dumps(GOOD).encode(), *rows]
-    path.write_bytes(b"\n".join(lines) + b"\n")
+    data = b"\n".join([json.dumps(GOOD).encode(), *rows]) + b"\n"
+    path.write_bytes(data)
+    lines = editor_lines(data)  # a row's bytes can hold a "\n" (a UTF-16 one's can): it is more than one line
     ing = ingest(path, now=datetime(2026, 11, 30))
     try:
         reasons = [r[0] for r in ing.con.sql("SELECT reason FROM quarantine").fetchall()]
