@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from schemas.digest import fingerprint
+from schemas.files import VOCABULARY
 from schemas.text import fold, words
-
-VOCABULARY_FILE = "vocabulary.json"
 
 # facet -> value -> folded term -> occurrences in the partition's chunks
 Usage = Mapping[str, Mapping[str, Mapping[str, int]]]
@@ -119,7 +118,7 @@ class Vocabulary:
     @classmethod
     def read(cls, run_dir: Path) -> Vocabulary:
         """The publication's vocabulary; an empty one for a publication written before it existed."""
-        path = run_dir / VOCABULARY_FILE
+        path = run_dir / VOCABULARY.name
         if not path.exists():
             return cls()
         doc = json.loads(path.read_text(encoding="utf-8"))

@@ -14,7 +14,7 @@ from prefect.cache_policies import NO_CACHE
 
 from schemas.config import Config
 from schemas.extract import Lexicon
-from schemas.pii import PLAIN_WORDS_FILE
+from schemas.files import PLAIN_WORDS
 from tasks.embed import Embedder, resolve_dtype
 from tasks.index.store import Index
 from tasks.ingest.lines import LineMemo
@@ -97,7 +97,7 @@ def mine(logs: str | Path, config: Config, index: Index, staging: Path, *, since
         keeping.result()
         writing.result()
     # lookup scrubs with the words the shapes were mined with (a `plan` run alone keeps this night's)
-    (staging / PLAIN_WORDS_FILE).write_text(json.dumps(plain), encoding="utf-8")
+    (staging / PLAIN_WORDS.name).write_text(json.dumps(plain), encoding="utf-8")
     result = summarize(ing, shapes)
     result.followups = linked
     ing.con.close()

@@ -18,6 +18,7 @@ from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.digest import fingerprint
 from schemas.extract import Lexicon, Skeleton, cache_key, fill_skeleton
+from schemas.files import CACHE, CONFIG, LEXICON, TEMPLATES, VOCABULARY
 from schemas.plan import (
     Plan,
     PlanError,
@@ -29,7 +30,7 @@ from schemas.plan import (
     validate_plan,
 )
 from schemas.text import words
-from schemas.vocabulary import VOCABULARY_FILE, Vocabulary
+from schemas.vocabulary import Vocabulary
 from tasks.index.store import Index, best_cosine
 from tasks.plan.clauses import Reach
 from tasks.plan.model_writer import Generate, excerpt, write_batch
@@ -185,11 +186,11 @@ def _fingerprint(obj: Any) -> str:
 
 def _previous(prev_dir: Path | None) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     """Templates and cache entries of the live publication, by shape id (empty when there is none)."""
-    if prev_dir is None or not (prev_dir / "templates.parquet").exists():
+    if prev_dir is None or not (prev_dir / TEMPLATES.name).exists():
         return {}, {}
-    tpls = {t["shape_id"]: t for t in pq.read_table(prev_dir / "templates.parquet").to_pylist()}
+    tpls = {t["shape_id"]: t for t in pq.read_table(prev_dir / TEMPLATES.name).to_pylist()}
     entries: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for e in pq.read_table(prev_dir / "cache.parquet").to_pylist():
+    for e in pq.read_table(prev_dir / CACHE.name).to_pylist():
         entries[e["shape_id"]].append(e)
     return tpls, entries
 
@@ -211,7 +212,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     prev_tpls, prev_entries = _previous(prev_dir)
     provenance = {"index_version": int(index.table.version), "lexicon_hash": lexicon.digest()}
     vocabulary = mine_vocabulary(index, config) if config.planning.corpus_words else Vocabulary()
-    (staging / VOCABULARY_FILE).write_text(json.dumps(vocabulary.to_json(), indent=2, sort_keys=True),
+    (staging / VOCABULARY.name).write_text(json.dumps(vocabulary.to_json(), indent=2, sort_keys=True),
                                            encoding="utf-8")
     hashes = index.hashes("row_hash")  # a template's evidence is stale when its text, facets or markers change
     legacy = index.hashes("content_hash")  # what evidence held before it was row hashes: still good for one night
@@ -291,35 +292,19 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                                 "coverage": json.dumps(ev.coverage)})
             bar.advance(1)
     templates.sort(key=lambda t: t["shape_id"])  # the same file whichever templates were reused
-    pq.write_table(pa.Table.from_pylist(templates, TEMPLATE_SCHEMA), staging / "templates.parquet")
-    pq.write_table(pa.Table.from_pylist(sorted(entries, key=lambda e: e["key"]), CACHE_SCHEMA),
-                   staging / "cache.parquet")
+    pq.write_table(pa.Table.from_pylist(templates, TEMPLATES.schema), staging / TEMPLATES.name)
+    pq.write_table(pa.Table.from_pylist(sorted(entries, key=lambda e: e["key"]), CACHE.schema),
+                   staging / CACHE.name)
     return PlanResult(len(shapes), len(templates), rejected, fallbacks, dict(routes), len(entries), reused,
                       len(templates) - reused, dict(sorted(rejections.items())))
-
-
-TEMPLATE_SCHEMA = pa.schema([
-    ("shape_id", pa.string()), ("skeleton", pa.string()), ("type", pa.string()), ("template", pa.string()),
-    ("writer", pa.string()), ("model", pa.string()), ("valid", pa.bool_()), ("check_ok", pa.bool_()),
-    ("complaint", pa.string()), ("prompt_hash", pa.string()), ("fallback", pa.bool_()), ("route", pa.string()),
-    ("evaluation", pa.string()),
-    ("members", pa.list_(pa.string())), ("member_hashes", pa.list_(pa.string())), ("count", pa.int64()),
-    ("shape_sig", pa.string()), ("evidence", pa.string()),
-])
-CACHE_SCHEMA = pa.schema([
-    ("key", pa.string()), ("shape_id", pa.string()), ("route", pa.string()), ("plan", pa.string()),
-    ("slots", pa.string()), ("questions", pa.int64()), ("writer", pa.string()), ("model", pa.string()),
-    ("prompt_hash", pa.string()), ("index_version", pa.int64()), ("lexicon_hash", pa.string()),
-    ("coverage", pa.string()),
-])
 
 
 def write_lexicon(staging: Path, config: Config, index: Index) -> None:
     """What an online reader needs to rebuild the same lexicon: the config and the index's facet values (the
     scrubber's plain words come with the shapes, from the mine stage)."""
-    (staging / "config.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
-    (staging / "lexicon.json").write_text(json.dumps(index.facet_values(), indent=2, sort_keys=True),
-                                          encoding="utf-8")
+    (staging / CONFIG.name).write_text(config.model_dump_json(indent=2), encoding="utf-8")
+    (staging / LEXICON.name).write_text(json.dumps(index.facet_values(), indent=2, sort_keys=True),
+                                        encoding="utf-8")
 
 
 # Not cached: it writes into the run's staging directory, and the index and lexicon are handles.
