@@ -348,7 +348,7 @@ def run(entries_target: int, n_questions: int, n_embed: int, workdir: Path, prof
     rng = np.random.default_rng(SEED)
     matrix = rng.standard_normal((built["entries"], embedder.dim), dtype=np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    plans = [e["plan"] for e in cache.entries.values()]
+    plans = [e.plan for e in cache.entries.values()]
     embed_qs = [q for q, _ in random.Random(SEED).sample(questions, min(n_embed, len(questions)))]
     for q in embed_qs[:5]:  # warm-up
         embedder.encode_one(q)

@@ -9,8 +9,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
+from schemas.arrow import CacheRow, read_published
 from schemas.config import published_config
 from schemas.errors import NoPublication
 from schemas.extract import Lexicon, Skeleton, cache_key, slots_key
@@ -76,7 +75,7 @@ class PlanCache:
         self.templates: dict[str, dict[str, Any]] = {}
         self._plans: dict[str, tuple[str, set[str]]] = {}  # template JSON and its constraint slots
         self._template_trace: dict[str, str] = {}  # as JSON: each lookup's trace is its own copy
-        for row in pq.read_table(run_dir / TEMPLATES.name).to_pylist():
+        for row in read_published(run_dir, TEMPLATES).to_pylist():
             row["evaluation_doc"] = json.loads(row.get("evaluation") or "{}")
             self.templates[row["shape_id"]] = row
             self._template_trace[row["shape_id"]] = json.dumps({
@@ -88,8 +87,9 @@ class PlanCache:
                                                        for m in CONSTRAINT_SLOT.finditer(text)})
             self.shape_of.add(row["shape_id"], row["members"] or [], row.get("member_hashes") or [])
         # keyed anew from each entry's slots: a publication written when keys kept the question's order still hits
-        self.entries = {slots_key(r["shape_id"], json.loads(r["slots"])): r
-                        for r in pq.read_table(run_dir / CACHE.name).to_pylist()}
+        columns = read_published(run_dir, CACHE).columns  # in CacheRow's order
+        self.entries: dict[str, CacheRow] = {slots_key(r.shape_id, json.loads(r.slots)): r
+                                             for r in map(CacheRow, *(c.to_pylist() for c in columns))}
         index = self.manifest.get("index", {})
         self._run_trace = {"run_id": self.manifest.get("run_id"), "index_version": index.get("version"),
                            "index_tag": index.get("tag"), "lexicon_hash": self.manifest.get("lexicon_hash")}
@@ -201,8 +201,8 @@ class PlanCache:
             base.source, base.reason = "template", "one search answers this shape"
             return base
         entry = self.entries.get(key)
-        if entry is not None and entry["plan"]:
-            base.plan, base.source = json.loads(entry["plan"]), "cache"
+        if entry is not None and entry.plan:
+            base.plan, base.source = json.loads(entry.plan), "cache"
             base.plan["keep_original"] = tpl["route"] == "split_original"  # stored without its default
             return base
         text, needed = self._plans[shape_id]

@@ -5,11 +5,12 @@ from __future__ import annotations
 import ast
 import json
 import re
+from dataclasses import fields
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from schemas.arrow import chunk_schema, schema_problems
+from schemas.arrow import CACHE_SCHEMA, CacheRow, chunk_schema, schema_problems
 from schemas.config import published_config
 from schemas.files import CHUNKS, CONFIG, FILES, MANIFEST, QUARANTINE, QUESTIONS, Manifest
 from schemas.publication import NEEDED, READS, current_run
@@ -178,3 +179,7 @@ def test_a_published_run_holds_the_declared_files_with_their_schemas(demo_public
     config = published_config((run / CONFIG.name).read_text(encoding="utf-8"))
     held = pq.read_schema(run / CHUNKS.name)
     assert held.equals(chunk_schema(config, held.field("vector").type.list_size))
+
+
+def test_a_cache_row_has_the_cache_files_columns() -> None:
+    assert [f.name for f in fields(CacheRow)] == CACHE_SCHEMA.names
