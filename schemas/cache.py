@@ -17,7 +17,7 @@ from schemas.files import CACHE, CONFIG, LEXICON, MANIFEST, TEMPLATES
 from schemas.followup import MAX_CHAIN, NO_PREVIOUS, Conversation, Followups
 from schemas.members import ShapeMembers
 from schemas.pii import read_plain_words
-from schemas.plan import CONSTRAINT_SLOT, Plan, drop_repeated_steps
+from schemas.plan import CONSTRAINT_SLOT, Plan, PlanDoc, drop_repeated_steps
 from schemas.publication import POINTER, check_run, current_run, enclosing_root, index_location, read_manifest, run_root
 from schemas.text import words
 from schemas.vocabulary import Vocabulary
@@ -35,7 +35,7 @@ class LookupResult:
     shape_type: str | None = None
     skeleton: str | None = None
     constraints: list[tuple[str, str]] = field(default_factory=list)
-    plan: dict[str, Any] | None = None
+    plan: PlanDoc | None = None  # its JSON form: what online services read
     source: str | None = None  # cache | template
     reason: str = ""
     trace: dict[str, Any] = field(default_factory=dict)

@@ -9,10 +9,12 @@ from dataclasses import fields
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from pydantic import BaseModel
 
 from schemas.arrow import CACHE_SCHEMA, CacheRow, chunk_schema, schema_problems
 from schemas.config import published_config
 from schemas.files import CHUNKS, CONFIG, FILES, MANIFEST, QUARANTINE, QUESTIONS, Manifest
+from schemas.plan import Extract, ExtractDoc, Plan, PlanDoc, Step, StepDoc
 from schemas.publication import NEEDED, READS, current_run
 from tasks.ingest import tables
 from tasks.ingest.stage import ingest
@@ -183,3 +185,9 @@ def test_a_published_run_holds_the_declared_files_with_their_schemas(demo_public
 
 def test_a_cache_row_has_the_cache_files_columns() -> None:
     assert [f.name for f in fields(CacheRow)] == CACHE_SCHEMA.names
+
+
+def test_a_plans_json_form_has_the_models_fields() -> None:
+    docs: list[tuple[type, type[BaseModel]]] = [(PlanDoc, Plan), (StepDoc, Step), (ExtractDoc, Extract)]
+    for doc, model in docs:
+        assert list(doc.__annotations__) == list(model.model_fields), doc
