@@ -3,8 +3,8 @@
     .venv/bin/python -m benchmarks.bench_lookup [--entries N] [--questions Q] [--embed-questions E] [--json]
 
 The publication is built in a temporary directory in the plan stage's output format (manifest.json,
-config.json, lexicon.json, templates.parquet and cache.parquet with tasks.plan.stage's TEMPLATE_SCHEMA and
-CACHE_SCHEMA), with the product's own functions and without LanceDB or a model:
+config.json, lexicon.json, templates.parquet and cache.parquet with the schemas `schemas.files` declares for
+them), with the product's own functions and without LanceDB or a model:
 
 * a mined sample like the demo log (data/demo/generate_logs.py imported: its shapes, phrasings, Zipf
   frequencies, noise, PII and follow-ups; 60,000 questions) is scrubbed and skeletonised with
@@ -60,6 +60,8 @@ from schemas.cache import LookupResult, PlanCache
 from schemas.config import Config, load_config
 from schemas.constraint import QUALIFIER, Constraint
 from schemas.extract import Lexicon, Skeleton, cache_key
+from schemas.files import CACHE, LEXICON, MANIFEST, TEMPLATES
+from schemas.files import CONFIG as PUBLISHED_CONFIG
 from schemas.plan import Plan, PlanError, fill_slots, validate_plan
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -160,7 +162,6 @@ def evaluation(route: str, questions: int) -> dict[str, Any]:
 def build_publication(run_dir: Path, entries_target: int, config: Config) -> dict[str, Any]:
     """Write a complete publication with about `entries_target` cache entries; what is in it."""
     from tasks.plan.rules_writer import write_template
-    from tasks.plan.stage import CACHE_SCHEMA, TEMPLATE_SCHEMA
 
     values = corpus_values(config)
     lexicon = Lexicon(config, values)
@@ -243,16 +244,15 @@ def build_publication(run_dir: Path, entries_target: int, config: Config) -> dic
     del entries[entries_target:]
 
     run_dir.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(templates, TEMPLATE_SCHEMA), run_dir / "templates.parquet")
-    pq.write_table(pa.Table.from_pylist(sorted(entries, key=lambda e: e["key"]), CACHE_SCHEMA),
-                   run_dir / "cache.parquet")
-    (run_dir / "config.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
-    (run_dir / "lexicon.json").write_text(json.dumps(values, indent=2, sort_keys=True), encoding="utf-8")
+    pq.write_table(pa.Table.from_pylist(templates, TEMPLATES.schema), run_dir / TEMPLATES.name)
+    pq.write_table(pa.Table.from_pylist(sorted(entries, key=lambda e: e["key"]), CACHE.schema), run_dir / CACHE.name)
+    (run_dir / PUBLISHED_CONFIG.name).write_text(config.model_dump_json(indent=2), encoding="utf-8")
+    (run_dir / LEXICON.name).write_text(json.dumps(values, indent=2, sort_keys=True), encoding="utf-8")
     routes = Counter(t["route"] for t in templates)
     manifest = {"run_id": run_dir.name, "lexicon_hash": lexicon.digest(),  # no index: lookup needs none
                 "counts": {"shapes": len(templates), "cache_entries": len(entries), "routes": dict(routes)},
                 "synthetic": "benchmarks/bench_lookup.py"}
-    (run_dir / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    (run_dir / MANIFEST.name).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     return {"entries": len(entries), "real_entries": real_entries, "shapes": len(templates),
             "real_shapes": real_shapes, "invalid_templates": invalid, "routes": dict(routes),
             "entries_with_plan": sum(e["plan"] is not None for e in entries),
@@ -348,7 +348,7 @@ def run(entries_target: int, n_questions: int, n_embed: int, workdir: Path, prof
     rng = np.random.default_rng(SEED)
     matrix = rng.standard_normal((built["entries"], embedder.dim), dtype=np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    plans = [e["plan"] for e in cache.entries.values()]
+    plans = [e.plan for e in cache.entries.values()]
     embed_qs = [q for q, _ in random.Random(SEED).sample(questions, min(n_embed, len(questions)))]
     for q in embed_qs[:5]:  # warm-up
         embedder.encode_one(q)

@@ -46,6 +46,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -189,7 +190,7 @@ def constraint_truth(res: LookupResult) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((f, v) for f, v in res.constraints))
 
 
-def plan_values(plan: dict[str, Any] | None) -> set[str]:
+def plan_values(plan: Mapping[str, Any] | None) -> set[str]:
     """Facet values the plan's steps filter on (step-answer slots such as {s1} left out)."""
     out: set[str] = set()
     for step in (plan or {}).get("steps", []):

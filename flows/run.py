@@ -14,6 +14,7 @@ from prefect.exceptions import MissingContextError
 from flows.stages import index_stage, mine_stage, plan_stage, published_index
 from schemas.config import DEFAULT_CONFIG, Config, Writer, load_config, published_config
 from schemas.errors import ConfigError, GateRejected, LogError, NoPublication
+from schemas.files import CONFIG
 from schemas.publication import read_manifest
 from tasks.index.corpus import corpus_not_found
 from tasks.ingest.checks import check_window
@@ -170,7 +171,7 @@ def plans_config_differs(prev: Path | None, cfg: Config) -> str:
     """What a run that does not plan changes in vain: the lookup settings (facets and their aliases, qualifiers,
     synonyms, fillers, personal-data names) of `cfg` that differ from those the live plans were made with
     ("facets, qualifiers"); "" when they agree or nothing is published."""
-    path = prev / "config.json" if prev is not None else None
+    path = prev / CONFIG.name if prev is not None else None
     if path is None or not path.is_file():
         return ""
     try:

@@ -12,6 +12,7 @@ from prefect.cache_policies import NO_CACHE
 from schemas.config import Config
 from schemas.errors import LogError, NoPublication
 from schemas.extract import Lexicon
+from schemas.files import CHUNKS, QUESTIONS, SHAPES
 from schemas.publication import EMBED_CACHE, index_location, memo_folder
 from tasks.index.stage import build_index_task, export_parquet_task, index_uri
 from tasks.index.store import Index, reset_head
@@ -31,7 +32,7 @@ def index_stage(run: Run, corpus: str, config: Config, run_date: date, quiet: bo
     if live and index_location(live, run.out) == uri:  # an unpublished run's writes are not the base
         reset_head(uri, live.get("table", config.table), int(live["version"]))
     outcome = build_index_task(corpus, config, run.out, run_date, quiet, embedder=embedder)
-    rows = export_parquet_task(outcome.uri, config, outcome.result.version, run.staging / "chunks.parquet")
+    rows = export_parquet_task(outcome.uri, config, outcome.result.version, run.staging / CHUNKS.name)
     run.record("index", {**outcome.to_json(), "corpus": str(corpus), "exported": rows, "table": config.table,
                          "run_date": run_date.isoformat()})
     return Index(outcome.uri, config, outcome.result.version)
@@ -107,14 +108,14 @@ def plan_stage(run: Run, config: Config, index: Index, quiet: bool, writer: str 
     if writer and writer != config.planning.writer:  # the writer is part of every template's signature
         config = config.model_copy(update={"planning": config.planning.model_copy(update={"writer": writer})})
     writer = config.planning.writer
-    src = run.staging if (run.staging / "shapes.parquet").exists() else run.prev_dir
-    if src is None or not (src / "shapes.parquet").exists():
+    src = run.staging if (run.staging / SHAPES.name).exists() else run.prev_dir
+    if src is None or not (src / SHAPES.name).exists():
         raise NoPublication(f"{run.out}: no mined shapes; run 'planbake mine' or 'planbake nightly' first")
     lexicon = Lexicon(config, index.facet_values())
     idx = run.manifest.get("index", {})
     # a chunk added, or one that came into force, can rank for any shape: every template's evidence is stale
     added = "index" in run.stages and (idx.get("inserted", 1) > 0 or idx.get("now_current", 0) > 0)
-    result = plan_task(src / "shapes.parquet", src / "questions.parquet", config, lexicon, index, run.staging,
+    result = plan_task(src / SHAPES.name, src / QUESTIONS.name, config, lexicon, index, run.staging,
                        quiet, prev_dir=run.prev_dir, corpus_added=added,
                        generate=model_generator(config, writer), writer=writer)
     write_lexicon(run.staging, config, index)

@@ -87,11 +87,11 @@ def _root(value: str) -> Path:
 
 def _root_or_run(value: str) -> Path:
     """An --out value of a reader of the plans: a publication root, or one run folder of it (a manifest's)."""
-    from schemas.publication import MANIFEST
+    from schemas.files import MANIFEST
 
     out = _path(value)
     try:
-        return out if (out / MANIFEST).is_file() else _root(value)
+        return out if (out / MANIFEST.name).is_file() else _root(value)
     except OSError:  # a name too long: the command names it as it reads the folder
         return out
 
@@ -394,13 +394,14 @@ def search(
     _quiet_libraries()
     from schemas.config import published_config
     from schemas.extract import Lexicon
+    from schemas.files import CONFIG
     from schemas.publication import check_run, current_run, index_location, read_manifest
     from tasks.index.store import Index
 
     cfg = load_config(config)
     run = current_run(out)
     check_run(run)
-    saved = run / "config.json"  # the config the publication was made with, once it has plans
+    saved = run / CONFIG.name  # the config the publication was made with, once it has plans
     if saved.exists():
         cfg = published_config(saved.read_text(encoding="utf-8"))
     filters = _parse_filters(filter_ or [])
@@ -669,6 +670,7 @@ def retrieve(
     _quiet_libraries()
     _has_words(question, history)
     from schemas.cache import PlanCache
+    from schemas.files import CONFIG
     from schemas.plan import Plan
     from tasks.executor import retrieve as run_retrieve
     from tasks.index.store import Index
@@ -676,7 +678,7 @@ def retrieve(
     cache = PlanCache.open(out)
     if config is not None:
         console.print(f"note: --config {config} is not used; retrieve runs with the config the publication was "
-                      f"made with ({cache.run_dir / 'config.json'})", markup=False)
+                      f"made with ({cache.run_dir / CONFIG.name})", markup=False)
     cfg = cache.lexicon.config
     res = cache.lookup(question, _date(now, "--now"), history=history or [])
     index = Index(cache.index_uri, cfg, cache.manifest["index"]["version"])
@@ -854,12 +856,13 @@ def rollback(
 
     Example: planbake rollback --out data/out
     """
+    from schemas.files import Manifest
     from schemas.publication import current_run, index_location, publications
     from tasks.index.store import open_table
     from tasks.publish.root import publish_lock
     from tasks.publish.root import rollback as do_rollback
 
-    def restore_index(manifest: dict[str, Any]) -> None:  # first: a failed restore leaves the pointer as it was
+    def restore_index(manifest: Manifest) -> None:  # first: a failed restore leaves the pointer as it was
         idx = manifest.get("index", {})
         table = open_table(index_location(idx, out), idx.get("table", "chunks")) if idx else None
         if table is not None:

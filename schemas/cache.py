@@ -9,15 +9,15 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
+from schemas.arrow import CacheRow, read_published
 from schemas.config import published_config
 from schemas.errors import NoPublication
 from schemas.extract import Lexicon, Skeleton, cache_key, slots_key
+from schemas.files import CACHE, CONFIG, LEXICON, MANIFEST, TEMPLATES
 from schemas.followup import MAX_CHAIN, NO_PREVIOUS, Conversation, Followups
 from schemas.members import ShapeMembers
 from schemas.pii import read_plain_words
-from schemas.plan import CONSTRAINT_SLOT, Plan, drop_repeated_steps
+from schemas.plan import CONSTRAINT_SLOT, Plan, PlanDoc, drop_repeated_steps
 from schemas.publication import POINTER, check_run, current_run, enclosing_root, index_location, read_manifest, run_root
 from schemas.text import words
 from schemas.vocabulary import Vocabulary
@@ -35,7 +35,7 @@ class LookupResult:
     shape_type: str | None = None
     skeleton: str | None = None
     constraints: list[tuple[str, str]] = field(default_factory=list)
-    plan: dict[str, Any] | None = None
+    plan: PlanDoc | None = None  # its JSON form: what online services read
     source: str | None = None  # cache | template
     reason: str = ""
     trace: dict[str, Any] = field(default_factory=dict)
@@ -56,15 +56,15 @@ class PlanCache:
 
     def __init__(self, run_dir: Path) -> None:
         check_run(run_dir, ("plan",))  # a damaged file it reads is named, with the fix, before any reading
-        if not (run_dir / "cache.parquet").exists():
+        if not (run_dir / CACHE.name).exists():
             raise NoPublication(f"{run_dir}: this publication holds an index but no plan cache yet; run "
                                 "'planbake nightly' (or 'planbake mine' then 'planbake plan')")
         self.run_dir = run_dir
         self.manifest = read_manifest(run_dir)
         # the published index's table (a copied or moved publication's own)
         self.index_uri = index_location(self.manifest["index"], run_root(run_dir)) if "index" in self.manifest else ""
-        config = published_config((run_dir / "config.json").read_text(encoding="utf-8"))
-        values = json.loads((run_dir / "lexicon.json").read_text(encoding="utf-8"))
+        config = published_config((run_dir / CONFIG.name).read_text(encoding="utf-8"))
+        values = json.loads((run_dir / LEXICON.name).read_text(encoding="utf-8"))
         self.lexicon = Lexicon(config, values)
         self.scrub = self.lexicon.scrubber(read_plain_words(run_dir))
         learned = self.manifest.get("mine", {}).get("followups", {}).get("skeletons", [])
@@ -75,7 +75,7 @@ class PlanCache:
         self.templates: dict[str, dict[str, Any]] = {}
         self._plans: dict[str, tuple[str, set[str]]] = {}  # template JSON and its constraint slots
         self._template_trace: dict[str, str] = {}  # as JSON: each lookup's trace is its own copy
-        for row in pq.read_table(run_dir / "templates.parquet").to_pylist():
+        for row in read_published(run_dir, TEMPLATES).to_pylist():
             row["evaluation_doc"] = json.loads(row.get("evaluation") or "{}")
             self.templates[row["shape_id"]] = row
             self._template_trace[row["shape_id"]] = json.dumps({
@@ -87,8 +87,9 @@ class PlanCache:
                                                        for m in CONSTRAINT_SLOT.finditer(text)})
             self.shape_of.add(row["shape_id"], row["members"] or [], row.get("member_hashes") or [])
         # keyed anew from each entry's slots: a publication written when keys kept the question's order still hits
-        self.entries = {slots_key(r["shape_id"], json.loads(r["slots"])): r
-                        for r in pq.read_table(run_dir / "cache.parquet").to_pylist()}
+        columns = read_published(run_dir, CACHE).columns  # in CacheRow's order
+        self.entries: dict[str, CacheRow] = {slots_key(r.shape_id, json.loads(r.slots)): r
+                                             for r in map(CacheRow, *(c.to_pylist() for c in columns))}
         index = self.manifest.get("index", {})
         self._run_trace = {"run_id": self.manifest.get("run_id"), "index_version": index.get("version"),
                            "index_tag": index.get("tag"), "lexicon_hash": self.manifest.get("lexicon_hash")}
@@ -101,7 +102,7 @@ class PlanCache:
             raise ValueError(f"{p}: is a file; pass the publication folder (or a run folder)")
         if (p / POINTER).exists() or (p / "runs").is_dir():  # a root (its pointer may be missing)
             return cls(current_run(p))
-        if not (p / "manifest.json").exists():
+        if not (p / MANIFEST.name).exists():
             if (root := enclosing_root(p)) is not None:
                 raise ValueError(f"{p}: lies inside the publication root {root}; open the root (the folder holding "
                                  f"{POINTER}) or a run folder")
@@ -200,8 +201,8 @@ class PlanCache:
             base.source, base.reason = "template", "one search answers this shape"
             return base
         entry = self.entries.get(key)
-        if entry is not None and entry["plan"]:
-            base.plan, base.source = json.loads(entry["plan"]), "cache"
+        if entry is not None and entry.plan:
+            base.plan, base.source = json.loads(entry.plan), "cache"
             base.plan["keep_original"] = tpl["route"] == "split_original"  # stored without its default
             return base
         text, needed = self._plans[shape_id]

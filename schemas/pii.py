@@ -9,14 +9,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from schemas.digest import fingerprint
+from schemas.files import PLAIN_WORDS
 from schemas.text import fold
-
-PLAIN_WORDS_FILE = "plain_words.json"  # a publication's `Index.plain_words`, for the online scrubber
 
 
 def read_plain_words(run_dir: Path) -> list[str]:
     """A publication's plain words; none for a publication written before they were kept."""
-    path = run_dir / PLAIN_WORDS_FILE
+    path = run_dir / PLAIN_WORDS.name  # the index's `plain_words`, for the online scrubber
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
 
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -99,6 +99,36 @@ class Plan(BaseModel):
 
     steps: list[Step]
     keep_original: bool = False
+
+
+class ExtractDoc(TypedDict, total=False):
+    """An `Extract` as JSON."""
+
+    kind: Literal["facet", "name"]
+    facet: str | None
+    top: int
+
+
+class StepDoc(TypedDict, total=False):
+    """A `Step` as JSON."""
+
+    id: str
+    query: str
+    depends_on: list[str]
+    filters: dict[str, str]
+    extract: ExtractDoc | None
+
+
+class PlanDoc(TypedDict, total=False):
+    """A `Plan` as JSON (`plan_doc`; a field at its default may be left out): what a lookup returns, and
+    `planbake lookup --json` prints, with `keep_original` always there."""
+
+    steps: list[StepDoc]
+    keep_original: bool
+
+
+def plan_doc(plan: Plan, exclude_defaults: bool = True) -> PlanDoc:
+    return cast(PlanDoc, plan.model_dump(exclude_defaults=exclude_defaults))
 
 
 class PlanError(ValueError):
@@ -403,11 +433,11 @@ def fill_slots(template: Plan, values: Mapping[str, str]) -> Plan:
         for s in template.steps
     ]
     filled = template.model_copy(update={"steps": steps})
-    once = drop_repeated_steps(filled.model_dump())
+    once = drop_repeated_steps(plan_doc(filled, exclude_defaults=False))
     return filled if len(once["steps"]) == len(steps) else Plan.model_validate(once)
 
 
-def drop_repeated_steps(plan: dict[str, Any]) -> dict[str, Any]:
+def drop_repeated_steps(plan: PlanDoc) -> PlanDoc:
     """A filled plan (its JSON form) without the steps that repeat an earlier one: the same query, filters,
     dependencies and extraction, as when a question names one value twice ("compare Lisbon and Lisboa": two
     spellings of one office fill both slots). Each search runs once; a step that waited for a repeat waits for
@@ -419,7 +449,7 @@ def drop_repeated_steps(plan: dict[str, Any]) -> dict[str, Any]:
             sid = kept_as[sid]
         return sid
 
-    steps: list[dict[str, Any]] = plan["steps"]
+    steps: list[StepDoc] = plan["steps"]
     while True:  # again after a drop: steps that waited for the two can now be repeats (any order is a DAG)
         first: dict[str, str] = {}  # a step's signature -> the id of the first step with it
         kept = []
@@ -438,11 +468,11 @@ def drop_repeated_steps(plan: dict[str, Any]) -> dict[str, Any]:
     return plan if not kept_as else {**plan, "steps": steps}
 
 
-def _renamed(step: dict[str, Any], target: Callable[[str], str]) -> dict[str, Any]:
+def _renamed(step: StepDoc, target: Callable[[str], str]) -> StepDoc:
     """`step` with its dependencies and `{sN}` slots on dropped steps moved to the steps they repeat."""
     if not step.get("depends_on"):
         return step
-    out = dict(step)
+    out = step.copy()
     out["depends_on"] = list(dict.fromkeys(target(d) for d in step["depends_on"]))
 
     def rename(text: str) -> str:

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from schemas.errors import DamagedPublication, NoPublication
+from schemas.files import MANIFEST, READERS, Manifest, Stage, needed_by, read_by
 
 POINTER = "CURRENT"
 EMBED_CACHE = "embed-cache"  # under the root: the embedding tasks' results, pruned by age
-MANIFEST = "manifest.json"
 
 
 # what every reader of a stage's outputs needs in a run folder (besides its manifest)
-NEEDED = {"mine": ("shapes.parquet", "questions.parquet"),
-          "plan": ("templates.parquet", "cache.parquet", "config.json", "lexicon.json")}
-# files a reader of a stage also reads where the manifest lists them (`files`; a publication made before a file
-# was kept reads without it): lookup scrubs with the plain words and words plans with the vocabulary
-READS = {"mine": NEEDED["mine"], "plan": (*NEEDED["plan"], "vocabulary.json", "plain_words.json")}
+NEEDED = {stage: needed_by(stage) for stage in READERS}
+# files a reader of a stage reads, the needed ones and those it reads where the manifest lists them (`files`; a
+# publication made before a file was kept reads without it): lookup scrubs with the plain words and words plans
+# with the vocabulary
+READS = {stage: read_by(stage) for stage in READERS}
 REPAIR = ("the publication is damaged: 'planbake rollback' returns to the previous one ('--to RUN_ID': to a named "
           "one), 'planbake nightly' publishes a new one over it")
 
@@ -62,7 +62,7 @@ def enclosing_root(path: str | Path) -> Path | None:
 def _is_root(folder: Path) -> bool:
     """Whether `folder` holds a pointer, or a run folder under `runs` (a root whose pointer is lost)."""
     try:
-        return (folder / POINTER).is_file() or any((r / MANIFEST).is_file() for r in (folder / "runs").iterdir())
+        return (folder / POINTER).is_file() or any((r / MANIFEST.name).is_file() for r in (folder / "runs").iterdir())
     except OSError:  # no `runs` folder, or one that cannot be read
         return False
 
@@ -84,7 +84,7 @@ def publications(out: str | Path) -> list[Path]:
     return sorted(found, key=lambda p: (p.name.split("-")[0], p.stat().st_mtime, p.name))
 
 
-def damage(run_dir: str | Path, stages: tuple[str, ...] = tuple(NEEDED)) -> str:
+def damage(run_dir: str | Path, stages: tuple[Stage, ...] = READERS) -> str:
     """What makes a run folder unreadable ("" when whole): its manifest, a file the readers of `stages` (those
     the manifest records) need, or read and the manifest lists (all it lists when every stage is asked for), that
     is missing; or a JSON file, or a Parquet file of `stages` (of any stage when all are asked for), that does not
@@ -113,18 +113,18 @@ def damage(run_dir: str | Path, stages: tuple[str, ...] = tuple(NEEDED)) -> str:
     return ""
 
 
-def listed_files(run_dir: str | Path, manifest: dict[str, Any]) -> list[str]:
+def listed_files(run_dir: str | Path, manifest: Manifest) -> list[str]:
     """The run's files its manifest lists (`files`; none in a publication made before they were listed);
     DamagedPublication when `files` is no list of plain file names (an edit by hand)."""
     files = manifest.get("files", [])
     if not isinstance(files, list) or not all(
             isinstance(name, str) and name not in ("", ".", "..") and Path(name).name == name for name in files):
-        raise DamagedPublication(f"{Path(run_dir) / MANIFEST}: \"files\" is not a list of the run's file names "
+        raise DamagedPublication(f"{Path(run_dir) / MANIFEST.name}: \"files\" is not a list of the run's file names "
                                  f"(got {json.dumps(files)[:80]})")
     return files
 
 
-def check_run(run_dir: str | Path, stages: tuple[str, ...] = tuple(NEEDED)) -> None:
+def check_run(run_dir: str | Path, stages: tuple[Stage, ...] = READERS) -> None:
     """Raise DamagedPublication naming the first file of the run a reader of `stages` could not read."""
     problem = damage(run_dir, stages)
     if problem:
@@ -167,12 +167,12 @@ def read_json(path: Path) -> Any:
         raise DamagedPublication(f"{path}: cannot be read ({exc.strerror or exc})") from None
 
 
-def read_manifest(run_dir: str | Path) -> dict[str, Any]:
-    manifest = read_json(Path(run_dir) / MANIFEST)
+def read_manifest(run_dir: str | Path) -> Manifest:
+    manifest = read_json(Path(run_dir) / MANIFEST.name)
     if not isinstance(manifest, dict):
-        raise DamagedPublication(f"{Path(run_dir) / MANIFEST}: not a JSON object")
-    return manifest
+        raise DamagedPublication(f"{Path(run_dir) / MANIFEST.name}: not a JSON object")
+    return cast(Manifest, manifest)  # as tasks.publish.root.write_manifest writes it
 
 
-def current_manifest(out: str | Path) -> dict[str, Any]:
+def current_manifest(out: str | Path) -> Manifest:
     return read_manifest(current_run(out))

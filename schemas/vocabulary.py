@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from schemas.digest import fingerprint
+from schemas.files import VOCABULARY
+from schemas.plan import PlanDoc, StepDoc
 from schemas.text import fold, words
-
-VOCABULARY_FILE = "vocabulary.json"
 
 # facet -> value -> folded term -> occurrences in the partition's chunks
 Usage = Mapping[str, Mapping[str, Mapping[str, int]]]
@@ -98,12 +98,13 @@ class Vocabulary:
         text = query if query.isascii() else fold(query)  # terms are folded: "crèche" is "creche"
         return self._pattern.sub(lambda m: swaps.get(words(m.group(0)), m.group(0)), text)
 
-    def apply(self, plan: dict[str, Any]) -> dict[str, Any]:
+    def apply(self, plan: PlanDoc) -> PlanDoc:
         """A plan (as JSON) with every step's query in its partition's words; the same dict when nothing
         changes."""
         if not self._swaps:
             return plan
-        steps = [{**s, "query": self.rewrite(s["query"], s.get("filters") or {})} for s in plan.get("steps", [])]
+        steps: list[StepDoc] = [{**s, "query": self.rewrite(s["query"], s.get("filters") or {})}
+                                for s in plan.get("steps", [])]
         if all(a["query"] == b["query"] for a, b in zip(steps, plan.get("steps", []), strict=True)):
             return plan
         return {**plan, "steps": steps}
@@ -119,7 +120,7 @@ class Vocabulary:
     @classmethod
     def read(cls, run_dir: Path) -> Vocabulary:
         """The publication's vocabulary; an empty one for a publication written before it existed."""
-        path = run_dir / VOCABULARY_FILE
+        path = run_dir / VOCABULARY.name
         if not path.exists():
             return cls()
         doc = json.loads(path.read_text(encoding="utf-8"))

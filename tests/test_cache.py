@@ -228,10 +228,10 @@ def test_demo_cache(demo_publication: Path) -> None:
     assert [s["filters"].get("office") for s in hit.plan["steps"]] == ["Warsaw", "Toronto"]
     assert hit.plan["keep_original"] == (top["route"] == "split_original")
     for route in ("split", "split_original"):  # a stored plan says it too, though stored without its default
-        entry = next(e for e in cache.entries.values() if e["plan"] and e["route"] == route  # a skeleton whose
-                     and "{phone}" not in cache.templates[e["shape_id"]]["skeleton"])  # question is its values alone
-        cached = cache.lookup(fill_skeleton(cache.templates[entry["shape_id"]]["skeleton"], json.loads(entry["slots"])))
-        assert cached.source == "cache" and cached.key == entry["key"]
+        entry = next(e for e in cache.entries.values() if e.plan and e.route == route  # a skeleton whose
+                     and "{phone}" not in cache.templates[e.shape_id]["skeleton"])  # question is its values alone
+        cached = cache.lookup(fill_skeleton(cache.templates[entry.shape_id]["skeleton"], json.loads(entry.slots)))
+        assert cached.source == "cache" and cached.key == entry.key
         assert cached.plan is not None and cached.plan["keep_original"] == (route == "split_original")
     single = cache.lookup("how many vacation days do we get in Warsaw")
     assert single.hit and single.route == "one_search"
@@ -302,6 +302,56 @@ def test_a_file_the_manifest_lists_is_needed_where_lookup_reads_it(demo_publicat
     del manifest["files"]
     (run / "manifest.json").write_text(json.dumps(manifest))
     assert PlanCache.open(out).lookup("parental leave in Berlin").skeleton
+
+
+@pytest.mark.parametrize("change", ["dropped", "retyped"])
+def test_a_cache_without_a_declared_column_is_damaged(demo_publication: Path, tmp_path: Path, change: str) -> None:
+    """The reader reads cache.parquet by its declared schema: a file lacking one of its columns, or holding one with
+    another type, is named as damaged with the fix, not read into a KeyError or a wrong value at lookup."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from schemas.errors import DamagedPublication
+    from schemas.files import CACHE
+    from schemas.publication import current_run
+
+    live = current_run(demo_publication)
+    out = tmp_path / "out"
+    run = out / "runs" / live.name
+    shutil.copytree(live, run)
+    (out / "CURRENT").write_text(live.name + "\n")
+    table = pq.read_table(run / CACHE.name)
+    if change == "dropped":
+        table, problem = table.drop_columns(["slots"]), "no column slots"
+    else:
+        i = table.schema.get_field_index("questions")
+        table = table.set_column(i, "questions", table.column(i).cast(pa.string()))
+        problem = "column questions is string, declared int64"
+    pq.write_table(table, run / CACHE.name)
+    with pytest.raises(DamagedPublication, match="planbake rollback") as exc:
+        PlanCache.open(out)
+    assert str(exc.value).startswith(f"{run / CACHE.name}: {problem};"), exc.value
+
+
+def test_templates_made_before_member_hashes_still_open(demo_publication: Path, tmp_path: Path) -> None:
+    """A column the declaration marks optional (templates.parquet's member_hashes, kept since 2026-12-05) reads as
+    nulls in a publication made before it: its shapes are found by their members' text, as they were then."""
+    import pyarrow.parquet as pq
+
+    from schemas.files import TEMPLATES
+    from schemas.publication import current_run
+
+    live = current_run(demo_publication)
+    run = tmp_path / "runs" / live.name
+    shutil.copytree(live, run)
+    pq.write_table(pq.read_table(run / TEMPLATES.name).drop_columns(["member_hashes"]), run / TEMPLATES.name)
+    old, new = PlanCache.open(run), PlanCache.open(live)
+    assert old.templates.keys() == new.templates.keys()
+    assert all(t["member_hashes"] is None for t in old.templates.values())
+    skeleton = next(t["skeleton"] for t in new.templates.values() if t["route"] != "one_search")
+    question = fill_skeleton(skeleton, json.loads(next(e.slots for e in new.entries.values()
+                                                       if new.templates[e.shape_id]["skeleton"] == skeleton)))
+    assert old.lookup(question).to_json() == new.lookup(question).to_json()
 
 
 def test_one_search_serves_current_versions_unless_a_year_is_named(demo_publication: Path) -> None:

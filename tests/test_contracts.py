@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import ast
+import json
+import re
+from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
+import pyarrow.parquet as pq
 import pytest
+from pydantic import BaseModel
 
+from schemas.arrow import CACHE_SCHEMA, CacheRow, chunk_schema, schema_problems
+from schemas.config import published_config
+from schemas.files import CHUNKS, CONFIG, FILES, MANIFEST, QUARANTINE, QUESTIONS, Manifest
+from schemas.plan import Extract, ExtractDoc, Plan, PlanDoc, Step, StepDoc
+from schemas.publication import NEEDED, READS, current_run
 from tasks.ingest import tables
 from tasks.ingest.stage import ingest
 from tasks.mine import tables as mine_tables
@@ -139,3 +149,79 @@ def test_mining_makes_the_tables_it_declares(tmp_path: Path, seed_corpus: Path,
     assert set(found) - working - set(declared) == set(), "a table neither stage declares"
     assert [n for n, columns in found.items() if n in declared and columns not in declared[n]] == []
     assert {"rows", "quarantine", "mapping", "q", "q_out", "skeletons", "value_sets", "followups"} <= set(found)
+# A file name as a value: the name of a run's file is written once, in `schemas/files.py`.
+FILE_NAME = re.compile(r"[\w-]+(?:\.[\w-]+)*\.(?:parquet|json|npz)")
+NOT_PUBLISHED = {"flows/run.py": {"modules.json", "config.json"}}  # a sentence-transformers model folder's files
+
+
+def named_files(root: Path) -> list[str]:
+    """String literals (f-string parts too) of the production sources that are a file's name, but those of
+    `schemas/files.py` and `NOT_PUBLISHED`; prose that mentions a name (a docstring, a message) is no name."""
+    found = []
+    for layer in LAYERS:
+        for path in _sources(root, layer):
+            rel = str(path.relative_to(root))
+            if rel == "schemas/files.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), rel)):
+                if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                        and FILE_NAME.fullmatch(node.value.lstrip("/"))
+                        and node.value not in NOT_PUBLISHED.get(rel, ())):
+                    found.append(f"{rel}:{node.lineno} {node.value}")
+    return found
+
+
+def test_a_run_files_names_are_written_once() -> None:
+    assert named_files(ROOT) == []
+    assert len({f.name for f in FILES}) == len(FILES)
+
+
+def test_the_scan_catches_a_file_name(tmp_path: Path) -> None:
+    for path, text in {"schemas/a.py": 'NAME = "cache.parquet"\n', "tasks/b.py": "p = run / f'{x}/merge.npz'\n",
+                       "flows/c.py": '"""Writes shapes.parquet."""\nLOG = "see shapes.parquet"\n',
+                       "flows/run.py": 'MODEL = ("modules.json", "config.json")\n',
+                       "schemas/files.py": 'CACHE = "cache.parquet"\n'}.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    assert named_files(tmp_path) == ["schemas/a.py:1 cache.parquet", "tasks/b.py:1 /merge.npz"]
+
+
+def test_the_readers_lists_derive_from_the_files() -> None:
+    from tasks.publish.root import STAGE_FILES
+
+    assert STAGE_FILES == {
+        "index": ("chunks.parquet",),
+        "mine": ("shapes.parquet", "questions.parquet", "quarantine.parquet", "merge.npz", "plain_words.json"),
+        "plan": ("templates.parquet", "cache.parquet", "config.json", "lexicon.json", "vocabulary.json")}
+    assert NEEDED == {"mine": ("shapes.parquet", "questions.parquet"),
+                      "plan": ("templates.parquet", "cache.parquet", "config.json", "lexicon.json")}
+    assert READS.keys() == NEEDED.keys() and READS["mine"] == NEEDED["mine"]
+    assert READS["plan"] == ("plain_words.json", *NEEDED["plan"], "vocabulary.json")
+
+
+def test_a_published_run_holds_the_declared_files_with_their_schemas(demo_publication: Path) -> None:
+    """The writers' files, read back: every file of the run folder is declared, and each Parquet file has its
+    declared columns and types (with the nullability pyarrow writes; DuckDB marks some columns not null)."""
+    run = current_run(demo_publication)
+    assert {p.name for p in run.iterdir() if p.is_file()} == {f.name for f in FILES}
+    manifest = json.loads((run / MANIFEST.name).read_text(encoding="utf-8"))
+    assert set(manifest) <= Manifest.__required_keys__ | Manifest.__optional_keys__
+    for f in FILES:
+        if not f.schema_name:
+            continue
+        held = pq.read_schema(run / f.name)
+        assert held.names == f.schema.names and schema_problems(held, f.schema) == {}, f.name
+        assert held.equals(f.schema) or f in (QUESTIONS, QUARANTINE), f.name  # DuckDB writes those two
+    config = published_config((run / CONFIG.name).read_text(encoding="utf-8"))
+    held = pq.read_schema(run / CHUNKS.name)
+    assert held.equals(chunk_schema(config, held.field("vector").type.list_size))
+
+
+def test_a_cache_row_has_the_cache_files_columns() -> None:
+    assert [f.name for f in fields(CacheRow)] == CACHE_SCHEMA.names
+
+
+def test_a_plans_json_form_has_the_models_fields() -> None:
+    docs: list[tuple[type, type[BaseModel]]] = [(PlanDoc, Plan), (StepDoc, Step), (ExtractDoc, Extract)]
+    for doc, model in docs:
+        assert list(doc.__annotations__) == list(model.model_fields), doc

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from schemas.arrow import CACHE_SCHEMA, TEMPLATE_SCHEMA
 from schemas.cache import PlanCache
 from schemas.config import Config, load_config
 from schemas.extract import Lexicon
@@ -24,7 +25,6 @@ from schemas.members import ShapeMembers
 from tasks.ingest.stage import ingest
 from tasks.mine import followups
 from tasks.mine.mining import build_shapes, extract_distinct, shape_id, write_outputs
-from tasks.plan.stage import CACHE_SCHEMA, TEMPLATE_SCHEMA
 from tasks.publish.report import _followup_lines
 from tests.conftest import DEMO_CONFIG, ROOT
 

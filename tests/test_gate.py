@@ -17,9 +17,10 @@ from planbake.cli import EXIT_GATE, EXIT_INPUT, app
 from schemas.cache import PlanCache
 from schemas.config import Gate, load_config
 from schemas.errors import ConfigError, GateRejected, NoPublication
+from schemas.files import GATE
 from schemas.publication import current_run, read_manifest
 from tasks.evaluate import questions_as_log, read_labeled
-from tasks.publish.gate import GATE_FILE, QualityGate, compare
+from tasks.publish.gate import QualityGate, compare
 from tests.conftest import DEMO_CONFIG, ROOT, SEED
 
 QUESTION = "Compare parental leave for the second parent in Berlin and Amsterdam."
@@ -45,7 +46,7 @@ def _seed_config(tmp_path: Path, **gate: float) -> Path:
 
 def _labeled_figure(kept: Path, figure: str) -> float:
     """One figure of the seed set as the rejected run's gate.json recorded it."""
-    (labeled,) = json.loads((kept / GATE_FILE).read_text())["labeled"].values()
+    (labeled,) = json.loads((kept / GATE.name).read_text())["labeled"].values()
     return float(labeled[figure])
 
 
@@ -62,10 +63,10 @@ def test_coverage_drop_is_not_published_until_forced(tmp_path: Path, prefect_har
     live = current_run(out)
     answer = PlanCache.open(out).lookup(QUESTION)
     assert answer.hit and answer.plan
-    stored = (live / GATE_FILE).read_bytes()
-    (live / GATE_FILE).unlink()  # a publication from before the gate: its labeled figures are scored anew
+    stored = (live / GATE.name).read_bytes()
+    (live / GATE.name).unlink()  # a publication from before the gate: its labeled figures are scored anew
     rescored = QualityGate(load_config(config)).baseline(live, read_manifest(live))["labeled"]
-    (live / GATE_FILE).write_bytes(stored)
+    (live / GATE.name).write_bytes(stored)
     assert rescored == json.loads(stored)["labeled"]
 
     smaller = str(_corpus_without(tmp_path, "leave-amsterdam"))

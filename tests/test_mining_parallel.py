@@ -13,10 +13,11 @@ import pytest
 import tasks.mine.mining as mining
 from schemas.config import load_config
 from schemas.extract import Lexicon
+from schemas.files import MERGE
 from schemas.pii import Scrubber
 from tasks.embed import Embedder
 from tasks.ingest.stage import ingest
-from tasks.mine.memory import MEMORY_FILE, MergeMemory
+from tasks.mine.memory import MergeMemory
 from tasks.mine.vectors import IDLE_RUNS, VectorStore
 from tasks.mine.vectors import text_key as vectors_key
 from tests.conftest import DEMO_CONFIG
@@ -125,7 +126,7 @@ def test_keys_ending_in_zero_bytes_survive_a_round_trip(tmp_path: Path, embedder
     assert last.seed_of(vectors_key("vacation days {office}")) is None
     assert all(last.named_a_shape(t) for t in texts[:300]) and not last.named_a_shape(texts[300])
     assert all(last.was_example(t) for t in texts[-300:]) and not last.was_example(texts[0])
-    (tmp_path / MEMORY_FILE).write_bytes(b"PK not a memory")
+    (tmp_path / MERGE.name).write_bytes(b"PK not a memory")
     assert MergeMemory(tmp_path).seeds == {}  # a corrupt memory is no memory
     # a publication made before runs kept their memory: the vector store's file held names and seeds then
     older = tmp_path / "older-run"

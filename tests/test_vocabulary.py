@@ -151,7 +151,7 @@ def test_demo_publication_carries_and_reports_the_vocabulary(demo_publication: P
     assert any(m and m["used"] for m in measured)
     for shape_id, tpl in cache.templates.items():  # a served plan says what its template was measured with
         doc = tpl["evaluation_doc"].get("vocabulary", {})
-        entries = [e for e in cache.entries.values() if e["shape_id"] == shape_id and e["plan"]]
+        entries = [e for e in cache.entries.values() if e.shape_id == shape_id and e.plan]
         for e in entries[:3]:
-            plan = json.loads(e["plan"])
+            plan = json.loads(e.plan or "")
             assert (cache.vocabulary.apply(plan) == plan) or not doc.get("used")

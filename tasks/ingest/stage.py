@@ -16,6 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from schemas.errors import LogError
+from schemas.files import QUARANTINE
 from schemas.pii import Scrubber
 from schemas.sql import sql_files, sql_strings
 from tasks.ingest.checks import check_breaks, check_columns, check_encoding, checking_gzip
@@ -146,7 +147,7 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
                 f'FROM staged WHERE {where}')
     _recalled(con, memo, " AND ".join(window) or "true")
     rejects = [r for r in rejected_lines(con) if own is None or r[0] in own]  # no time: its folder's day's
-    con.from_arrow(_QUARANTINE.empty_table()).create("quarantine")
+    con.from_arrow(QUARANTINE.schema.empty_table()).create("quarantine")  # as published
     n_rows = con.sql("SELECT (SELECT count(*) FROM rows) + (SELECT count(*) FROM recalled_lines)").fetchall()[0][0]
     n_files = len(files)
     # Numbering the quarantined lines reads their files again, in Python: with `defer_quarantine`, a thread does
@@ -297,8 +298,9 @@ def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...
                                           for f, text, r, raw in bad]
         records += rejects
         if records:  # one insert from Arrow: a row-by-row executemany took minutes for many quarantined rows
-            columns = {name: [rec[i] for rec in records] for i, name in enumerate(_QUARANTINE.names)}
-            cursor.from_arrow(pa.table(columns, schema=_QUARANTINE)).insert_into("quarantine")
+            schema = QUARANTINE.schema
+            columns = {name: [rec[i] for rec in records] for i, name in enumerate(schema.names)}
+            cursor.from_arrow(pa.table(columns, schema=schema)).insert_into("quarantine")
         if kind != "jsonl":  # a CSV or Parquet file of another format stops the run instead (`check_columns`)
             return []
         return _unreadable(Counter(str(rec[0]) for rec in records if rec[0] is not None), lines)
@@ -329,5 +331,3 @@ def without_user(raw: str) -> str:
     the scrubber's patterns catch only sometimes: "u-123456" looks like an id, "u-e3f3d4" does not)."""
     return _USER_FIELD.sub(r'\1"{user}"', raw)
 
-
-_QUARANTINE = pa.schema([("file", pa.string()), ("line", pa.int64()), ("reason", pa.string()), ("raw", pa.string())])

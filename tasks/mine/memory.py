@@ -15,9 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from schemas.files import MERGE
 from tasks.mine.vectors import text_key
-
-MEMORY_FILE = "merge.npz"
 
 
 class MergeMemory:
@@ -30,7 +29,7 @@ class MergeMemory:
         self.new_named: set[bytes] = set()  # and tonight
         self.new_seeds: dict[bytes, bytes] = {}
         self.new_examples: set[bytes] = set()
-        path = last_run / MEMORY_FILE if last_run is not None else None
+        path = last_run / MERGE.name if last_run is not None else None
         if path is not None and not path.exists():
             path = legacy
         if path is not None and path.exists():
@@ -69,7 +68,7 @@ class MergeMemory:
             joined = b"".join(sorted(keys))
             return np.frombuffer(joined, dtype=np.uint8).reshape(len(joined) // width, width)
 
-        tmp = folder / (MEMORY_FILE + ".tmp.npz")
+        tmp = folder / (MERGE.name + ".tmp.npz")
         np.savez(tmp, named=rows(self.new_named, 16), examples=rows(self.new_examples, 16),
                  seeds=rows((k + v for k, v in self.new_seeds.items()), 32))
-        os.replace(tmp, folder / MEMORY_FILE)
+        os.replace(tmp, folder / MERGE.name)

@@ -19,9 +19,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from schemas.arrow import check_written
 from schemas.config import Config
 from schemas.extract import Lexicon, fill_skeleton
 from schemas.extract_sql import SqlSkeletons
+from schemas.files import QUARANTINE, QUESTIONS, SHAPES
 from schemas.members import member_hash
 from schemas.pii import Scrubber
 from schemas.sql import sql_string
@@ -456,14 +458,6 @@ def classify_shapes(shapes: list[dict[str, Any]], config: Config, best_scores: A
         s["type"], s["reason"] = classify(s["skeleton"], s["signature"], config, score)
 
 
-SHAPE_SCHEMA = pa.schema([
-    ("shape_id", pa.string()), ("skeleton", pa.string()), ("type", pa.string()), ("reason", pa.string()),
-    ("count", pa.int64()), ("users", pa.int64()), ("first_seen", pa.timestamp("us")),
-    ("last_seen", pa.timestamp("us")), ("examples", pa.list_(pa.string())), ("signature", pa.string()),
-    ("example", pa.string()), ("member_hashes", pa.list_(pa.string())),
-])
-
-
 def sort_questions(con: Any) -> None:
     """The table `q_out`: one row per question in the order of questions.parquet (time, then question id), as
     numbers (skeleton and value set), its follow-up columns still empty, for `write_questions` to fill. `mine`
@@ -486,8 +480,9 @@ def write_outputs(ing: Ingested, shapes: list[dict[str, Any]], staging: Path) ->
 def write_shapes(shapes: list[dict[str, Any]], staging: Path) -> None:
     """shapes.parquet: the recurring shapes, classified (`classify_shapes`)."""
     recurring = [s for s in shapes if s["recurring"]]
-    table = pa.Table.from_pylist([{k: s.get(k) for k in SHAPE_SCHEMA.names} for s in recurring], SHAPE_SCHEMA)
-    pq.write_table(table, staging / "shapes.parquet")
+    schema = SHAPES.schema
+    table = pa.Table.from_pylist([{k: s.get(k) for k in schema.names} for s in recurring], schema)
+    pq.write_table(table, staging / SHAPES.name)
 
 
 def write_questions(con: Any, ing: Ingested, shapes: list[dict[str, Any]], staging: Path) -> None:
@@ -495,7 +490,8 @@ def write_questions(con: Any, ing: Ingested, shapes: list[dict[str, Any]], stagi
     the shapes' ids and whether they recur, and the table `followups` (`tasks.mine.followups.link`), not their types."""
     recurring = [s for s in shapes if s["recurring"]]
     ids = pa.table({"rep": [s["skeleton"] for s in recurring],  # noqa: F841
-                    "shape_id": [s["shape_id"] for s in recurring]})
+                    "shape_id": [s["shape_id"] for s in recurring]},
+                   schema=pa.schema([("rep", pa.string()), ("shape_id", pa.string())]))  # typed when none recurs
     # Texts by number, as lists indexed by sid and kid (both number from 1 without gaps): a lookup in the COPY's
     # projection keeps the rows' order, which a join would not, and costs less than sorting the texts along.
     con.execute("""CREATE TABLE texts AS SELECT
@@ -517,10 +513,12 @@ def write_questions(con: Any, ing: Ingested, shapes: list[dict[str, Any]], stagi
                      (SELECT slots FROM texts)[kid] AS slots, (SELECT constraints FROM texts)[kid] AS constraints,
                      coalesce(followup, false) AS followup, resolved_question, resolved_shape_id, resolved_key,
                      followup_reason FROM q_out)
-        TO {sql_string(staging / 'questions.parquet')} (FORMAT parquet)""")
+        TO {sql_string(staging / QUESTIONS.name)} (FORMAT parquet)""")
+    check_written(staging / QUESTIONS.name, QUESTIONS.schema)
     ing.finish()  # the quarantine is complete
     con.execute("COPY (SELECT * FROM quarantine ORDER BY file, line, reason, raw) "
-                f"TO {sql_string(staging / 'quarantine.parquet')} (FORMAT parquet)")
+                f"TO {sql_string(staging / QUARANTINE.name)} (FORMAT parquet)")
+    check_written(staging / QUARANTINE.name, QUARANTINE.schema)
 
 
 def summarize(ing: Ingested, shapes: list[dict[str, Any]]) -> MineResult:

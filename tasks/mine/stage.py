@@ -11,7 +11,8 @@ import numpy as np
 
 from schemas.config import Config
 from schemas.extract import Lexicon
-from schemas.pii import PLAIN_WORDS_FILE, Scrubber
+from schemas.files import PLAIN_WORDS
+from schemas.pii import Scrubber
 from schemas.publication import memo_folder
 from tasks.embed import Embedder, resolve_dtype
 from tasks.index.store import Index
@@ -86,7 +87,7 @@ def mine(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, plain: list[str], con
         keeping.result()
         writing.result()
     # lookup scrubs with the words the shapes were mined with (a `plan` run alone keeps this night's)
-    (staging / PLAIN_WORDS_FILE).write_text(json.dumps(plain), encoding="utf-8")
+    (staging / PLAIN_WORDS.name).write_text(json.dumps(plain), encoding="utf-8")
     result = summarize(ing, shapes)
     result.followups = linked
     ing.con.close()

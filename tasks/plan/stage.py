@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +14,12 @@ import pyarrow.parquet as pq
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from schemas.arrow import CacheRow, read_published
 from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.digest import fingerprint
 from schemas.extract import Lexicon, Skeleton, cache_key, fill_skeleton
+from schemas.files import CACHE, CONFIG, LEXICON, TEMPLATES, VOCABULARY
 from schemas.plan import (
     Plan,
     PlanError,
@@ -29,7 +31,7 @@ from schemas.plan import (
     validate_plan,
 )
 from schemas.text import words
-from schemas.vocabulary import VOCABULARY_FILE, Vocabulary
+from schemas.vocabulary import Vocabulary
 from tasks.index.store import Index, best_cosine
 from tasks.plan.clauses import Reach
 from tasks.plan.model_writer import Generate, excerpt, write_batch
@@ -183,22 +185,22 @@ def _fingerprint(obj: Any) -> str:
     return fingerprint(obj)
 
 
-def _previous(prev_dir: Path | None) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+def _previous(prev_dir: Path | None) -> tuple[dict[str, dict[str, Any]], dict[str, list[CacheRow]]]:
     """Templates and cache entries of the live publication, by shape id (empty when there is none)."""
-    if prev_dir is None or not (prev_dir / "templates.parquet").exists():
+    if prev_dir is None or not (prev_dir / TEMPLATES.name).exists():
         return {}, {}
-    tpls = {t["shape_id"]: t for t in pq.read_table(prev_dir / "templates.parquet").to_pylist()}
-    entries: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for e in pq.read_table(prev_dir / "cache.parquet").to_pylist():
-        entries[e["shape_id"]].append(e)
+    tpls = {t["shape_id"]: t for t in read_published(prev_dir, TEMPLATES).to_pylist()}
+    entries: dict[str, list[CacheRow]] = defaultdict(list)
+    for e in map(CacheRow, *(c.to_pylist() for c in read_published(prev_dir, CACHE).columns)):
+        entries[e.shape_id].append(e)
     return tpls, entries
 
 
-def recounted(entries: list[dict[str, Any]], counted: list[tuple[Skeleton, int]]) -> list[dict[str, Any]]:
+def recounted(entries: list[CacheRow], counted: list[tuple[Skeleton, int]]) -> list[CacheRow]:
     """Reused cache entries with this window's question counts: the value sets are last night's (the shape's
     signature holds them), their counts are not."""
     counts = {json.dumps(sk.slots, sort_keys=True): n for sk, n in counted}
-    return [{**e, "questions": counts.get(json.dumps(json.loads(e["slots"]), sort_keys=True), e["questions"])}
+    return [replace(e, questions=counts.get(json.dumps(json.loads(e.slots), sort_keys=True), e.questions))
             for e in entries]
 
 
@@ -209,9 +211,9 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     (skeleton, type, sampled values) and evidence chunks are unchanged, when no chunk was added."""
     shapes = pq.read_table(shapes_path).to_pylist()
     prev_tpls, prev_entries = _previous(prev_dir)
-    provenance = {"index_version": int(index.table.version), "lexicon_hash": lexicon.digest()}
+    index_version, lexicon_hash = int(index.table.version), lexicon.digest()  # what each cache entry was made with
     vocabulary = mine_vocabulary(index, config) if config.planning.corpus_words else Vocabulary()
-    (staging / VOCABULARY_FILE).write_text(json.dumps(vocabulary.to_json(), indent=2, sort_keys=True),
+    (staging / VOCABULARY.name).write_text(json.dumps(vocabulary.to_json(), indent=2, sort_keys=True),
                                            encoding="utf-8")
     hashes = index.hashes("row_hash")  # a template's evidence is stale when its text, facets or markers change
     legacy = index.hashes("content_hash")  # what evidence held before it was row hashes: still good for one night
@@ -221,7 +223,8 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     for q in questions:
         if q["shape_id"]:
             by_shape[q["shape_id"]].append(q)
-    templates, entries = [], []
+    templates: list[dict[str, Any]] = []
+    entries: list[CacheRow] = []
     routes: Counter[str] = Counter()
     rejections: Counter[str] = Counter()
     rejected = 0
@@ -284,42 +287,25 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                     filled = worded(filled, vocabulary) if ev.vocabulary.get("used") else filled
                     filled.keep_original = ev.route == "split_original"
                     plan = filled.model_dump_json(exclude_defaults=True)
-                entries.append({"key": cache_key(shape["shape_id"], sk), "shape_id": shape["shape_id"],
-                                "route": ev.route, "plan": plan, "slots": json.dumps(sk.slots), "questions": n,
-                                **provenance, "writer": status["writer"], "model": status["model"],
-                                "prompt_hash": status.get("prompt_hash", ""),
-                                "coverage": json.dumps(ev.coverage)})
+                entries.append(CacheRow(cache_key(shape["shape_id"], sk), shape["shape_id"], ev.route, plan,
+                                        json.dumps(sk.slots), n, status["writer"], status["model"],
+                                        status.get("prompt_hash", ""), index_version, lexicon_hash,
+                                        json.dumps(ev.coverage)))
             bar.advance(1)
     templates.sort(key=lambda t: t["shape_id"])  # the same file whichever templates were reused
-    pq.write_table(pa.Table.from_pylist(templates, TEMPLATE_SCHEMA), staging / "templates.parquet")
-    pq.write_table(pa.Table.from_pylist(sorted(entries, key=lambda e: e["key"]), CACHE_SCHEMA),
-                   staging / "cache.parquet")
+    pq.write_table(pa.Table.from_pylist(templates, TEMPLATES.schema), staging / TEMPLATES.name)
+    pq.write_table(pa.Table.from_pylist([e.to_row() for e in sorted(entries, key=lambda e: e.key)], CACHE.schema),
+                   staging / CACHE.name)
     return PlanResult(len(shapes), len(templates), rejected, fallbacks, dict(routes), len(entries), reused,
                       len(templates) - reused, dict(sorted(rejections.items())))
-
-
-TEMPLATE_SCHEMA = pa.schema([
-    ("shape_id", pa.string()), ("skeleton", pa.string()), ("type", pa.string()), ("template", pa.string()),
-    ("writer", pa.string()), ("model", pa.string()), ("valid", pa.bool_()), ("check_ok", pa.bool_()),
-    ("complaint", pa.string()), ("prompt_hash", pa.string()), ("fallback", pa.bool_()), ("route", pa.string()),
-    ("evaluation", pa.string()),
-    ("members", pa.list_(pa.string())), ("member_hashes", pa.list_(pa.string())), ("count", pa.int64()),
-    ("shape_sig", pa.string()), ("evidence", pa.string()),
-])
-CACHE_SCHEMA = pa.schema([
-    ("key", pa.string()), ("shape_id", pa.string()), ("route", pa.string()), ("plan", pa.string()),
-    ("slots", pa.string()), ("questions", pa.int64()), ("writer", pa.string()), ("model", pa.string()),
-    ("prompt_hash", pa.string()), ("index_version", pa.int64()), ("lexicon_hash", pa.string()),
-    ("coverage", pa.string()),
-])
 
 
 def write_lexicon(staging: Path, config: Config, index: Index) -> None:
     """What an online reader needs to rebuild the same lexicon: the config and the index's facet values (the
     scrubber's plain words come with the shapes, from the mine stage)."""
-    (staging / "config.json").write_text(config.model_dump_json(indent=2), encoding="utf-8")
-    (staging / "lexicon.json").write_text(json.dumps(index.facet_values(), indent=2, sort_keys=True),
-                                          encoding="utf-8")
+    (staging / CONFIG.name).write_text(config.model_dump_json(indent=2), encoding="utf-8")
+    (staging / LEXICON.name).write_text(json.dumps(index.facet_values(), indent=2, sort_keys=True),
+                                        encoding="utf-8")
 
 
 # Not cached: it writes into the run's staging directory, and the index and lexicon are handles.

@@ -8,7 +8,7 @@ from typing import Any
 from schemas.config import Config
 from schemas.constraint import QUALIFIER
 from schemas.extract import Lexicon, Skeleton
-from schemas.plan import CheckResult, Key, Plan, check_plan
+from schemas.plan import CheckResult, Key, Plan, check_plan, plan_doc
 from schemas.vocabulary import Vocabulary, count_terms, synonym_groups
 from tasks.index.store import Hit, Index
 
@@ -69,7 +69,7 @@ def worded(plan: Plan, vocabulary: Vocabulary | None) -> Plan:
     """A filled plan with its sub-queries in their partitions' words (the same object when none changes)."""
     if not vocabulary:
         return plan
-    doc = plan.model_dump(exclude_defaults=True)
+    doc = plan_doc(plan)
     out = vocabulary.apply(doc)
     return plan if out is doc else Plan.model_validate(out)
 

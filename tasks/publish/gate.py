@@ -26,12 +26,11 @@ import pyarrow.parquet as pq
 
 from schemas.config import Config, Gate
 from schemas.digest import text_digest
-from schemas.publication import index_location, run_root
+from schemas.files import GATE, QUESTIONS, TEMPLATES, Manifest
+from schemas.publication import NEEDED, index_location, run_root
 from schemas.sql import sql_files
 from tasks.evaluate import Labeled, read_labeled
 
-GATE_FILE = "gate.json"  # this run's figures, read back as the baseline by the next run
-PLAN_FILES = ("templates.parquet", "cache.parquet", "config.json", "lexicon.json")
 EPS = 1e-9
 
 
@@ -111,15 +110,14 @@ class QualityGate:
         where = self.config.where("labeled")
         self.sets = [labeled_set(p, where) for p in self.config.labeled] if self.config.gate.enabled else []
 
-    def judge(self, staging: Path, manifest: dict[str, Any], prev_dir: Path | None,
-              prev_manifest: dict[str, Any]) -> Verdict:
+    def judge(self, staging: Path, manifest: Manifest, prev_dir: Path | None, prev_manifest: Manifest) -> Verdict:
         """Measure the staged run (its manifest already in `staging`), write its figures, compare."""
         if not self.config.gate.enabled:
             return Verdict([], prev_dir.name if prev_dir else None, self.force, enabled=False)
         mined = "mine" in manifest.get("stages_run", ["mine"])  # a stage run alone carries the last mine over
         new = {**self.measure(staging, manifest.get("index")),
                "quarantined": quarantined(manifest.get("mine")) if mined else None}
-        (staging / GATE_FILE).write_text(json.dumps(new, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        (staging / GATE.name).write_text(json.dumps(new, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         last = self.baseline(prev_dir, prev_manifest) if prev_dir is not None else None
         if prev_dir is not None:
             new["route_changes"] = route_changes(staging, prev_dir)
@@ -130,17 +128,17 @@ class QualityGate:
         figures["labeled"] = {s.key: self.score(run_dir, index, s) for s in self.sets}
         return figures
 
-    def baseline(self, prev_dir: Path, prev_manifest: dict[str, Any]) -> dict[str, Any]:
+    def baseline(self, prev_dir: Path, prev_manifest: Manifest) -> dict[str, Any]:
         """The last publication's figures: its stored labeled scores, or scored now when it has none for a set."""
         stored = {}
-        if (prev_dir / GATE_FILE).exists():
-            stored = json.loads((prev_dir / GATE_FILE).read_text(encoding="utf-8")).get("labeled", {})
+        if (prev_dir / GATE.name).exists():
+            stored = json.loads((prev_dir / GATE.name).read_text(encoding="utf-8")).get("labeled", {})
         figures: dict[str, Any] = {**template_figures(prev_dir), "cache_coverage": cache_coverage(prev_dir),
                                    "quarantined": quarantined(prev_manifest.get("mine"))}
         figures["labeled"] = {s.key: stored.get(s.key) or self._rescore(prev_dir, prev_manifest, s) for s in self.sets}
         return figures
 
-    def _rescore(self, prev_dir: Path, prev_manifest: dict[str, Any], labeled: LabeledSet) -> dict[str, Any] | None:
+    def _rescore(self, prev_dir: Path, prev_manifest: Manifest, labeled: LabeledSet) -> dict[str, Any] | None:
         """A set the last publication was not scored on (added since): score it now, or hold it to the floors."""
         try:
             return self.score(prev_dir, prev_manifest.get("index"), labeled)
@@ -154,7 +152,7 @@ class QualityGate:
         from tasks.evaluate import doc_facets, evaluate, unheld_parts, unheld_text
         from tasks.index.store import Index
 
-        if not index or not labeled.questions or not all((run_dir / f).exists() for f in PLAN_FILES):
+        if not index or not labeled.questions or not all((run_dir / f).exists() for f in NEEDED["plan"]):
             return None
         p = self.config.planning
         searched = Index(index_location(index, run_root(run_dir)), self.config, index["version"])
@@ -169,7 +167,7 @@ class QualityGate:
 
 
 def template_figures(run_dir: Path) -> dict[str, float | None]:
-    path = run_dir / "templates.parquet"
+    path = run_dir / TEMPLATES.name
     rows = pq.read_table(path, columns=["valid", "check_ok", "fallback"]).to_pylist() if path.exists() else []
     if not rows:
         return {"validity": None, "fallbacks": None}
@@ -187,7 +185,7 @@ def quarantined(mine: dict[str, Any] | None) -> float | None:
 
 def cache_coverage(run_dir: Path) -> float | None:
     """Share of the last logged day's questions that have a recurring shape (as the report counts it)."""
-    path = run_dir / "questions.parquet"
+    path = run_dir / QUESTIONS.name
     if not path.exists():
         return None
     with duckdb.connect() as con:
@@ -267,7 +265,7 @@ def _questions(name: str, new: dict[str, float], last: dict[str, float], max_dro
 
 
 def _routes(run_dir: Path) -> dict[str, str]:
-    path = run_dir / "templates.parquet"
+    path = run_dir / TEMPLATES.name
     if not path.exists():
         return {}
     t = pq.read_table(path, columns=["shape_id", "route"])

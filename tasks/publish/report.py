@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from schemas.config import Bill
+from schemas.files import CONFIG, QUESTIONS, SHAPES, TEMPLATES
 from tasks.publish.gate import report_lines
 
 
@@ -101,7 +102,7 @@ def write_report(run_dir: Path, manifest: dict[str, Any], b: Bill) -> Path:
                   for f in mine.get("unreadable_files", [])] + ([""] if mine.get("unreadable_files") else [])
         lines += [f"- **`{f}` not read**: compressed otherwise than with gzip; decompress it, or compress it with "
                   "gzip" for f in mine.get("skipped_files", [])] + ([""] if mine.get("skipped_files") else [])
-    shapes_path, tpl_path = run_dir / "shapes.parquet", run_dir / "templates.parquet"
+    shapes_path, tpl_path = run_dir / SHAPES.name, run_dir / TEMPLATES.name
     if shapes_path.exists():
         shapes = pq.read_table(shapes_path, columns=["count", "type"]).to_pylist()
         counts = sorted((s["count"] for s in shapes), reverse=True)
@@ -111,7 +112,7 @@ def write_report(run_dir: Path, manifest: dict[str, Any], b: Bill) -> Path:
                       "Recurring shapes by type")
         lines += [f"![shape frequency]({freq})", f"![shape types]({kinds})", ""]
     if tpl_path.exists():
-        lines += _plan_section(out, tpl_path, run_dir / "questions.parquet", manifest, b)
+        lines += _plan_section(out, tpl_path, run_dir / QUESTIONS.name, manifest, b)
     path = out / "report.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -188,7 +189,7 @@ def _plan_section(out: Path, tpl_path: Path, questions: Path, manifest: dict[str
         + f"; {len(rejected)} rejected by validation or the constraint check (served as one search).",
         "",
     ]
-    config_path = tpl_path.parent / "config.json"
+    config_path = tpl_path.parent / CONFIG.name
     if config_path.exists():
         p = json.loads(config_path.read_text(encoding="utf-8")).get("planning", {})
         lines += [f"Routes were measured with {p.get('search', 'vector')} search, merge `{p.get('merge')}`"

@@ -13,12 +13,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from schemas.errors import DamagedPublication, NoPublication, PublishBusy
+from schemas.files import MANIFEST, STAGES, Manifest, Stage, written_by
 from schemas.publication import (
     EMBED_CACHE,
-    MANIFEST,
     POINTER,
     check_run,
     current_run,
@@ -27,13 +26,7 @@ from schemas.publication import (
     read_manifest,
 )
 
-STAGE_FILES = {
-    "index": ["chunks.parquet"],
-    "mine": ["shapes.parquet", "questions.parquet", "quarantine.parquet", "merge.npz", "plain_words.json"],
-    "plan": ["templates.parquet", "cache.parquet", "config.json", "lexicon.json", "vocabulary.json"],
-}
-
-
+STAGE_FILES = {stage: written_by(stage) for stage in STAGES}  # what a run that skips a stage carries over
 
 
 def new_run_id() -> str:
@@ -50,7 +43,7 @@ def stage_dir(out: str | Path, run_id: str) -> Path:
     return path
 
 
-def previous_publication(out: str | Path) -> tuple[Path | None, dict[str, Any]]:
+def previous_publication(out: str | Path) -> tuple[Path | None, Manifest]:
     """The live run and its manifest ((None, {}): nothing live); DamagedPublication when a file of it is."""
     try:
         run = current_run(out)
@@ -60,7 +53,7 @@ def previous_publication(out: str | Path) -> tuple[Path | None, dict[str, Any]]:
     return run, read_manifest(run)
 
 
-def baseline(out: str | Path, redoes_all: bool) -> tuple[Path | None, dict[str, Any], str]:
+def baseline(out: str | Path, redoes_all: bool) -> tuple[Path | None, Manifest, str]:
     """The publication a run follows, its manifest, and a warning. A run that redoes every stage needs nothing of
     a damaged live publication, or of a lost pointer: it follows the newest whole one before it instead, as if
     rolled back first. Any other stops at a damaged one, and publishes anew over a lost pointer."""
@@ -92,7 +85,7 @@ def newest_whole(out: str | Path, before: Path | None = None) -> Path | None:
     return next((p for p in reversed(found) if not damage(p)), None)
 
 
-def carry_over(prev: Path | None, staging: Path, stages: list[str]) -> list[str]:
+def carry_over(prev: Path | None, staging: Path, stages: list[Stage]) -> list[str]:
     """Copy the files of stages this run did not redo from the live publication, so every run is whole."""
     copied: list[str] = []
     if prev is None:
@@ -167,14 +160,14 @@ def flush_tree(folder: Path, since: float | None = None) -> None:
 PUBLISHED_HERE: list[str] = []  # the run ids this process published, in order (what the CLI reports after a failure)
 
 
-def publish(out: str | Path, staging: Path, manifest: dict[str, Any]) -> Path:
+def publish(out: str | Path, staging: Path, manifest: Manifest) -> Path:
     """Write the manifest, move the staged run into place, switch the pointer. Caller holds the lock."""
     run_id = staging.name
     if "previous" not in manifest:  # a Run names the one it followed; else it is the live one
         prev, _ = previous_publication(out)
         manifest = {**manifest, "previous": prev.name if prev else None}
     manifest = {**manifest, "run_id": run_id, "published_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                "files": sorted(p.name for p in staging.iterdir() if p.is_file() and p.name != MANIFEST)}
+                "files": sorted(p.name for p in staging.iterdir() if p.is_file() and p.name != MANIFEST.name)}
     write_manifest(staging, manifest)
     flush_tree(staging)
     final = Path(out) / "runs" / run_id
@@ -185,8 +178,8 @@ def publish(out: str | Path, staging: Path, manifest: dict[str, Any]) -> Path:
     return final
 
 
-def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
-    (run_dir / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n",
+def write_manifest(run_dir: Path, manifest: Manifest) -> None:
+    (run_dir / MANIFEST.name).write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n",
                                     encoding="utf-8")
 
 
@@ -194,7 +187,7 @@ def discard(staging: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
 
 
-def keep_rejected(out: str | Path, staging: Path, manifest: dict[str, Any], keep: tuple[str, ...]) -> Path:
+def keep_rejected(out: str | Path, staging: Path, manifest: Manifest, keep: tuple[str, ...]) -> Path:
     """Keep what explains a rejected run (its manifest and the `keep` files or folders) under
     `<out>/rejected/<run id>/`; readers of the publication never look there. The caller discards the rest."""
     dest = Path(out) / "rejected" / staging.name
@@ -243,8 +236,8 @@ def prune(out: str | Path, keep_runs: int, keep_rejected: int, cache_days: int |
     return gone
 
 
-def rollback(out: str | Path, before_switch: Callable[[dict[str, Any]], None] | None = None,
-             to: str | None = None) -> tuple[str, dict[str, Any]]:
+def rollback(out: str | Path, before_switch: Callable[[Manifest], None] | None = None,
+             to: str | None = None) -> tuple[str, Manifest]:
     """Re-point to the previous publication (`to`: the one of that run id); returns its run id and manifest.
     Caller holds the lock. `before_switch(manifest)` runs first (the index table's restore): if it fails, the
     pointer stays."""

@@ -10,9 +10,10 @@ from typing import Any
 
 from schemas.config import Bill, Retention
 from schemas.errors import GateRejected
+from schemas.files import GATE, MANIFEST, Manifest, Stage
 from schemas.publication import index_location, read_manifest
 from tasks.index.store import drop_versions, tag_version
-from tasks.publish.gate import GATE_FILE, QualityGate, Verdict
+from tasks.publish.gate import QualityGate, Verdict
 from tasks.publish.report import write_report
 from tasks.publish.root import (
     STAGE_FILES,
@@ -36,8 +37,8 @@ class Run:
     out: Path
     config_path: str
     run_id: str = field(default_factory=new_run_id)
-    manifest: dict[str, Any] = field(default_factory=dict)
-    stages: list[str] = field(default_factory=list)
+    manifest: Manifest = field(default_factory=lambda: Manifest())
+    stages: list[Stage] = field(default_factory=list)
     bill: Bill = field(default_factory=Bill)
     retention: Retention = field(default_factory=Retention)
     redoes_all: bool = False  # runs every stage: a damaged live publication is no obstacle (see `baseline`)
@@ -47,7 +48,7 @@ class Run:
         self.prev_dir, self.prev_manifest, self.warning = baseline(self.out, self.redoes_all)
         self.staging = stage_dir(self.out, self.run_id)
 
-    def record(self, stage: str, section: dict[str, Any]) -> None:
+    def record(self, stage: Stage, section: dict[str, Any]) -> None:
         self.stages.append(stage)
         self.manifest[stage] = section
 
@@ -114,7 +115,7 @@ class Run:
     def _reject(self, verdict: Verdict) -> None:
         """Keep the report where people can read it; the staging directory goes with `abort`."""
         kept = keep_rejected(self.out, self.staging, {**self.manifest, "run_id": self.run_id},
-                             ("report", GATE_FILE))
+                             ("report", GATE.name))
         live = self.prev_manifest.get("index")
         self._prune(live, str(live.get("table", "chunks")) if live else "")
         raise GateRejected(verdict.message(self.run_id, kept), kept)
@@ -127,7 +128,7 @@ def _index_tags(runs: Path) -> dict[str, str | None]:
     """Each publication's run id -> the table tag its manifest names (its own, or one carried over)."""
     out: dict[str, str | None] = {}
     for run in sorted(runs.iterdir()) if runs.is_dir() else []:
-        if run.name.startswith(".") or not (run / "manifest.json").exists():
+        if run.name.startswith(".") or not (run / MANIFEST.name).exists():
             continue
         try:
             out[run.name] = (read_manifest(run).get("index") or {}).get("tag")
