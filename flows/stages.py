@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from schemas.config import Config
-from schemas.errors import LogError, NoPublication
+from schemas.errors import ConfigError, LogError, NoPublication
 from schemas.publication import EMBED_CACHE, index_location
 from tasks.index.stage import build_index_task, export_parquet_task, index_uri
 from tasks.index.store import Index, reset_head
@@ -70,7 +70,7 @@ def model_generator(config: Config, writer: str) -> Any:
         try:
             return vllm_generator(config)
         except ImportError:
-            raise ValueError(VLLM_MISSING) from None
+            raise ConfigError(VLLM_MISSING) from None
     return openai_generator(config)
 
 

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from schemas.config import Writer, load_config
-from schemas.errors import ConfigError, NoPublication
+from schemas.errors import ConfigError, DamagedPublication, InputError, NoPublication
 from schemas.text import fold, words
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -362,10 +362,10 @@ def _parse_filters(items: list[str]) -> dict[str, str]:
     out = {}
     for item in items:
         if "=" not in item:
-            raise ValueError(f"--filter {item!r}: expected FACET=VALUE, e.g. --filter office=Berlin")
+            raise InputError(f"--filter {item!r}: expected FACET=VALUE, e.g. --filter office=Berlin")
         k, v = item.split("=", 1)
         if k.strip() in out:
-            raise ValueError(f"--filter {k.strip()} given twice; a search has one value per facet")
+            raise InputError(f"--filter {k.strip()} given twice; a search has one value per facet")
         out[k.strip()] = v.strip()
     return out
 
@@ -390,9 +390,9 @@ def search(
     Example: planbake search "parental leave for the second parent, Amsterdam office" --filter office=Amsterdam
     """
     if not words(question):
-        raise ValueError("the search text has no words; pass the words to search for")
+        raise InputError("the search text has no words; pass the words to search for")
     _quiet_libraries()
-    from schemas.config import published_config
+    from schemas.config import read_published_config
     from schemas.extract import Lexicon
     from schemas.publication import check_run, current_run, index_location, read_manifest
     from tasks.index.store import Index
@@ -402,11 +402,11 @@ def search(
     check_run(run)
     saved = run / "config.json"  # the config the publication was made with, once it has plans
     if saved.exists():
-        cfg = published_config(saved.read_text(encoding="utf-8"))
+        cfg = read_published_config(saved)
     filters = _parse_filters(filter_ or [])
     unknown = set(filters) - set(cfg.facet_names)
     if unknown:
-        raise ValueError(f"--filter: unknown facet {sorted(unknown)}; facets are {cfg.facet_names}")
+        raise InputError(f"--filter: unknown facet {sorted(unknown)}; facets are {cfg.facet_names}")
     idx = read_manifest(run)["index"]
     index = Index(index_location(idx, out), cfg, idx["version"])
     known = index.facet_values()
@@ -417,7 +417,7 @@ def search(
         if facet in known and value not in known[facet] and len(named) == 1:  # an alias, or another casing
             filters[facet] = value = named.pop()
         if facet in known and value not in known[facet]:
-            raise ValueError(f"--filter {facet}={value}: no chunk has that value; the index holds "
+            raise InputError(f"--filter {facet}={value}: no chunk has that value; the index holds "
                              f"{', '.join(known[facet][:20])}")
     hits = index.search(question, k, filters, all_versions)
     doc: dict[str, Any] = {"question": question, "filters": filters, "hits": [h.to_json() for h in hits]}
@@ -464,9 +464,9 @@ def main(argv: list[str] | None = None) -> None:
 
 def _has_words(question: str, history: list[str] | None = None) -> None:
     if not words(question):
-        raise ValueError("the question has no words; pass the user's question")
+        raise InputError("the question has no words; pass the user's question")
     if any(not words(h) for h in history or []):
-        raise ValueError("--history: an earlier question has no words; pass each earlier question, or leave the "
+        raise InputError("--history: an earlier question has no words; pass each earlier question, or leave the "
                          "option out")
 
 
@@ -474,7 +474,7 @@ def _date(value: str | None, option: str) -> date | None:
     try:
         return date.fromisoformat(value) if value else None
     except ValueError:
-        raise ValueError(f"{option} {value!r}: expected a date as YYYY-MM-DD, e.g. 2026-11-30") from None
+        raise InputError(f"{option} {value!r}: expected a date as YYYY-MM-DD, e.g. 2026-11-30") from None
 
 
 def _precheck(stages: list[str], config: str | None, out: Path, **inputs: Any) -> None:
@@ -716,8 +716,8 @@ def _own_eval_folder(out: Path) -> None:
     command made (it would replace it, and the index table's chunks with the labeled corpus's)."""
     live = _live_run(out)
     mark = out / EVAL_MARK
-    if live is not None and (not mark.is_file() or mark.read_text(encoding="utf-8").strip() != live.name):
-        raise ValueError(f"--out {out}: holds a live publication ({live.name}) that eval did not build; eval "
+    if live is not None and (not mark.is_file() or mark.read_bytes().strip() != live.name.encode()):
+        raise InputError(f"--out {out}: holds a live publication ({live.name}) that eval did not build; eval "
                          "builds its own index and plans there and would replace it: pass a new folder, or no "
                          "--out (a temporary one)")
 
@@ -855,7 +855,7 @@ def rollback(
     Example: planbake rollback --out data/out
     """
     from schemas.publication import current_run, index_location, publications
-    from tasks.index.store import open_table
+    from tasks.index.store import open_table, restore
     from tasks.publish.root import publish_lock
     from tasks.publish.root import rollback as do_rollback
 
@@ -863,7 +863,7 @@ def rollback(
         idx = manifest.get("index", {})
         table = open_table(index_location(idx, out), idx.get("table", "chunks")) if idx else None
         if table is not None:
-            table.restore(idx.get("tag") or idx["version"])
+            restore(table, idx.get("tag") or idx["version"], index_location(idx, out), idx.get("table", "chunks"))
 
     if not publications(out):
         current_run(out)  # nothing published: say so, and leave no lock file behind in a mistyped folder
@@ -888,9 +888,13 @@ def report(
 
     path = current_run(out) / "report" / "report.md"
     if not path.exists():
-        raise FileNotFoundError(f"{path}: this publication has no report")
-    _emit(as_json, {"report": str(path), "markdown": path.read_text(encoding="utf-8")},
-          lambda: out_console.print(path.read_text(encoding="utf-8") + f"\n(report: {path})", markup=False))
+        raise NoPublication(f"{path}: this publication has no report")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise DamagedPublication(f"{path}: not UTF-8 text") from None
+    _emit(as_json, {"report": str(path), "markdown": text},
+          lambda: out_console.print(text + f"\n(report: {path})", markup=False))
 
 
 @app.command()

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from schemas.errors import DamagedPublication, NoPublication
+from schemas.errors import DamagedPublication, InputError, NoPublication
 
 POINTER = "CURRENT"
 EMBED_CACHE = "embed-cache"  # under the root: the embedding tasks' results, pruned by age
@@ -34,12 +34,15 @@ def current_run(out: str | Path) -> Path:
     """The live run directory; raises NoPublication when nothing is published."""
     root = Path(out)
     if root.is_file():
-        raise ValueError(f"--out {root}: is a file; pass the publication folder")
+        raise InputError(f"--out {root}: is a file; pass the publication folder")
     try:
         run_id = (root / POINTER).read_text(encoding="utf-8").strip()
     except FileNotFoundError:
         raise NoPublication(_unpointed(root, f"{root / POINTER} is missing") if publications(root) else
                             f"{root}: nothing published yet; run 'planbake nightly' (or 'planbake index')") from None
+    except UnicodeDecodeError:  # overwritten by a failing disk or by hand
+        raise InputError(f"{root / POINTER}: not UTF-8 text; it names the live run: write the id of a folder under "
+                         f"{root / 'runs'} into it") from None
     run = root / "runs" / run_id
     if not run_id or run_id in (".", "..") or Path(run_id).name != run_id or not run.is_dir():
         # damaged by hand or by a failing disk: as good as nothing published, so a nightly run publishes anew
