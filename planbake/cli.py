@@ -20,21 +20,32 @@ from rich.console import Console
 from rich.table import Table
 
 from schemas.config import Writer, load_config
-from schemas.errors import ConfigError, DamagedPublication, InputError, NoPublication
+from schemas.errors import (
+    EXIT_BUSY,
+    EXIT_GATE,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_NOT_PUBLISHED,
+    ConfigError,
+    DamagedPublication,
+    InputError,
+    NoPublication,
+    PlanbakeError,
+)
 from schemas.text import fold, words
 
+# Exit codes: what failed. An expected failure's class (schemas.errors) carries its own; these are the CLI's too.
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143  # as a shell reports a command Ctrl-C (SIGTERM) stopped
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Precompute query-decomposition plans for RAG, offline, in batch.",
-                  epilog="Exit codes: 0 success, 1 unexpected failure, 2 bad input, 3 another run holds the "
-                         "publish lock, 4 nothing published yet (or nothing to roll back to), 5 the quality gate "
-                         "rejected the run (the last publication stays live; the report path is printed), 130 "
-                         "interrupted (143: by SIGTERM).")
+                  epilog=f"Exit codes: 0 success, {EXIT_INTERNAL} unexpected failure, {EXIT_INPUT} bad input, "
+                         f"{EXIT_BUSY} another run holds the publish lock, {EXIT_NOT_PUBLISHED} nothing published yet "
+                         f"(or nothing to roll back to), {EXIT_GATE} the quality gate rejected the run (the last "
+                         f"publication stays live; the report path is printed), {EXIT_INTERRUPTED} interrupted "
+                         f"({EXIT_TERMINATED}: by SIGTERM).")
 console = Console(stderr=True, soft_wrap=True)
 out_console = Console(width=max(Console().width, 140))
 
-# Exit codes: what failed.
-EXIT_INPUT, EXIT_BUSY, EXIT_NOT_PUBLISHED, EXIT_GATE, EXIT_INTERNAL = 2, 3, 4, 5, 1
-EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143  # as a shell reports a command Ctrl-C (SIGTERM) stopped
 # set by Ctrl-C or SIGTERM (the signal's number): what fails after it (the flow engine's API calls) is its doing
 _interrupted: list[int] = []
 
@@ -140,12 +151,25 @@ PATH_ERRNOS = (errno.ELOOP, errno.ENAMETOOLONG)  # refused by its name: a loop o
 
 
 def _path_refused(exc: BaseException) -> bool:
-    """A path the system refuses: a folder where a file belongs, no permission, or a name it cannot resolve."""
-    return isinstance(exc, PATH_ERRORS) or isinstance(exc, OSError) and exc.errno in PATH_ERRNOS
+    """A path the system refuses: a folder where a file belongs, no permission, a name it cannot resolve, or a file
+    it cannot find (one it names: a path given, or one gone while read; not planbake's own NoPublication)."""
+    return isinstance(exc, PATH_ERRORS) or isinstance(exc, OSError) and exc.errno in PATH_ERRNOS or \
+        isinstance(exc, FileNotFoundError) and exc.filename is not None
 
 
 def _path_problem(exc: OSError) -> str:
     return f"{exc.filename}: {exc.strerror}; check --out and the paths given"
+
+
+def _expected(exc: BaseException) -> tuple[str, str, int, dict[str, Any]] | None:
+    """An expected failure's kind, message, exit code and further --json fields: planbake's own (PlanbakeError,
+    whose class says them), or a path the system refuses (bad input, naming the path). None for anything else: a
+    bug, which keeps its traceback. The one list of what the CLI reports as one line."""
+    if isinstance(exc, PlanbakeError):
+        return exc.kind, str(exc), exc.exit_code, exc.fields()
+    if _path_refused(exc):
+        return "error", _path_problem(cast(OSError, exc)), EXIT_INPUT, {}
+    return None
 
 
 def _stopped() -> None:
@@ -164,8 +188,6 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from schemas.errors import CorpusError, GateRejected, PublishBusy
-
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, _on_interrupt)
             signal.signal(signal.SIGTERM, _on_interrupt)
@@ -173,23 +195,12 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
             return fn(*args, **kwargs)
         except KeyboardInterrupt:
             _stopped()
-        except (ConfigError, CorpusError, ValueError) as exc:
-            raise _failed(kwargs, "error", exc, EXIT_INPUT) from None
-        except PublishBusy as exc:
-            raise _failed(kwargs, "busy", exc, EXIT_BUSY) from None
-        except GateRejected as exc:
-            raise _failed(kwargs, "rejected", exc, EXIT_GATE, report=str(exc.kept / "report" / "report.md")) from None
-        except (NoPublication, FileNotFoundError) as exc:
-            if exc.filename is not None:  # the system's own (a path given, or gone while read): not "nothing published"
-                raise _failed(kwargs, "error", _path_problem(exc), EXIT_INPUT) from None
-            raise _failed(kwargs, "error", exc, EXIT_NOT_PUBLISHED) from None
-        except PATH_ERRORS as exc:
-            raise _failed(kwargs, "error", _path_problem(exc), EXIT_INPUT) from None
         except Exception as exc:
+            if (known := _expected(exc)) is not None:
+                kind, message, code, more = known
+                raise _failed(kwargs, kind, message, code, **more) from None
             if _interrupted:  # Ctrl-C stopped the local Prefect server too
                 _stopped()
-            if _path_refused(exc):  # a plain OSError: its errno says what is wrong with the path
-                raise _failed(kwargs, "error", _path_problem(cast(OSError, exc)), EXIT_INPUT) from None
             # the flow engine's client (the model writer's failures fall back to rules); Prefect re-raises a
             # server it cannot reach as RuntimeError("Failed to reach API ...") from the client's error
             lost = _api_error(exc)
@@ -232,7 +243,7 @@ def _live_run(out: Any) -> Path | None:
         return None
     try:
         return current_run(out)
-    except (NoPublication, ValueError, OSError):
+    except (PlanbakeError, OSError):
         return None
 
 
@@ -268,15 +279,11 @@ class _OneLineFor(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         from flows.run import EXPECTED_FAILURE
-        from schemas.errors import CorpusError, GateRejected, PublishBusy
 
-        expected = (ConfigError, CorpusError, ValueError, PublishBusy, GateRejected, NoPublication, FileNotFoundError,
-                    *PATH_ERRORS)
         if getattr(record, EXPECTED_FAILURE, False):
             return False
         if record.exc_info and record.exc_info[1] is not None and (  # a lost API: the client's error, or from it
-                isinstance(record.exc_info[1], expected) or _path_refused(record.exc_info[1])
-                or _api_error(record.exc_info[1])):
+                _expected(record.exc_info[1]) is not None or _api_error(record.exc_info[1])):
             if str(record.exc_info[1]):
                 self.seen.add(str(record.exc_info[1]))
             return False
