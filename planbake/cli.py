@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from schemas.config import Writer, load_config
+from schemas.config import load_config
 from schemas.errors import (
     EXIT_BUSY,
     EXIT_GATE,
@@ -341,18 +341,15 @@ def index(
 
     Example: planbake index --corpus data/demo/corpus.jsonl
     """
-    _quiet_libraries()
-    _precheck(["index"], config, out, corpus=corpus)
-    _tie_local_server()
-    from flows.index import index_flow
+    def indexed(res: dict[str, Any]) -> dict[str, Any]:
+        return {**{k: res["index"][k] for k in ("chunks", "embedded", "updated", "deleted", "version")},
+                "run_id": res["run_id"], "publication": res["publication"]}
 
-    res = index_flow(corpus=corpus, config=config, out=str(out), run_date=_date(run_date, "--run-date"),
-                     wait_s=wait, quiet=as_json, force=force)
-    doc = {**{k: res["index"][k] for k in ("chunks", "embedded", "updated", "deleted", "version")},
-           "run_id": res["run_id"], "publication": res["publication"]}
-    _emit(as_json, doc, lambda: out_console.print(
-        f"indexed {doc['chunks']} chunks: {doc['embedded']} embedded, {doc['updated']} updated, "
-        f"{doc['deleted']} deleted; table version {doc['version']}\npublished {doc['publication']}"))
+    def human(doc: dict[str, Any]) -> None:
+        out_console.print(f"indexed {doc['chunks']} chunks: {doc['embedded']} embedded, {doc['updated']} updated, "
+                          f"{doc['deleted']} deleted; table version {doc['version']}\npublished {doc['publication']}")
+
+    _run_flow("index", config, out, wait, force, as_json, corpus=corpus, run_date=run_date, doc=indexed, human=human)
 
 
 def version_state(hit: Any, as_of: date) -> str:
@@ -521,15 +518,8 @@ def nightly(
 
     Example: planbake nightly --out data/out
     """
-    _quiet_libraries()
-    first, last = _date(since, "--since"), _date(until, "--until")
-    _precheck(["index", "mine", "plan"], config, out, corpus=corpus, logs=logs, since=first, until=last)
-    _tie_local_server()
-    from flows.nightly import nightly_flow
-
-    res = nightly_flow(corpus=corpus, logs=logs, config=config, out=str(out), since=first, until=last,
-                       run_date=_date(run_date, "--run-date"), wait_s=wait, quiet=as_json, force=force)
-    _emit(as_json, res, lambda: _summary(res))
+    _run_flow("nightly", config, out, wait, force, as_json, corpus=corpus, logs=logs, since=since, until=until,
+              run_date=run_date)
 
 
 def _summary(res: dict[str, Any]) -> None:
@@ -562,6 +552,41 @@ def _summary(res: dict[str, Any]) -> None:
     out_console.print(f"report: {Path(res['publication']) / 'report' / 'report.md'}")
 
 
+STAGES_OF = {"index": ["index"], "mine": ["mine"], "plan": ["plan"], "nightly": ["index", "mine", "plan"],
+             "backfill": ["index", "mine", "plan"]}  # what each flow command runs
+
+
+def _flow(name: str) -> Callable[..., dict[str, Any]]:
+    """The flow of a command, imported once its inputs are checked: Prefect takes seconds to import."""
+    from flows.backfill import backfill_flow
+    from flows.index import index_flow
+    from flows.nightly import mine_flow, nightly_flow, plan_flow
+
+    flows = {"index": index_flow, "mine": mine_flow, "plan": plan_flow, "nightly": nightly_flow,
+             "backfill": backfill_flow}
+    return cast(Callable[..., dict[str, Any]], flows[name])
+
+
+def _run_flow(name: str, config: str | None, out: Path, wait: float, force: bool, as_json: bool, *,
+              since: str | None = None, until: str | None = None, run_date: str | None = None,
+              doc: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+              human: Callable[[dict[str, Any]], None] = _summary, **inputs: Any) -> None:
+    """The body of every command that runs a flow (`_errors` reports its failures): quiet the libraries, check the
+    inputs before the flow engine starts, run the flow, print what it did: `doc` of its result (default: the
+    result), as JSON with --json, else as `human` shows it. `inputs`: the corpus, logs or writer the command takes."""
+    stages = STAGES_OF[name]
+    _quiet_libraries()
+    if "mine" in stages:  # the log window
+        inputs.update(since=_date(since, "--since"), until=_date(until, "--until"))
+    _precheck(stages, config, out, wait_s=wait, **inputs)
+    _tie_local_server()
+    if "index" in stages:
+        inputs["run_date"] = _date(run_date, "--run-date")
+    res = _flow(name)(config=config, out=str(out), wait_s=wait, quiet=as_json, force=force, **inputs)
+    shown = doc(res) if doc is not None else res
+    _emit(as_json, shown, lambda: human(shown))
+
+
 @app.command()
 @_errors
 def mine(
@@ -578,15 +603,7 @@ def mine(
 
     Example: planbake mine --logs data/demo/logs --since 2026-11-23
     """
-    _quiet_libraries()
-    first, last = _date(since, "--since"), _date(until, "--until")
-    _precheck(["mine"], config, out, logs=logs, since=first, until=last, wait_s=wait)
-    _tie_local_server()
-    from flows.nightly import mine_flow
-
-    res = mine_flow(logs=logs, config=config, out=str(out), since=first, until=last, wait_s=wait, quiet=as_json,
-                    force=force)
-    _emit(as_json, res, lambda: _summary(res))
+    _run_flow("mine", config, out, wait, force, as_json, logs=logs, since=since, until=until)
 
 
 @app.command()
@@ -604,14 +621,7 @@ def plan(
 
     Example: planbake plan --writer rules
     """
-    _quiet_libraries()
-    _precheck(["plan"], config, out, wait_s=wait, writer=writer)
-    _tie_local_server()
-    from flows.nightly import plan_flow
-
-    chosen = cast(Writer | None, writer)  # checked by its callback
-    res = plan_flow(config=config, out=str(out), writer=chosen, wait_s=wait, quiet=as_json, force=force)
-    _emit(as_json, res, lambda: _summary(res))
+    _run_flow("plan", config, out, wait, force, as_json, writer=writer)  # the writer checked by its callback
 
 
 @app.command()
@@ -922,20 +932,12 @@ def backfill(
 
     Example: planbake backfill --corpus data/demo/corpus.jsonl --since 2026-11-23 --until 2026-11-25
     """
-    _quiet_libraries()
-    first, last = _date(since, "--since"), _date(until, "--until")
-    _precheck(["index", "mine", "plan"], config, out, corpus=corpus, logs=logs, since=first, until=last)
-    _tie_local_server()
-    from flows.backfill import backfill_flow
-
-    res = backfill_flow(corpus=corpus, logs=logs, config=config, out=str(out), since=first, until=last,
-                        run_date=_date(run_date, "--run-date"), wait_s=wait, quiet=as_json, force=force)
-
-    def human() -> None:
+    def human(res: dict[str, Any]) -> None:
         _summary(res)
         out_console.print(f"re-did: {res['plan']['evaluated']} templates evaluated, {res['plan']['reused']} reused")
 
-    _emit(as_json, res, human)
+    _run_flow("backfill", config, out, wait, force, as_json, corpus=corpus, logs=logs, since=since, until=until,
+              run_date=run_date, human=human)
 
 
 if __name__ == "__main__":  # python -m planbake.cli: the same command as the `planbake` script

@@ -134,6 +134,60 @@ def test_the_flow_engine_records_a_bug_and_drops_an_expected_failure() -> None:
     assert one_line.filter(record(FileNotFoundError("a library's own, naming no path")))
 
 
+FLOW_COMMANDS = {
+    "index": (["--corpus", "c.jsonl", "--run-date", "2026-11-30"], ["index"]),
+    "nightly": (["--corpus", "c.jsonl", "--logs", "logs", "--since", "2026-11-23", "--until", "2026-11-29",
+                 "--run-date", "2026-11-30"], ["index", "mine", "plan"]),
+    "backfill": (["--corpus", "c.jsonl", "--logs", "logs", "--since", "2026-11-23", "--until", "2026-11-29",
+                  "--run-date", "2026-11-30"], ["index", "mine", "plan"]),
+    "mine": (["--logs", "logs", "--since", "2026-11-23", "--until", "2026-11-29"], ["mine"]),
+    "plan": (["--writer", "rules"], ["plan"]),
+}
+
+
+@pytest.mark.parametrize("command", sorted(FLOW_COMMANDS))
+def test_every_flow_command_gives_its_flow_each_of_its_parameters(command: str, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flow commands share one body: each checks its stages' inputs, then calls its own flow with every
+    parameter the flow takes, and prints the result."""
+    from flows.backfill import backfill_flow
+    from flows.index import index_flow
+    from flows.nightly import mine_flow, nightly_flow, plan_flow
+
+    flows: dict[str, Any] = {"index": index_flow, "nightly": nightly_flow, "backfill": backfill_flow,
+                             "mine": mine_flow, "plan": plan_flow}
+    called: dict[str, Any] = {}
+    result: dict[str, Any] = {
+        "run_id": "r1", "publication": str(tmp_path / "runs" / "r1"),
+        "index": {"chunks": 3, "embedded": 1, "updated": 0, "deleted": 0, "version": 2},
+        "plan": {"templates": 1, "rejected": 0, "routes": {}, "cache_entries": 1, "evaluated": 1, "reused": 0}}
+
+    def flow(**params: Any) -> dict[str, Any]:
+        called.update(params)
+        return result
+
+    def flow_of(name: str) -> Any:
+        called["flow"] = name
+        return flow
+
+    monkeypatch.setattr(cli, "_flow", flow_of)
+    monkeypatch.setattr(cli, "_precheck", lambda stages, config, out, **inputs: called.update(stages=stages))
+    monkeypatch.setattr(cli, "_tie_local_server", lambda: None)
+    args, stages = FLOW_COMMANDS[command]
+    res = CliRunner().invoke(app, [command, *args, "--out", str(tmp_path), "--json"])
+    assert res.exit_code == 0, res.output
+    assert called.pop("flow") == command and called.pop("stages") == stages
+    assert set(called) == set(inspect.signature(flows[command].fn).parameters), called
+    assert called["out"] == str(tmp_path) and called["quiet"] is True and called["wait_s"] == 0.0
+    doc = json.loads(res.stdout)
+    assert doc == (result if command != "index" else {**result["index"], "run_id": "r1",
+                                                      "publication": result["publication"]})
+    res = CliRunner().invoke(app, [command, *args, "--out", str(tmp_path)])
+    said = res.stdout.replace("\n", " ")
+    assert res.exit_code == 0 and (f"published {result['publication']}" in said if command == "index" else
+                                   f"published: {result['publication']}" in said), res.output
+
+
 # Failures a library reports as ValueError, which the command line once took for bad input whatever their cause:
 # named where they are raised, as the expected failure they are, with the file and the fix.
 
