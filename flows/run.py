@@ -13,7 +13,7 @@ from prefect.exceptions import MissingContextError
 
 from flows.stages import index_stage, mine_stage, plan_stage, published_index
 from schemas.config import DEFAULT_CONFIG, Config, Writer, load_config, published_config
-from schemas.errors import ConfigError, GateRejected, LogError, NoPublication
+from schemas.errors import ConfigError, GateRejected, InputError, LogError, NoPublication
 from schemas.files import CONFIG
 from schemas.publication import read_manifest
 from tasks.index.corpus import corpus_not_found
@@ -37,7 +37,7 @@ def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, l
     `--out` that is a file, a stage alone with nothing published to work on (unless it waits for a publisher).
     The stages check the contents as they read them."""
     if Path(out).exists() and not Path(out).is_dir():
-        raise ValueError(f"--out {out}: is a file; pass the publication folder (created when missing)")
+        raise InputError(f"--out {out}: is a file; pass the publication folder (created when missing)")
     if cfg.model_path:
         check_model_folder(cfg)
     if "index" in stages:
@@ -58,9 +58,9 @@ def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, l
         else:  # those too, and a log file of the window in UTF-16, before the index stage's work
             check_window(source, since, until, cfg.mining.window_days)
     if since and until and since > until:
-        raise ValueError(f"--since {since} is after --until {until}: the window holds no day; swap them")
+        raise InputError(f"--since {since} is after --until {until}: the window holds no day; swap them")
     if writer is not None and writer not in get_args(Writer):  # else read as the OpenAI writer, and every shape
-        raise ValueError(f"writer {writer!r}: choose {', '.join(get_args(Writer))} (--writer, or the plan "
+        raise InputError(f"writer {writer!r}: choose {', '.join(get_args(Writer))} (--writer, or the plan "
                          "flow's `writer` parameter), or leave it out for the config's `planning.writer`")
     if "plan" in stages and (writer or cfg.planning.writer) == "openai":
         check_server(cfg.planning.openai_base_url, cfg.planning.openai_api_key_env)

@@ -10,7 +10,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from schemas.config import Config
-from schemas.errors import LogError, NoPublication
+from schemas.errors import ConfigError, LogError, NoPublication
 from schemas.extract import Lexicon
 from schemas.files import CHUNKS, QUESTIONS, SHAPES
 from schemas.publication import EMBED_CACHE, index_location, memo_folder
@@ -100,7 +100,7 @@ def model_generator(config: Config, writer: str) -> Any:
         try:
             return vllm_generator(config)
         except ImportError:
-            raise ValueError(VLLM_MISSING) from None
+            raise ConfigError(VLLM_MISSING) from None
     return openai_generator(config)
 
 

@@ -19,22 +19,33 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from schemas.config import Writer, load_config
-from schemas.errors import ConfigError, NoPublication
+from schemas.config import load_config
+from schemas.errors import (
+    EXIT_BUSY,
+    EXIT_GATE,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_NOT_PUBLISHED,
+    ConfigError,
+    DamagedPublication,
+    InputError,
+    NoPublication,
+    PlanbakeError,
+)
 from schemas.text import fold, words
 
+# Exit codes: what failed. An expected failure's class (schemas.errors) carries its own; these are the CLI's too.
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143  # as a shell reports a command Ctrl-C (SIGTERM) stopped
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Precompute query-decomposition plans for RAG, offline, in batch.",
-                  epilog="Exit codes: 0 success, 1 unexpected failure, 2 bad input, 3 another run holds the "
-                         "publish lock, 4 nothing published yet (or nothing to roll back to), 5 the quality gate "
-                         "rejected the run (the last publication stays live; the report path is printed), 130 "
-                         "interrupted (143: by SIGTERM).")
+                  epilog=f"Exit codes: 0 success, {EXIT_INTERNAL} unexpected failure, {EXIT_INPUT} bad input, "
+                         f"{EXIT_BUSY} another run holds the publish lock, {EXIT_NOT_PUBLISHED} nothing published yet "
+                         f"(or nothing to roll back to), {EXIT_GATE} the quality gate rejected the run (the last "
+                         f"publication stays live; the report path is printed), {EXIT_INTERRUPTED} interrupted "
+                         f"({EXIT_TERMINATED}: by SIGTERM).")
 console = Console(stderr=True, soft_wrap=True)
 out_console = Console(width=max(Console().width, 140))
 
-# Exit codes: what failed.
-EXIT_INPUT, EXIT_BUSY, EXIT_NOT_PUBLISHED, EXIT_GATE, EXIT_INTERNAL = 2, 3, 4, 5, 1
-EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 143  # as a shell reports a command Ctrl-C (SIGTERM) stopped
 # set by Ctrl-C or SIGTERM (the signal's number): what fails after it (the flow engine's API calls) is its doing
 _interrupted: list[int] = []
 
@@ -140,12 +151,25 @@ PATH_ERRNOS = (errno.ELOOP, errno.ENAMETOOLONG)  # refused by its name: a loop o
 
 
 def _path_refused(exc: BaseException) -> bool:
-    """A path the system refuses: a folder where a file belongs, no permission, or a name it cannot resolve."""
-    return isinstance(exc, PATH_ERRORS) or isinstance(exc, OSError) and exc.errno in PATH_ERRNOS
+    """A path the system refuses: a folder where a file belongs, no permission, a name it cannot resolve, or a file
+    it cannot find (one it names: a path given, or one gone while read; not planbake's own NoPublication)."""
+    return isinstance(exc, PATH_ERRORS) or isinstance(exc, OSError) and exc.errno in PATH_ERRNOS or \
+        isinstance(exc, FileNotFoundError) and exc.filename is not None
 
 
 def _path_problem(exc: OSError) -> str:
     return f"{exc.filename}: {exc.strerror}; check --out and the paths given"
+
+
+def _expected(exc: BaseException) -> tuple[str, str, int, dict[str, Any]] | None:
+    """An expected failure's kind, message, exit code and further --json fields: planbake's own (PlanbakeError,
+    whose class says them), or a path the system refuses (bad input, naming the path). None for anything else: a
+    bug, which keeps its traceback. The one list of what the CLI reports as one line."""
+    if isinstance(exc, PlanbakeError):
+        return exc.kind, str(exc), exc.exit_code, exc.fields()
+    if _path_refused(exc):
+        return "error", _path_problem(cast(OSError, exc)), EXIT_INPUT, {}
+    return None
 
 
 def _stopped() -> None:
@@ -164,8 +188,6 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from schemas.errors import CorpusError, GateRejected, PublishBusy
-
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, _on_interrupt)
             signal.signal(signal.SIGTERM, _on_interrupt)
@@ -173,23 +195,12 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
             return fn(*args, **kwargs)
         except KeyboardInterrupt:
             _stopped()
-        except (ConfigError, CorpusError, ValueError) as exc:
-            raise _failed(kwargs, "error", exc, EXIT_INPUT) from None
-        except PublishBusy as exc:
-            raise _failed(kwargs, "busy", exc, EXIT_BUSY) from None
-        except GateRejected as exc:
-            raise _failed(kwargs, "rejected", exc, EXIT_GATE, report=str(exc.kept / "report" / "report.md")) from None
-        except (NoPublication, FileNotFoundError) as exc:
-            if exc.filename is not None:  # the system's own (a path given, or gone while read): not "nothing published"
-                raise _failed(kwargs, "error", _path_problem(exc), EXIT_INPUT) from None
-            raise _failed(kwargs, "error", exc, EXIT_NOT_PUBLISHED) from None
-        except PATH_ERRORS as exc:
-            raise _failed(kwargs, "error", _path_problem(exc), EXIT_INPUT) from None
         except Exception as exc:
+            if (known := _expected(exc)) is not None:
+                kind, message, code, more = known
+                raise _failed(kwargs, kind, message, code, **more) from None
             if _interrupted:  # Ctrl-C stopped the local Prefect server too
                 _stopped()
-            if _path_refused(exc):  # a plain OSError: its errno says what is wrong with the path
-                raise _failed(kwargs, "error", _path_problem(cast(OSError, exc)), EXIT_INPUT) from None
             # the flow engine's client (the model writer's failures fall back to rules); Prefect re-raises a
             # server it cannot reach as RuntimeError("Failed to reach API ...") from the client's error
             lost = _api_error(exc)
@@ -232,7 +243,7 @@ def _live_run(out: Any) -> Path | None:
         return None
     try:
         return current_run(out)
-    except (NoPublication, ValueError, OSError):
+    except (PlanbakeError, OSError):
         return None
 
 
@@ -268,15 +279,11 @@ class _OneLineFor(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         from flows.run import EXPECTED_FAILURE
-        from schemas.errors import CorpusError, GateRejected, PublishBusy
 
-        expected = (ConfigError, CorpusError, ValueError, PublishBusy, GateRejected, NoPublication, FileNotFoundError,
-                    *PATH_ERRORS)
         if getattr(record, EXPECTED_FAILURE, False):
             return False
         if record.exc_info and record.exc_info[1] is not None and (  # a lost API: the client's error, or from it
-                isinstance(record.exc_info[1], expected) or _path_refused(record.exc_info[1])
-                or _api_error(record.exc_info[1])):
+                _expected(record.exc_info[1]) is not None or _api_error(record.exc_info[1])):
             if str(record.exc_info[1]):
                 self.seen.add(str(record.exc_info[1]))
             return False
@@ -334,18 +341,15 @@ def index(
 
     Example: planbake index --corpus data/demo/corpus.jsonl
     """
-    _quiet_libraries()
-    _precheck(["index"], config, out, corpus=corpus)
-    _tie_local_server()
-    from flows.index import index_flow
+    def indexed(res: dict[str, Any]) -> dict[str, Any]:
+        return {**{k: res["index"][k] for k in ("chunks", "embedded", "updated", "deleted", "version")},
+                "run_id": res["run_id"], "publication": res["publication"]}
 
-    res = index_flow(corpus=corpus, config=config, out=str(out), run_date=_date(run_date, "--run-date"),
-                     wait_s=wait, quiet=as_json, force=force)
-    doc = {**{k: res["index"][k] for k in ("chunks", "embedded", "updated", "deleted", "version")},
-           "run_id": res["run_id"], "publication": res["publication"]}
-    _emit(as_json, doc, lambda: out_console.print(
-        f"indexed {doc['chunks']} chunks: {doc['embedded']} embedded, {doc['updated']} updated, "
-        f"{doc['deleted']} deleted; table version {doc['version']}\npublished {doc['publication']}"))
+    def human(doc: dict[str, Any]) -> None:
+        out_console.print(f"indexed {doc['chunks']} chunks: {doc['embedded']} embedded, {doc['updated']} updated, "
+                          f"{doc['deleted']} deleted; table version {doc['version']}\npublished {doc['publication']}")
+
+    _run_flow("index", config, out, wait, force, as_json, corpus=corpus, run_date=run_date, doc=indexed, human=human)
 
 
 def version_state(hit: Any, as_of: date) -> str:
@@ -362,10 +366,10 @@ def _parse_filters(items: list[str]) -> dict[str, str]:
     out = {}
     for item in items:
         if "=" not in item:
-            raise ValueError(f"--filter {item!r}: expected FACET=VALUE, e.g. --filter office=Berlin")
+            raise InputError(f"--filter {item!r}: expected FACET=VALUE, e.g. --filter office=Berlin")
         k, v = item.split("=", 1)
         if k.strip() in out:
-            raise ValueError(f"--filter {k.strip()} given twice; a search has one value per facet")
+            raise InputError(f"--filter {k.strip()} given twice; a search has one value per facet")
         out[k.strip()] = v.strip()
     return out
 
@@ -390,9 +394,9 @@ def search(
     Example: planbake search "parental leave for the second parent, Amsterdam office" --filter office=Amsterdam
     """
     if not words(question):
-        raise ValueError("the search text has no words; pass the words to search for")
+        raise InputError("the search text has no words; pass the words to search for")
     _quiet_libraries()
-    from schemas.config import published_config
+    from schemas.config import read_published_config
     from schemas.extract import Lexicon
     from schemas.files import CONFIG
     from schemas.publication import check_run, current_run, index_location, read_manifest
@@ -403,11 +407,11 @@ def search(
     check_run(run)
     saved = run / CONFIG.name  # the config the publication was made with, once it has plans
     if saved.exists():
-        cfg = published_config(saved.read_text(encoding="utf-8"))
+        cfg = read_published_config(saved)
     filters = _parse_filters(filter_ or [])
     unknown = set(filters) - set(cfg.facet_names)
     if unknown:
-        raise ValueError(f"--filter: unknown facet {sorted(unknown)}; facets are {cfg.facet_names}")
+        raise InputError(f"--filter: unknown facet {sorted(unknown)}; facets are {cfg.facet_names}")
     idx = read_manifest(run)["index"]
     index = Index(index_location(idx, out), cfg, idx["version"])
     known = index.facet_values()
@@ -418,7 +422,7 @@ def search(
         if facet in known and value not in known[facet] and len(named) == 1:  # an alias, or another casing
             filters[facet] = value = named.pop()
         if facet in known and value not in known[facet]:
-            raise ValueError(f"--filter {facet}={value}: no chunk has that value; the index holds "
+            raise InputError(f"--filter {facet}={value}: no chunk has that value; the index holds "
                              f"{', '.join(known[facet][:20])}")
     hits = index.search(question, k, filters, all_versions)
     doc: dict[str, Any] = {"question": question, "filters": filters, "hits": [h.to_json() for h in hits]}
@@ -465,9 +469,9 @@ def main(argv: list[str] | None = None) -> None:
 
 def _has_words(question: str, history: list[str] | None = None) -> None:
     if not words(question):
-        raise ValueError("the question has no words; pass the user's question")
+        raise InputError("the question has no words; pass the user's question")
     if any(not words(h) for h in history or []):
-        raise ValueError("--history: an earlier question has no words; pass each earlier question, or leave the "
+        raise InputError("--history: an earlier question has no words; pass each earlier question, or leave the "
                          "option out")
 
 
@@ -475,7 +479,7 @@ def _date(value: str | None, option: str) -> date | None:
     try:
         return date.fromisoformat(value) if value else None
     except ValueError:
-        raise ValueError(f"{option} {value!r}: expected a date as YYYY-MM-DD, e.g. 2026-11-30") from None
+        raise InputError(f"{option} {value!r}: expected a date as YYYY-MM-DD, e.g. 2026-11-30") from None
 
 
 def _precheck(stages: list[str], config: str | None, out: Path, **inputs: Any) -> None:
@@ -515,15 +519,8 @@ def nightly(
 
     Example: planbake nightly --out data/out
     """
-    _quiet_libraries()
-    first, last = _date(since, "--since"), _date(until, "--until")
-    _precheck(["index", "mine", "plan"], config, out, corpus=corpus, logs=logs, since=first, until=last)
-    _tie_local_server()
-    from flows.nightly import nightly_flow
-
-    res = nightly_flow(corpus=corpus, logs=logs, config=config, out=str(out), since=first, until=last,
-                       run_date=_date(run_date, "--run-date"), wait_s=wait, quiet=as_json, force=force)
-    _emit(as_json, res, lambda: _summary(res))
+    _run_flow("nightly", config, out, wait, force, as_json, corpus=corpus, logs=logs, since=since, until=until,
+              run_date=run_date)
 
 
 def _summary(res: dict[str, Any]) -> None:
@@ -556,6 +553,41 @@ def _summary(res: dict[str, Any]) -> None:
     out_console.print(f"report: {Path(res['publication']) / 'report' / 'report.md'}")
 
 
+STAGES_OF = {"index": ["index"], "mine": ["mine"], "plan": ["plan"], "nightly": ["index", "mine", "plan"],
+             "backfill": ["index", "mine", "plan"]}  # what each flow command runs
+
+
+def _flow(name: str) -> Callable[..., dict[str, Any]]:
+    """The flow of a command, imported once its inputs are checked: Prefect takes seconds to import."""
+    from flows.backfill import backfill_flow
+    from flows.index import index_flow
+    from flows.nightly import mine_flow, nightly_flow, plan_flow
+
+    flows = {"index": index_flow, "mine": mine_flow, "plan": plan_flow, "nightly": nightly_flow,
+             "backfill": backfill_flow}
+    return cast(Callable[..., dict[str, Any]], flows[name])
+
+
+def _run_flow(name: str, config: str | None, out: Path, wait: float, force: bool, as_json: bool, *,
+              since: str | None = None, until: str | None = None, run_date: str | None = None,
+              doc: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+              human: Callable[[dict[str, Any]], None] = _summary, **inputs: Any) -> None:
+    """The body of every command that runs a flow (`_errors` reports its failures): quiet the libraries, check the
+    inputs before the flow engine starts, run the flow, print what it did: `doc` of its result (default: the
+    result), as JSON with --json, else as `human` shows it. `inputs`: the corpus, logs or writer the command takes."""
+    stages = STAGES_OF[name]
+    _quiet_libraries()
+    if "mine" in stages:  # the log window
+        inputs.update(since=_date(since, "--since"), until=_date(until, "--until"))
+    _precheck(stages, config, out, wait_s=wait, **inputs)
+    _tie_local_server()
+    if "index" in stages:
+        inputs["run_date"] = _date(run_date, "--run-date")
+    res = _flow(name)(config=config, out=str(out), wait_s=wait, quiet=as_json, force=force, **inputs)
+    shown = doc(res) if doc is not None else res
+    _emit(as_json, shown, lambda: human(shown))
+
+
 @app.command()
 @_errors
 def mine(
@@ -572,15 +604,7 @@ def mine(
 
     Example: planbake mine --logs data/demo/logs --since 2026-11-23
     """
-    _quiet_libraries()
-    first, last = _date(since, "--since"), _date(until, "--until")
-    _precheck(["mine"], config, out, logs=logs, since=first, until=last, wait_s=wait)
-    _tie_local_server()
-    from flows.nightly import mine_flow
-
-    res = mine_flow(logs=logs, config=config, out=str(out), since=first, until=last, wait_s=wait, quiet=as_json,
-                    force=force)
-    _emit(as_json, res, lambda: _summary(res))
+    _run_flow("mine", config, out, wait, force, as_json, logs=logs, since=since, until=until)
 
 
 @app.command()
@@ -598,14 +622,7 @@ def plan(
 
     Example: planbake plan --writer rules
     """
-    _quiet_libraries()
-    _precheck(["plan"], config, out, wait_s=wait, writer=writer)
-    _tie_local_server()
-    from flows.nightly import plan_flow
-
-    chosen = cast(Writer | None, writer)  # checked by its callback
-    res = plan_flow(config=config, out=str(out), writer=chosen, wait_s=wait, quiet=as_json, force=force)
-    _emit(as_json, res, lambda: _summary(res))
+    _run_flow("plan", config, out, wait, force, as_json, writer=writer)  # the writer checked by its callback
 
 
 @app.command()
@@ -718,8 +735,8 @@ def _own_eval_folder(out: Path) -> None:
     command made (it would replace it, and the index table's chunks with the labeled corpus's)."""
     live = _live_run(out)
     mark = out / EVAL_MARK
-    if live is not None and (not mark.is_file() or mark.read_text(encoding="utf-8").strip() != live.name):
-        raise ValueError(f"--out {out}: holds a live publication ({live.name}) that eval did not build; eval "
+    if live is not None and (not mark.is_file() or mark.read_bytes().strip() != live.name.encode()):
+        raise InputError(f"--out {out}: holds a live publication ({live.name}) that eval did not build; eval "
                          "builds its own index and plans there and would replace it: pass a new folder, or no "
                          "--out (a temporary one)")
 
@@ -858,7 +875,7 @@ def rollback(
     """
     from schemas.files import Manifest
     from schemas.publication import current_run, index_location, publications
-    from tasks.index.store import open_table
+    from tasks.index.store import open_table, restore
     from tasks.publish.root import publish_lock
     from tasks.publish.root import rollback as do_rollback
 
@@ -866,7 +883,7 @@ def rollback(
         idx = manifest.get("index", {})
         table = open_table(index_location(idx, out), idx.get("table", "chunks")) if idx else None
         if table is not None:
-            table.restore(idx.get("tag") or idx["version"])
+            restore(table, idx.get("tag") or idx["version"], index_location(idx, out), idx.get("table", "chunks"))
 
     if not publications(out):
         current_run(out)  # nothing published: say so, and leave no lock file behind in a mistyped folder
@@ -891,9 +908,13 @@ def report(
 
     path = current_run(out) / "report" / "report.md"
     if not path.exists():
-        raise FileNotFoundError(f"{path}: this publication has no report")
-    _emit(as_json, {"report": str(path), "markdown": path.read_text(encoding="utf-8")},
-          lambda: out_console.print(path.read_text(encoding="utf-8") + f"\n(report: {path})", markup=False))
+        raise NoPublication(f"{path}: this publication has no report")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise DamagedPublication(f"{path}: not UTF-8 text") from None
+    _emit(as_json, {"report": str(path), "markdown": text},
+          lambda: out_console.print(text + f"\n(report: {path})", markup=False))
 
 
 @app.command()
@@ -914,20 +935,12 @@ def backfill(
 
     Example: planbake backfill --corpus data/demo/corpus.jsonl --since 2026-11-23 --until 2026-11-25
     """
-    _quiet_libraries()
-    first, last = _date(since, "--since"), _date(until, "--until")
-    _precheck(["index", "mine", "plan"], config, out, corpus=corpus, logs=logs, since=first, until=last)
-    _tie_local_server()
-    from flows.backfill import backfill_flow
-
-    res = backfill_flow(corpus=corpus, logs=logs, config=config, out=str(out), since=first, until=last,
-                        run_date=_date(run_date, "--run-date"), wait_s=wait, quiet=as_json, force=force)
-
-    def human() -> None:
+    def human(res: dict[str, Any]) -> None:
         _summary(res)
         out_console.print(f"re-did: {res['plan']['evaluated']} templates evaluated, {res['plan']['reused']} reused")
 
-    _emit(as_json, res, human)
+    _run_flow("backfill", config, out, wait, force, as_json, corpus=corpus, logs=logs, since=since, until=until,
+              run_date=run_date, human=human)
 
 
 if __name__ == "__main__":  # python -m planbake.cli: the same command as the `planbake` script

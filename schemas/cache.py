@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from schemas.arrow import CacheRow, read_published
-from schemas.config import published_config
-from schemas.errors import NoPublication
+from schemas.config import read_published_config
+from schemas.errors import InputError, NoPublication
 from schemas.extract import Lexicon, Skeleton, cache_key, slots_key
 from schemas.files import CACHE, CONFIG, LEXICON, MANIFEST, TEMPLATES
 from schemas.followup import MAX_CHAIN, NO_PREVIOUS, Conversation, Followups
@@ -63,7 +63,7 @@ class PlanCache:
         self.manifest = read_manifest(run_dir)
         # the published index's table (a copied or moved publication's own)
         self.index_uri = index_location(self.manifest["index"], run_root(run_dir)) if "index" in self.manifest else ""
-        config = published_config((run_dir / CONFIG.name).read_text(encoding="utf-8"))
+        config = read_published_config(run_dir / CONFIG.name)
         values = json.loads((run_dir / LEXICON.name).read_text(encoding="utf-8"))
         self.lexicon = Lexicon(config, values)
         self.scrub = self.lexicon.scrubber(read_plain_words(run_dir))
@@ -99,12 +99,12 @@ class PlanCache:
         """A run directory, or a publication root (the live run behind its pointer)."""
         p = Path(path)
         if p.is_file():
-            raise ValueError(f"{p}: is a file; pass the publication folder (or a run folder)")
+            raise InputError(f"{p}: is a file; pass the publication folder (or a run folder)")
         if (p / POINTER).exists() or (p / "runs").is_dir():  # a root (its pointer may be missing)
             return cls(current_run(p))
         if not (p / MANIFEST.name).exists():
             if (root := enclosing_root(p)) is not None:
-                raise ValueError(f"{p}: lies inside the publication root {root}; open the root (the folder holding "
+                raise InputError(f"{p}: lies inside the publication root {root}; open the root (the folder holding "
                                  f"{POINTER}) or a run folder")
             raise NoPublication(f"{p}: nothing published yet; run 'planbake nightly' first")
         return cls(p)

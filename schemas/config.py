@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from schemas.constraint import QUALIFIER
 from schemas.digest import fingerprint
-from schemas.errors import ConfigError
+from schemas.errors import ConfigError, DamagedPublication
 from schemas.text import fold
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "data" / "configs" / "demo.yaml"
@@ -334,6 +334,21 @@ def published_config(text: str) -> Config:
     """A publication's config.json, read by the fields this version knows: a field a newer nightly added is
     dropped, so a service not yet upgraded still reads the plans that nightly published."""
     return Config.model_validate(_known_fields(Config, json.loads(text)))
+
+
+def read_published_config(path: Path) -> Config:
+    """A run's config.json (see `published_config`); DamagedPublication naming the file and the first wrong field
+    when it does not read as a config (an edit by hand: a config file's own mistakes are refused before any run)."""
+    try:
+        return published_config(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise DamagedPublication(f"{path}: not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise DamagedPublication(f"{path}, line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(x) for x in err["loc"]) or "(top level)"
+        raise DamagedPublication(f"{path}: field '{field}': {err['msg'].removeprefix('Value error, ')}") from None
 
 
 def _known_fields(model: type[BaseModel], data: Any) -> Any:

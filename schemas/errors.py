@@ -1,14 +1,24 @@
 """The failures planbake expects, in one hierarchy: each class carries the exit code the CLI exits with and the
-word it prints before the message. The CLI maps `PlanbakeError` and nothing else of planbake's; any other
-exception is a bug and keeps its traceback.
+word it prints before the message. The CLI maps `PlanbakeError` and nothing else of planbake's (besides a path
+the system refuses, a lost flow engine API and an interrupt); any other exception is a bug and keeps its traceback.
+Raise one of these, never a bare built-in, for bad input or an expected condition that reaches the CLI.
 
 Each class also keeps the built-in base it had before the hierarchy (`ValueError` for bad input, and so on), so
 code that catches the built-in type still does.
+
+Some exceptions stay outside the hierarchy on purpose, as they never reach the CLI: `schemas.answers.ExtractRefused`
+(an extraction refusing to guess; the executor records it as the step's error), `schemas.config.DuplicateKey` and
+`BooleanKey` (raised by the YAML loader; `load_config` and the corpus reader turn them into ConfigError and
+CorpusError at their line), `MemoError` of `tasks.ingest` (a line memo that does not hold together; ingest reads the
+file instead), and `schemas.plan.PlanError` (a plan that fails validation; the plan stage counts and replaces it, so
+one that escapes is a bug). The `ValueError`s of the config's pydantic validators reach the user through
+`load_config`'s ConfigError, and the `TypeError`s of `PlanCache.lookup` are a Python caller's mistake.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 REPAIR = ("the publication is damaged: 'planbake rollback' returns to the previous one ('--to RUN_ID': to a named "
           "one), 'planbake nightly' publishes a new one over it")
@@ -20,6 +30,10 @@ class PlanbakeError(Exception):
 
     exit_code = EXIT_INTERNAL
     kind = "error"  # the word the CLI prints before the message, and the `error` field of its --json
+
+    def fields(self) -> dict[str, Any]:
+        """What the CLI's --json document says besides `error`, `message` and `exit_code`."""
+        return {}
 
 
 class InputError(PlanbakeError, ValueError):
@@ -90,3 +104,6 @@ class GateRejected(PlanbakeError, RuntimeError):
     def __init__(self, message: str, kept: Path) -> None:
         super().__init__(message)
         self.kept = kept
+
+    def fields(self) -> dict[str, Any]:
+        return {"report": str(self.kept / "report" / "report.md")}

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, cast
 
-from schemas.errors import DamagedPublication, NoPublication
+from schemas.errors import DamagedPublication, InputError, NoPublication
 from schemas.files import MANIFEST, READERS, Manifest, Stage, needed_by, read_by
 
 POINTER = "CURRENT"
@@ -19,8 +19,6 @@ NEEDED = {stage: needed_by(stage) for stage in READERS}
 # publication made before a file was kept reads without it): lookup scrubs with the plain words and words plans
 # with the vocabulary
 READS = {stage: read_by(stage) for stage in READERS}
-REPAIR = ("the publication is damaged: 'planbake rollback' returns to the previous one ('--to RUN_ID': to a named "
-          "one), 'planbake nightly' publishes a new one over it")
 
 
 ROOT_FOLDERS = ("runs", "rejected", "lancedb", "vectors", EMBED_CACHE)  # what runs write under the root
@@ -34,12 +32,15 @@ def current_run(out: str | Path) -> Path:
     """The live run directory; raises NoPublication when nothing is published."""
     root = Path(out)
     if root.is_file():
-        raise ValueError(f"--out {root}: is a file; pass the publication folder")
+        raise InputError(f"--out {root}: is a file; pass the publication folder")
     try:
         run_id = (root / POINTER).read_text(encoding="utf-8").strip()
     except FileNotFoundError:
         raise NoPublication(_unpointed(root, f"{root / POINTER} is missing") if publications(root) else
                             f"{root}: nothing published yet; run 'planbake nightly' (or 'planbake index')") from None
+    except UnicodeDecodeError:  # overwritten by a failing disk or by hand
+        raise InputError(f"{root / POINTER}: not UTF-8 text; it names the live run: write the id of a folder under "
+                         f"{root / 'runs'} into it") from None
     run = root / "runs" / run_id
     if not run_id or run_id in (".", "..") or Path(run_id).name != run_id or not run.is_dir():
         # damaged by hand or by a failing disk: as good as nothing published, so a nightly run publishes anew

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from schemas.errors import ConfigError
 from tasks.progress import progress
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -30,7 +31,13 @@ def load_model(path: str = "") -> Any:
     """The sentence-transformers model at `path` (default: the packaged all-MiniLM-L6-v2), on the CPU."""
     from sentence_transformers import SentenceTransformer
 
-    model = SentenceTransformer(path or default_model_path(), device="cpu")
+    try:
+        model = SentenceTransformer(path or default_model_path(), device="cpu")
+    except ValueError as exc:  # a folder of another kind of model, or a broken modules.json or config.json
+        if not path:
+            raise
+        raise ConfigError(f"model_path {path}: sentence-transformers cannot load it ({exc}); point it at a sentence-"
+                          "transformers model folder, or remove it for the packaged all-MiniLM-L6-v2") from None
     # The model and the libraries it brought in (half a million objects) live as long as the process: frozen,
     # they are out of the collector's way, where each full collection walked them all (0.2 s, holding the GIL).
     # Unfrozen at exit, so the interpreter's last collection frees them as it would have.

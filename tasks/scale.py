@@ -42,6 +42,11 @@ def task_runner(runner: Runner) -> Iterator[Any | None]:
         except ConnectionError as exc:  # the Ray client gives up on an address nobody answers at
             raise ConfigError(f"runner.address {runner.address}: no Ray cluster answered ({exc}); start it, fix the "
                               "address, or set `runner: {kind: default}`") from None
+        except ValueError as exc:  # Ray refuses an address it cannot parse ("Invalid address format: head")
+            if not runner.address:
+                raise
+            raise ConfigError(f"runner.address {runner.address}: {exc}; give the cluster's address (ray://HOST:PORT "
+                              "or HOST:PORT), or set `runner: {kind: default}`") from None
         yield ray_runner
 
 

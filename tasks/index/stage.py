@@ -15,6 +15,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from schemas.config import Config
+from schemas.errors import NoPublication
 from schemas.extract import Lexicon
 from schemas.text import fold, letter_runs, plain_words
 from tasks.embed import Embedder
@@ -190,7 +191,7 @@ def export_parquet(uri: str, config: Config, version: int, path: Path) -> int:
     """Materialise one table version as Parquet (vectors and all metadata)."""
     table = open_table(uri, config.table)
     if table is None:
-        raise FileNotFoundError(f"{uri}: no table {config.table!r}")
+        raise NoPublication(f"{uri}: no table {config.table!r}")
     table.checkout(version)
     data = table.to_arrow().sort_by("id")
     pq.write_table(data, path)

@@ -17,7 +17,7 @@ from lancedb.index import FTS, Bitmap, BTree
 from schemas.arrow import chunk_schema, facet_columns
 from schemas.config import Config
 from schemas.digest import fingerprint, text_digest
-from schemas.errors import FacetColumnsMissing, IndexUnreachable
+from schemas.errors import FacetColumnsMissing, IndexUnreachable, InputError, NoPublication
 from schemas.sql import sql_string
 from schemas.text import plain_words
 from tasks.embed import Embedder
@@ -75,8 +75,8 @@ def open_table(uri: str, name: str) -> Any | None:
     try:
         db = lancedb.connect(uri)
         tables = db.list_tables().tables
-    except (OSError, RuntimeError) as exc:  # LanceDB reports a store it cannot reach as a RuntimeError
-        if "://" not in uri:
+    except (OSError, RuntimeError, ValueError) as exc:  # LanceDB: a store it cannot reach (RuntimeError), a URI it
+        if "://" not in uri:  # cannot read (ValueError: "Invalid input, No object store provider found for scheme")
             raise
         detail = str(exc).split(", /")[0]  # without the Rust source location
         raise IndexUnreachable(f"{uri}: the index store did not answer ({detail}); check index_uri in the config "
@@ -121,7 +121,7 @@ def _check_dimension(table: Any, dim: int, uri: str, name: str) -> None:
     """A model of another dimension cannot share the table (its vectors would not compare with the stored ones)."""
     stored = table.schema.field("vector").type.list_size
     if stored != dim:
-        raise ValueError(f"{uri}: table '{name}' holds vectors of {stored} dimensions and the model gives {dim}; "
+        raise InputError(f"{uri}: table '{name}' holds vectors of {stored} dimensions and the model gives {dim}; "
                          "index into a new --out (or index_uri) for this model")
 
 
@@ -179,8 +179,22 @@ def reset_head(uri: str, name: str, version: int) -> bool:
     table = open_table(uri, name)
     if table is None or int(table.version) == version:
         return False
-    table.restore(version)
+    restore(table, version, uri, name)
     return True
+
+
+def restore(table: Any, version: int | str, uri: str, name: str, *, checkout: bool = False) -> None:
+    """`table.restore(version)` (`checkout`: `table.checkout(version)`); a version a publication names that the
+    table no longer holds (its files deleted by hand, or by another tool's cleanup) is bad input, named."""
+    try:
+        if checkout:
+            table.checkout(version)
+        else:
+            table.restore(version)
+    except ValueError as exc:  # LanceDB: "Version 7 no longer exists. Was it cleaned up?"
+        raise InputError(f"{uri}: table '{name}' no longer holds version {version} ({exc}); roll back to a "
+                         "publication whose version it holds ('planbake rollback --to RUN_ID'), or publish into a "
+                         "new --out") from None
 
 
 def _create_indexes(table: Any, config: Config) -> None:
@@ -245,7 +259,7 @@ def filter_sql(filters: dict[str, str], config: Config, all_versions: bool) -> s
         kind = config.facet(facet).kind
         if kind == "year":
             if not (len(str(value)) == 4 and str(value).isascii() and str(value).isdigit()):
-                raise ValueError(f"filter {facet}={value}: a year filter takes a year of four digits, such as 2026")
+                raise InputError(f"filter {facet}={value}: a year filter takes a year of four digits, such as 2026")
             clauses.append(f"{facet} = {int(value)}")
         elif kind == "date":
             clauses.append(f"{facet} LIKE {sql_string(value + '%')}")
@@ -328,9 +342,9 @@ class Index:
                  embedder: Embedder | None = None) -> None:
         table = open_table(uri, config.table)
         if table is None:
-            raise FileNotFoundError(f"{uri}: no table '{config.table}'; run 'planbake index' first")
+            raise NoPublication(f"{uri}: no table '{config.table}'; run 'planbake index' first")
         if version is not None:
-            table.checkout(version)
+            restore(table, version, uri, config.table, checkout=True)
         _check_facet_columns(table, config, uri)
         self.table, self.config, self.uri = table, config, uri
         # the column the full-text index reads: versions written before `search_text` indexed the text

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from schemas.config import Config
 from schemas.digest import fingerprint
-from schemas.errors import ModelServerRefused
+from schemas.errors import InputError, ModelServerRefused
 from schemas.plan import Plan, PlanError, plan_json_schema
 
 RULES = """You write retrieval plans for recurring question shapes over a document index.
@@ -212,7 +212,7 @@ def check_server(base_url: str, api_key_env: str = "OPENAI_API_KEY", timeout: fl
     try:
         r = httpx.get(f"{base_url.rstrip('/')}/models", headers=_auth(api_key_env), timeout=timeout)
     except httpx.TransportError as exc:
-        raise ValueError(f"{base_url}: the model server did not answer ({exc.__class__.__name__}: {exc}); start "
+        raise InputError(f"{base_url}: the model server did not answer ({exc.__class__.__name__}: {exc}); start "
                          "it, check planning.openai_base_url, or use --writer rules") from None
     if r.status_code in (401, 403):
         raise ModelServerRefused(base_url, r.status_code, api_key_env)

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from schemas.errors import DamagedPublication, NoPublication, PublishBusy
+from schemas.errors import DamagedPublication, InputError, NoPublication, PublishBusy
 from schemas.files import MANIFEST, STAGES, Manifest, Stage, written_by
 from schemas.publication import (
     EMBED_CACHE,
@@ -110,7 +110,7 @@ def publish_lock(out: str | Path, wait_s: float = 0.0) -> Iterator[None]:
         root.mkdir(parents=True, exist_ok=True)
         fh = (root / ".publish.lock").open("a+")
     except OSError as exc:  # a read-only place, /proc, a path through a file
-        raise ValueError(f"--out {root}: cannot create the publication folder or its lock file there "
+        raise InputError(f"--out {root}: cannot create the publication folder or its lock file there "
                          f"({exc.strerror or exc}); pass a folder you can write") from None
     deadline = time.monotonic() + wait_s
     try:
@@ -247,7 +247,7 @@ def rollback(out: str | Path, before_switch: Callable[[Manifest], None] | None =
         raise NoPublication(f"{target}: no such publication; pass --to with the run id of a folder under "
                             f"{root / 'runs'}")
     if problem := damage(target):
-        raise ValueError(f"{problem}; cannot roll back to {target.name}: pass --to with the run id of a whole "
+        raise InputError(f"{problem}; cannot roll back to {target.name}: pass --to with the run id of a whole "
                          f"publication under {root / 'runs'}")
     manifest = read_manifest(target)
     if before_switch is not None:
