@@ -5,9 +5,11 @@ always, go through the Python implementation in `schemas.extract`. A question is
 same answer by construction:
 
 - printable ASCII, so case folding is `lower` and RE2's ASCII word classes equal Python's;
-- personal data SQL scrubs like Python (`scrubbed`): emails, URLs, ids and phone numbers become the same
-  placeholders; a name (listed, or after a cue, in a question of capitals alone too) and a run of years or
-  dates (which the scrubber keeps when it looks like a phone number) send the question to Python;
+- personal data SQL scrubs like Python (`scrubbed`): emails, URLs and ids by pattern become the same
+  placeholders; what the scrubber's libraries judge (IBANs, national ids, cards, phone numbers: a run of nine
+  digits, letters beside digits) or its other Python-only steps read (spelled-out emails, a passport's cue:
+  `schemas.pii.PYTHON_ONLY`), a name (listed, or after a cue, in lower case or in a question of capitals alone
+  too) and a run of years or dates send the question to Python;
 - no lexicon form SQL cannot match (one that ends in punctuation, such as "yahoo!");
 - no placeholder typed literally ("{office}"); and, when the config has a date facet, nothing that looks like a date.
 
@@ -30,9 +32,11 @@ from schemas.pii import (
     CUE_FIRST_NAME,
     CUE_NAME,
     DATE_SEPARATORS,
+    LOWER_CUE,
     NAME,
     PATTERNS,
     PLACEHOLDER,
+    PYTHON_ONLY,
     SHOUTED_CUE,
     YEAR_OR_DATE,
     Scrubber,
@@ -68,36 +72,24 @@ def _replace(sql: str, pattern: str, replacement: str) -> str:
     return f"regexp_replace({sql}, {sql_string(pattern)}, {replacement}, 'g')"
 
 
-# The phone pattern's lookbehind and lookahead, which RE2 lacks, in SQL: the text is marked with OPEN at its
-# start and after every character a number may follow (not a word character or "-"), so the lookbehind becomes
-# OPEN itself, and a number's separators and its "+" or "(" carry their OPEN along. The lookahead consumes the
-# character after the number; the OPEN after that character lets the next number start there, as in Python.
-OPEN = "\x02"
-_PHONE_PYTHON = r"(?<![\w-])\+?\(?\d(?:[\s().-]*\d){8,}(?![\w-])"
-_PHONE_MARKED = OPEN + r"(?:\+" + OPEN + r")?(?:\(" + OPEN + r")?\d(?:(?:[\s().]" + OPEN + r"|-)*\d){8,}($|[^\w-])"
-
-
 # What any match of each scrubber pattern needs (in `PATTERNS`' order), so most questions skip the steps;
 # `test_sql_scrubs_like_the_scrubber` holds each one to its pattern
 _NEEDS = [("email", "@"), ("url", r"://|(?i:www\.)"), ("id", "[A-Za-z][-_#]?[0-9]{4}"),
-          ("id", "(?i:employee|staff|personnel|badge)"), ("phone", "[0-9](?:[^0-9]*[0-9]){8}"), ("id", "[0-9]{6}"),
-          ("iban", "[A-Z]{2}[0-9]{2}")]
+          ("id", "(?i:employee|staff|personnel|badge)"), ("id", "[0-9]{6}"), ("iban", "[A-Z]{2}[0-9]{2}")]
 
 
 def _scrub_step(sql: str, kind: str, pattern: re.Pattern[str]) -> str:
     """One scrubber pattern as SQL on ASCII text: each match becomes "{kind}", as `Scrubber` replaces it."""
-    if pattern.pattern == _PHONE_PYTHON:
-        # only text with nine digits pays for the marks (a one-item list names the text once)
-        marked = sql_string(OPEN) + " || " + _replace("s", r"([^\w-])", sql_string(r"\1" + OPEN))
-        step = _replace(marked, _PHONE_MARKED, sql_string("{" + kind + "}" + r"\1"))
-        nine = sql_string(dict(_NEEDS)["phone"])
-        return (f"list_transform([{sql}], lambda s: CASE WHEN regexp_matches(s, {nine}) "
-                f"THEN replace({step}, {sql_string(OPEN)}, '') ELSE s END)[1]")
     if re.search(r"\(\?<?[=!]", pattern.pattern) or pattern.groups:
         raise ValueError(f"scrubber pattern {pattern.pattern!r}: SQL takes no lookaround or group; "
                          "write its SQL form in schemas/extract_sql.py")
     core = _re2(pattern.pattern)
     return _replace(sql, f"(?i:{core})" if pattern.flags & re.IGNORECASE else core, sql_string("{" + kind + "}"))
+
+
+def _python_only() -> str:
+    """The scrubber's steps SQL does not run, as one RE2 pattern that matches wherever they may change a text."""
+    return "|".join(_re2(_without_lookarounds(p.pattern, p.flags)) for p in PYTHON_ONLY)
 
 
 def _ascii_word_edged(text: str) -> bool:
@@ -126,28 +118,31 @@ class SqlSkeletons:
 
     @staticmethod
     def scrubbed(col: str = "query") -> str:
-        """The question with the scrubber's patterns (emails, URLs, ids, phone numbers) replaced as Python
-        replaces them; NULL for a question SQL cannot scrub: one that is not printable ASCII, or that holds a
-        run of years or dates (the scrubber keeps such a run where it looks like a phone number). Names are
-        the scrubber's last step: `eligible` sends a question that may hold one to Python."""
+        """The question with the scrubber's patterns (emails, URLs, ids) replaced as Python replaces them; NULL for
+        a question SQL cannot scrub: one that is not printable ASCII, that holds a run of years or dates, or
+        anything a library judges (a run of nine digits, letters beside digits: IBANs, national ids, cards, phone
+        numbers) or a rule SQL lacks reads (a spelled-out email, a passport's cue): `PYTHON_ONLY`. Names are the
+        scrubber's last step: `eligible` sends a question that may hold one to Python."""
         chain = col
         for kind, pattern, _ in PATTERNS:
             chain = _scrub_step(chain, kind, pattern)
         dates = _re2(YEAR_OR_DATE + DATE_SEPARATORS + YEAR_OR_DATE)
         maybe = "|".join(needs for _, needs in _NEEDS)
         return (f"CASE WHEN NOT regexp_full_match({col}, '[ -~]*') OR regexp_matches({col}, {sql_string(dates)}) "
+                f"OR regexp_matches({col}, {sql_string(_python_only())}) "
                 f"THEN NULL WHEN regexp_matches({col}, {sql_string(maybe)}) THEN {chain} ELSE {col} END")
 
     def eligible(self, col: str = "query") -> str:
         """True for a question SQL takes (see the module docstring)."""
         # Each scrubber pattern, its lookarounds dropped (which only widens it), or a gate it needs.
         slot = r"(?i:\{(?:" + "|".join(_escape(fold(f)) for f in self.lexicon.kinds) + r")\})"  # typed "{office}"
-        scrubbed = "|".join([slot, *(_re2(_without_lookarounds(p.pattern, p.flags)) for _, p, _ in PATTERNS)])
+        scrubbed = "|".join([slot, *(_re2(_without_lookarounds(p.pattern, p.flags)) for _, p, _ in PATTERNS),
+                             _python_only()])
         if self.lexicon.date_facet:
             scrubbed += r"|(?:19|20)[0-9]{2}-[0-9]|(?i:\b(?:" + _MONTHS + r")\b)"
         named = (_re2(_without_lookarounds(CUE_NAME.pattern)) + "|" + _re2(_without_lookarounds(CUE_FIRST_NAME.pattern))
                  + r"|(?:^|[.!?:;] )" + _re2(_without_lookarounds(NAME))
-                 + r" +(?:from|here)\b")
+                 + r" +(?:from|here)\b|(?i:" + _re2(LOWER_CUE) + ")")  # a name in lower case after a cue
         shouted = "(?i:" + _re2(SHOUTED_CUE.pattern) + ")"  # in a question without a lower-case letter
         parts = [f"regexp_full_match({col}, '[ -~]*')", f"NOT regexp_matches({col}, {sql_string(scrubbed)})",
                  f"NOT regexp_matches({col}, {sql_string(named)})",
