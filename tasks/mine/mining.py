@@ -97,7 +97,7 @@ def extract_distinct(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, quiet: bo
             _sql_skeletons(con, sql, "text", "taken WHERE ok")
             results = scrubbing.result()
             bar.advance(len(rest))
-        # Questions SQL takes never meet the capitals name rule (`SqlSkeletons.eligible`)
+        # Questions SQL takes never meet a name rule, in capitals or in lower case (`SqlSkeletons.eligible`)
         _reads_plain(con, [q for (q, _), (_, read) in zip(rest, results, strict=True) if read])
         scrubbed = pa.table({"query": [r[0] for r in rest], "y": [r[1] for r in rest],  # noqa: F841
                              "text": [text for text, _ in results]})
