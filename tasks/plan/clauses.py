@@ -9,7 +9,7 @@ Each clause is sent to the group where its best evidence scores highest (measure
 shape's sampled values, no labels; a group no clause went to searches the clause of its own best evidence), and
 the plan has one step per clause, steps of different groups interleaved so that a round robin merge gives each
 group its share of the budget. The rule writer splits by clause only when two or more clauses find evidence at
-or above the null floor (the clauses of a question the corpus cannot answer rarely do: see BENCHMARKS.md).
+or above the null floor (the clauses of a question the corpus cannot answer rarely do: `git log -p BENCHMARKS.md`).
 """
 
 from __future__ import annotations

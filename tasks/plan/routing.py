@@ -40,7 +40,7 @@ EVIDENCE_MARGIN = 0.2  # default: cosine below a step's best chunk within which 
 def evidence_depth(budget: int, steps: int) -> int:
     """Chunks of evidence a value's part needs in the context: its share of the budget when the plan splits,
     rounded up. A round robin gives the remainder to the first parts only, so the later ones fall short of it;
-    on MultiHop-RAG this separates the routes better than rounding down (BENCHMARKS.md)."""
+    on MultiHop-RAG this separates the routes better than rounding down (`git log -p BENCHMARKS.md`)."""
     return max(1, -(-budget // steps)) if steps >= 2 else 1
 
 
