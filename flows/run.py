@@ -169,8 +169,8 @@ def run_stages(stages: list[str], *, corpus: str | None = None, logs: str | None
 
 def plans_config_differs(prev: Path | None, cfg: Config) -> str:
     """What a run that does not plan changes in vain: the lookup settings (facets and their aliases, qualifiers,
-    synonyms, fillers, personal-data names) of `cfg` that differ from those the live plans were made with
-    ("facets, qualifiers"); "" when they agree or nothing is published."""
+    synonyms, fillers, personal-data names, the history limits) of `cfg` that differ from those the live plans were
+    made with ("facets, qualifiers"); "" when they agree or nothing is published."""
     path = prev / CONFIG.name if prev is not None else None
     if path is None or not path.is_file():
         return ""
@@ -178,7 +178,7 @@ def plans_config_differs(prev: Path | None, cfg: Config) -> str:
         old = published_config(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return ""
-    keys = ("facets", "qualifiers", "synonyms", "fillers", "pii_names")
+    keys = ("facets", "qualifiers", "synonyms", "fillers", "pii_names", "lookup")
     return ", ".join(k for k in keys if old.model_dump(include={k}) != cfg.model_dump(include={k}))
 
 

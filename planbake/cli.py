@@ -19,6 +19,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from schemas.atomic import NO_ROOM_ERRNOS, no_room
 from schemas.config import load_config
 from schemas.errors import (
     EXIT_BUSY,
@@ -147,7 +148,8 @@ def _failed(kwargs: dict[str, Any], kind: str, exc: BaseException | str, code: i
 
 
 PATH_ERRORS = (PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError)
-PATH_ERRNOS = (errno.ELOOP, errno.ENAMETOOLONG)  # refused by its name: a loop of symbolic links, a name too long
+PATH_ERRNOS = (errno.ELOOP, errno.ENAMETOOLONG,  # refused by its name: a loop of symbolic links, a name too long
+               *NO_ROOM_ERRNOS)  # or by its place: a full disk or quota, a read-only file system
 
 
 def _path_refused(exc: BaseException) -> bool:
@@ -157,18 +159,22 @@ def _path_refused(exc: BaseException) -> bool:
         isinstance(exc, FileNotFoundError) and exc.filename is not None
 
 
-def _path_problem(exc: OSError) -> str:
+def _path_problem(exc: OSError, out: Any = None) -> str:
+    if no_room(exc):  # nothing was published: the run's temporary files are gone with it
+        where = Path(exc.filename).parent if exc.filename is not None else out
+        fix = "make it writable" if exc.errno == errno.EROFS else "free space"
+        return f"{exc.filename or out}: {exc.strerror}; {fix} on {where} or point --out elsewhere"
     return f"{exc.filename}: {exc.strerror}; check --out and the paths given"
 
 
-def _expected(exc: BaseException) -> tuple[str, str, int, dict[str, Any]] | None:
+def _expected(exc: BaseException, out: Any = None) -> tuple[str, str, int, dict[str, Any]] | None:
     """An expected failure's kind, message, exit code and further --json fields: planbake's own (PlanbakeError,
     whose class says them), or a path the system refuses (bad input, naming the path). None for anything else: a
     bug, which keeps its traceback. The one list of what the CLI reports as one line."""
     if isinstance(exc, PlanbakeError):
         return exc.kind, str(exc), exc.exit_code, exc.fields()
     if _path_refused(exc):
-        return "error", _path_problem(cast(OSError, exc)), EXIT_INPUT, {}
+        return "error", _path_problem(cast(OSError, exc), out), EXIT_INPUT, {}
     return None
 
 
@@ -196,7 +202,7 @@ def _errors(fn: F | None = None, *, publishes: bool = True) -> Any:
         except KeyboardInterrupt:
             _stopped()
         except Exception as exc:
-            if (known := _expected(exc)) is not None:
+            if (known := _expected(exc, kwargs.get("out"))) is not None:
                 kind, message, code, more = known
                 raise _failed(kwargs, kind, message, code, **more) from None
             if _interrupted:  # Ctrl-C stopped the local Prefect server too

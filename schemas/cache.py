@@ -70,6 +70,8 @@ class PlanCache:
         learned = self.manifest.get("mine", {}).get("followups", {}).get("skeletons", [])
         self.followups = Followups(config.mining, learned)  # mining learned them; the manifest carries them
         self._row_chars = config.mining.max_query_chars  # a longer log row is quarantined: no one's turn
+        self._history_entries = config.lookup.history_entries  # what a lookup reads of a history, at most
+        self._history_chars = config.lookup.history_chars
         self.vocabulary = Vocabulary.read(run_dir)
         self.shape_of = ShapeMembers()
         self.templates: dict[str, dict[str, Any]] = {}
@@ -119,17 +121,30 @@ class PlanCache:
         shape (`resolved` holds the standalone question); an ambiguous one is a miss with the reason, as is one
         after more than `MAX_CHAIN` follow-ups in a row (mining resolves no longer chains either). The result's
         trace leads to the template row and the run that published it.
-        A question, history or `now` of the wrong type is a TypeError."""
+        The lookup reads at most the newest `lookup.history_entries` entries of the history, and of them at most
+        `lookup.history_chars` characters in all: a longer history costs no more than that.
+        A question, history (or an entry of the history it reads) or `now` of the wrong type is a TypeError."""
         when = _utc_date(now)
         if not isinstance(question, str):
             raise TypeError(f"question must be a str, got {type(question).__name__}")
         if isinstance(history, str | bytes) or not (history is None or isinstance(history, Sequence)):
             raise TypeError(f"history must be a list of earlier questions, got {type(history).__name__}")
-        res = self._answer(question, history or (), when)
+        recent = self._recent(history or ())
+        res = self._answer(question, recent, when)
         template = self._template_trace.get(res.shape_id or "")
         res.trace = {**self._run_trace, "key": res.key, "skeleton": res.skeleton, "constraints": res.constraints,
                      "reason": res.reason, "resolved": res.resolved, **(json.loads(template) if template else {})}
         return res
+
+    def _recent(self, history: Sequence[str]) -> list[str]:
+        """The newest `lookup.history_entries` entries of the history, oldest first, each checked to be a str
+        (a TypeError names the first one that is not by its index); older entries are not read."""
+        end = len(history)
+        recent = [history[i] for i in range(max(0, end - self._history_entries), end)]
+        for i, entry in enumerate(recent, start=end - len(recent)):
+            if not isinstance(entry, str):
+                raise TypeError(f"history[{i}] must be a str question, got {type(entry).__name__}")
+        return recent
 
     def _skeleton(self, question: str, when: date) -> Skeleton:
         return self.lexicon.skeleton(self.scrub(question), when)
@@ -142,14 +157,14 @@ class PlanCache:
         sk = self._skeleton(question, when)
         if not sk.text:  # words, but only a greeting or filler ("hello", "thanks")
             return _empty() if not words(question) else LookupResult(False, "one_search", reason=FILLER_ONLY)
+        if not self.followups.is_followup(sk):  # a question of its own: the history does not change it
+            return self._from_skeleton(sk)
         if not history:
             res = self._from_skeleton(sk)
-            if res.shape_id is None and self.followups.is_followup(sk):
+            if res.shape_id is None:
                 res.followup, res.reason = True, NO_PREVIOUS
             return res
         turn = self._conversation(history, when).add(sk)
-        if not turn.followup:
-            return self._from_skeleton(sk)
         if turn.standalone is None:
             return LookupResult(False, "online_planner", skeleton=sk.text,
                                 constraints=[(c.facet, c.value) for c in sk.constraints], reason=turn.reason,
@@ -164,13 +179,17 @@ class PlanCache:
         row (blank, longer than `mining.max_query_chars`) is no turn, as filler alone is none: read past it; any
         other entry is a turn, as its log row is, even one longer than a lookup's own question may be. At most
         `MAX_CHAIN` + 1 follow-ups are read back: a question after more than `MAX_CHAIN` in a row resolves in no
-        conversation."""
+        conversation. At most `lookup.history_chars` characters of turns are read (`history` holds at most
+        `lookup.history_entries` entries, checked for their type): reading stops at the turn that would pass it,
+        so follow-ups before which nothing was read resolve against no previous question."""
         tail: list[Skeleton] = []
+        budget = self._history_chars
         for earlier in reversed(history):
-            if not isinstance(earlier, str):
-                raise TypeError(f"history must hold str questions, got {type(earlier).__name__}")
-            if not earlier.strip() or len(earlier) > self._row_chars:
+            if len(earlier) > self._row_chars or not earlier.strip():
                 continue
+            if len(earlier) > budget:  # the history read ends here
+                break
+            budget -= len(earlier)
             sk = self._skeleton(earlier, when)
             if not sk.text:  # filler alone ("thanks"): read past it, as mining does
                 continue

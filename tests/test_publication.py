@@ -1154,3 +1154,76 @@ def test_reused_cache_entries_count_this_windows_questions(seed_run: dict) -> No
     for e in pq.read_table(run / "cache.parquet", columns=["shape_id", "questions"]).to_pylist():
         served[e["shape_id"]] = served.get(e["shape_id"], 0) + e["questions"]
     assert served == {s: n for s, n in asked.items() if s in served}
+
+
+def test_a_full_disk_is_one_line_naming_the_path_and_publishes_nothing(
+        seed_run: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A disk that fills during a run (the vector store's save, here) is bad input naming the path and the fix:
+    exit 2, one line on stderr, the JSON error document on stdout, no temporary file left, nothing published."""
+    import numpy as np
+
+    out: Path = seed_run["out"]
+    pointer = (out / "CURRENT").read_bytes()
+    runs = sorted(p.name for p in (out / "runs").iterdir())
+    log = Path(seed_run["kwargs"]["logs"])
+    written: list[str] = []
+
+    def full(file: Any, *args: Any, **kwargs: Any) -> None:
+        Path(file).write_bytes(b"half an archive")  # what a write that ran out of space leaves
+        written.append(str(file))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(np, "savez", full)
+    res = CliRunner().invoke(app, ["mine", "--logs", str(log), "--since", "0001-01-01", "--until", "9999-12-31",
+                                   "--out", str(out), "--json"])
+    assert written, res.output
+    assert res.exit_code == 2, res.output
+    doc = json.loads(res.stdout)
+    assert doc["error"] == "error" and doc["exit_code"] == 2, doc
+    assert doc["message"].endswith("No space left on device; free space on " + str(Path(written[0]).parent)
+                                   + " or point --out elsewhere"), doc
+    assert res.stderr.strip().splitlines() == [f"error: {doc['message']}"], res.stderr
+    assert "Traceback" not in res.output
+    assert not [p for p in out.rglob("*") if ".tmp" in p.name], sorted(out.rglob("*"))
+    assert (out / "CURRENT").read_bytes() == pointer
+    assert sorted(p.name for p in (out / "runs").iterdir()) == runs
+
+
+def test_a_full_disk_or_read_only_file_system_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    """ENOSPC, EDQUOT and EROFS are a path the system refuses: exit 2 with the fix; one that names no file names
+    --out."""
+    import typer
+
+    from planbake import cli
+
+    @cli._errors
+    def fails(exc: BaseException, as_json: bool, out: str) -> None:
+        raise exc
+
+    for exc, fix in ((OSError(errno.ENOSPC, "No space left on device", "/o/vectors/v.npz"), "free space on /o/vectors"),
+                     (OSError(errno.EDQUOT, "Disk quota exceeded", "/o/runs/r1/a.parquet"), "free space on /o/runs/r1"),
+                     (OSError(errno.EROFS, "Read-only file system", "/o/CURRENT"), "make it writable on /o"),
+                     (OSError(errno.ENOSPC, "No space left on device"), "free space on /o")):
+        with pytest.raises(typer.Exit) as done:
+            fails(exc, as_json=True, out="/o")
+        said = capsys.readouterr()
+        assert done.value.exit_code == cli.EXIT_INPUT, exc
+        assert json.loads(said.out) == {"error": "error", "exit_code": 2, "message": (
+            f"{exc.filename or '/o'}: {exc.strerror}; {fix} or point --out elsewhere")}
+
+
+def test_an_atomic_write_that_fails_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """The temporary file goes, the old file stays; a full disk DuckDB reports in words becomes the OSError."""
+    from schemas.atomic import replace_atomically
+
+    target = tmp_path / "memo.parquet"
+    target.write_text("old")
+
+    def write(tmp: Path) -> None:
+        tmp.write_text("half")
+        raise RuntimeError("IO Error: Could not write file: No space left on device")
+
+    with pytest.raises(OSError) as failed:
+        replace_atomically(tmp_path / "memo.tmp.parquet", target, write)
+    assert failed.value.errno == errno.ENOSPC and failed.value.filename == str(target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memo.parquet"] and target.read_text() == "old"

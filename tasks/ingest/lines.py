@@ -26,6 +26,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from schemas.atomic import replace_atomically
 from schemas.digest import fingerprint, source_digest, text_digest
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
@@ -147,12 +148,12 @@ class LineMemo:
                          FROM held h JOIN held_sk USING (skh) JOIN held_vs USING (vsh)
                          SEMI JOIN ({recurring}) k USING (skeleton)
                          WHERE h.filename = {sql_string(str(trusted))}""" if trusted is not None else "")
-            tmp = target.with_suffix(".tmp.parquet")
             # A row per line of the file (a line logged twice, twice); a key whose rows differ (a hash collision)
             # is kept for none of them, so those lines are read anew. Then each skeleton and value set once, by
             # its MD5 (`kind` "sk", "vs"): the line rows hold numbers only, which the next run reads fast.
             nulls = ", ".join(f"NULL AS {c}" for c in TEXTS)
-            con.execute(f"""
+            def copy(tmp: Path, file: str = file, kept: str = kept, nulls: str = nulls) -> None:
+                con.execute(f"""
                 COPY (WITH lines AS (
                           SELECT * FROM (SELECT {', '.join(ROW[:-2])}, md5_number_lower(skeleton) AS skh,
                                                 md5_number_lower(concat_ws(chr(31), slots, constraints, signature))
@@ -168,7 +169,8 @@ class LineMemo:
                       UNION ALL SELECT DISTINCT 'vs', {', '.join('NULL' for _ in ROW[:-1])}, vsh, NULL, slots,
                                                 constraints, signature FROM lines)
                 TO {sql_string(str(tmp))} (FORMAT parquet)""")
-            os.replace(tmp, target)
+
+            replace_atomically(target.with_suffix(".tmp.parquet"), target, copy)
             written.append(file)
         con.execute("DROP TABLE fresh_lines")
         con.execute("DROP TABLE shared_keys")

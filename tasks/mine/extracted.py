@@ -13,12 +13,12 @@ it costs time, nothing else.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from schemas.atomic import replace_atomically
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
 from schemas.sql import sql_files, sql_string
@@ -63,13 +63,11 @@ class ExtractionMemo:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp.parquet")
-        con.execute(f"""COPY (SELECT key_lo, key_hi, y, any_value(skeleton) AS skeleton,
-                                    any_value(signature) AS signature, any_value(slots) AS slots,
-                                    any_value(constraints) AS constraints
-                             FROM ({rows}) GROUP BY key_lo, key_hi, y)
-                        TO {sql_string(tmp)} (FORMAT parquet)""")
-        os.replace(tmp, self.path)
+        replace_atomically(self.path.with_suffix(".tmp.parquet"), self.path, lambda tmp: con.execute(f"""
+            COPY (SELECT key_lo, key_hi, y, any_value(skeleton) AS skeleton, any_value(signature) AS signature,
+                         any_value(slots) AS slots, any_value(constraints) AS constraints
+                  FROM ({rows}) GROUP BY key_lo, key_hi, y)
+            TO {sql_string(tmp)} (FORMAT parquet)"""))
         for old in self.path.parent.glob("extracted-*.parquet"):
             if old != self.path:
                 old.unlink(missing_ok=True)

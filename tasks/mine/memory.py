@@ -9,12 +9,12 @@ no text. Losing it costs fresh names, nothing else.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 
+from schemas.atomic import replace_atomically
 from schemas.files import MERGE
 from tasks.mine.vectors import text_key
 
@@ -68,7 +68,6 @@ class MergeMemory:
             joined = b"".join(sorted(keys))
             return np.frombuffer(joined, dtype=np.uint8).reshape(len(joined) // width, width)
 
-        tmp = folder / (MERGE.name + ".tmp.npz")
-        np.savez(tmp, named=rows(self.new_named, 16), examples=rows(self.new_examples, 16),
-                 seeds=rows((k + v for k, v in self.new_seeds.items()), 32))
-        os.replace(tmp, folder / MERGE.name)
+        replace_atomically(folder / (MERGE.name + ".tmp.npz"), folder / MERGE.name, lambda tmp: np.savez(
+            tmp, named=rows(self.new_named, 16), examples=rows(self.new_examples, 16),
+            seeds=rows((k + v for k, v in self.new_seeds.items()), 32)))

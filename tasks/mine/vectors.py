@@ -10,12 +10,12 @@ add to it, and losing it costs time, nothing else (last night's merge is kept by
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from schemas.atomic import replace_atomically
 from schemas.digest import text_digest
 from tasks.embed import Embedder
 
@@ -73,7 +73,6 @@ class VectorStore:
         idle = [0] * len(self.used) + [self.idle.get(k, 0) + 1 for k in kept]
         # raw bytes as rows of uint8: a bytes dtype ("S16") would drop a key's trailing zero bytes
         keys = np.frombuffer(b"".join(vectors), dtype=np.uint8).reshape(len(vectors), -1)
-        tmp = self.path.with_suffix(".tmp.npz")
-        np.savez(tmp, keys=keys, vectors=np.stack(list(vectors.values())).astype(np.float32),
-                 idle=np.array(idle, dtype=np.uint8))
-        os.replace(tmp, self.path)
+        replace_atomically(self.path.with_suffix(".tmp.npz"), self.path, lambda tmp: np.savez(
+            tmp, keys=keys, vectors=np.stack(list(vectors.values())).astype(np.float32),
+            idle=np.array(idle, dtype=np.uint8)))

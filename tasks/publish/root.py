@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+from schemas.atomic import replace_atomically
 from schemas.errors import DamagedPublication, InputError, NoPublication, PublishBusy
 from schemas.files import MANIFEST, STAGES, Manifest, Stage, written_by
 from schemas.publication import (
@@ -132,10 +133,11 @@ def publish_lock(out: str | Path, wait_s: float = 0.0) -> Iterator[None]:
 
 def switch_pointer(out: str | Path, run_id: str) -> None:
     root = Path(out)
-    tmp = root / f".{POINTER}.{os.getpid()}.tmp"
-    tmp.write_text(run_id + "\n", encoding="utf-8")
-    _fsync(tmp)
-    os.replace(tmp, root / POINTER)
+    def write(tmp: Path) -> None:
+        tmp.write_text(run_id + "\n", encoding="utf-8")
+        _fsync(tmp)
+
+    replace_atomically(root / f".{POINTER}.{os.getpid()}.tmp", root / POINTER, write)
     _fsync(root)  # the rename itself
 
 
