@@ -6,6 +6,7 @@ import errno
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -483,6 +484,8 @@ def _has_words(question: str, history: list[str] | None = None) -> None:
 
 def _date(value: str | None, option: str) -> date | None:
     try:
+        if value and not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
+            raise ValueError(value)  # fromisoformat also takes 20261130 and 2026-W48-1
         return date.fromisoformat(value) if value else None
     except ValueError:
         raise InputError(f"{option} {value!r}: expected a date as YYYY-MM-DD, e.g. 2026-11-30") from None

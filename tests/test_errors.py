@@ -243,3 +243,11 @@ def test_a_ray_address_ray_cannot_read_is_a_config_error(monkeypatch: pytest.Mon
     with pytest.raises(ConfigError, match="runner.address head: Invalid address format"), \
             task_runner(Runner(kind="ray", address="head")):  # refused before any connection
         pass
+
+
+@pytest.mark.parametrize("value", ["20261-11-30", "02026-11-30", "20261130", "2026-W48-1", "2026-11-301"])
+def test_a_date_option_is_four_digits_of_year_month_and_day(value: str) -> None:
+    """--since, --until, --run-date, --now: YYYY-MM-DD, as the message says; no five-digit year, no compact form."""
+    with pytest.raises(InputError, match="expected a date as YYYY-MM-DD"):
+        cli._date(value, "--since")
+    assert cli._date("2026-11-30", "--since") is not None

@@ -603,3 +603,35 @@ def test_a_unicode_hyphen_reads_as_the_ascii_one(hyphen: str) -> None:
 
 def test_a_dash_joins_letters_only() -> None:
     assert fold("2025\u20132026 \u2013 Berlin\u2013Amsterdam") == "2025\u20132026 \u2013 berlin-amsterdam"
+
+
+_RUN = st.text("0123456789", min_size=1, max_size=3)
+
+
+@st.composite
+def _embedded_year(draw: st.DrawFn) -> str:
+    """A year or a full date inside a longer run of digits, or followed by a letter: no year at all."""
+    day = draw(st.dates(date(1900, 1, 1), date(2099, 12, 31)))
+    before = draw(st.just("") | _RUN)
+    after = draw((st.just("") | _RUN | st.sampled_from(["a", "x", "th", "é"])) if before else
+                 (_RUN | st.sampled_from(["a", "x", "th", "é"])))
+    form = draw(st.sampled_from(["{y}", "{iso}", "{m} {d}, {y}", "{d} {m} {y}", "{m} {y}", "in {m} {y}"]))
+    return form.format(y=f"{before}{day.year}{after}", iso=f"{before}{day.isoformat()}{after}",
+                       m=day.strftime("%B"), d=day.day)
+
+
+@settings(max_examples=300, deadline=None)
+@given(run=_embedded_year(), words=st.sampled_from(["holidays in Berlin in {}", "{}", "per diem {} please",
+                                                    "New York, {}, and Berlin"]))
+@example(run="20261", words="{}")
+@example(run="99999", words="{}")
+@example(run="1 January 99999", words="{}")
+@example(run="2026a", words="{}")
+@example(run="2026-11-241", words="{}")
+def test_a_year_inside_a_longer_run_of_digits_is_never_extracted(run: str, words: str) -> None:
+    """Questions: a year or date whose digits run on (five digits, "20261", "2026-11-241") or that a letter
+    follows ("2026a") names no year and no date, with or without a date facet."""
+    question = words.format(run)
+    for lex in (LEX, _DATED):
+        got = [c for c in lex.extract(question, NOW) if c.facet in ("year", "published")]
+        assert got == [], (question, got)

@@ -54,6 +54,7 @@ TOKENS = [
     "2024", "2025", "1999", "2100", "20245", "2024-11-24", "November 2023", "in march 2024", "24 october 2023",
     "Oct 3, 2023", "sept 2023", "the 3rd of oct 2023", "2023-02-30", "February 30, 2023", "dec.", "2024-2025",
     "2024-11-24-1", "2024-11-24T09", "2024-11", "x2024-11-24", "2024-11-24x", "2024-13-01",
+    "12026", "20261", "99999", "2026a", "2024-11-241", "12024-11-24", "1 january 99999", "january 1, 20261",
     "2000 euros", "2000 euro", "2000 europe", "2000$", "$2000", "2000 $", "2000 usd", "2000eur", "-2024", "2024-",
     "this year", "last year", "next year", "current year", "previous year", "coming year", "This Year", "years",
     "second parent", "non-birth parent", "part-time", "part time", "parttime", "intern", "interns", "foster",
@@ -242,3 +243,35 @@ def test_forms_sql_cannot_match_send_their_questions_to_python() -> None:
     ordinary = ["news from Berlin in 2024", "what did zurich report", "is Yahoo a source", "c++ weekly on berlin"]
     held = ["what did Yahoo! say", "YAHOO!! in 2025", "Łódź 2025"]
     assert _assert_same("edges", ordinary + held, [2026] * 7) == len(ordinary)
+
+
+_RUN = st.text("0123456789", min_size=1, max_size=3)
+
+
+@st.composite
+def _embedded_year(draw: st.DrawFn) -> str:
+    """A question whose year or full date runs on into more digits, or that a letter follows."""
+    day = draw(st.dates(date(1900, 1, 1), date(2099, 12, 31)))
+    before = draw(st.just("") | _RUN)
+    after = draw((st.just("") | _RUN | st.sampled_from(["a", "x", "th"])) if before else
+                 (_RUN | st.sampled_from(["a", "x", "th"])))
+    run = draw(st.sampled_from([f"{before}{day.year}{after}", f"{before}{day.isoformat()}{after}"]))
+    words = draw(st.sampled_from(["holidays in berlin in {}", "{}", "per diem {} please", "new york, {}, and ams",
+                                  "{} this year"]))
+    return words.format(run)
+
+
+@pytest.mark.parametrize("name", sorted(LEXICONS))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(questions=st.lists(_embedded_year(), min_size=1, max_size=20), year=st.integers(1990, 2090))
+@example(questions=["20261", "99999", "2026a", "in 12026", "2024-11-241", "x 02026"], year=2026)
+def test_a_year_inside_a_longer_run_of_digits_is_no_year_in_sql_either(name: str, questions: list[str],
+                                                                       year: int) -> None:
+    """SQL reads the same as Python, and neither reads a year inside a longer run of digits or before a letter
+    (only "this year", where the lexicon does not take it as a qualifier, is one)."""
+    _assert_same(name, questions, [year] * len(questions))
+    lexicon, scrub = LEXICONS[name]
+    sql = SqlSkeletons(lexicon, scrub)
+    for question, y, _skeleton, markers in _by_sql(sql, questions, [year] * len(questions)):
+        years = [c.value for c in sql.constraints(markers) if c.facet == lexicon.year_facet]
+        assert set(years) <= ({str(y)} if "this year" in question else set()), question  # a relative year only

@@ -1278,3 +1278,15 @@ def test_the_default_window_ends_before_the_day_still_being_logged(tmp_path: Pat
     ing = ingest(only_today, now=datetime(2026, 11, 30, 2, 30), last_days=2)
     assert ing.until == date(2026, 11, 30) and ing.rows == 1
     ing.con.close()
+
+
+@pytest.mark.parametrize("ts", ["20261-11-24T09:13:02Z", "20261-11-24T09:13:02", "02026-11-24 09:13:02",
+                                "12026-11-24T09:13-05", "20261-11-24T09:13:02+02:00", "-2026-11-24T09:13:02"])
+def test_a_timestamp_whose_year_is_not_four_digits_is_bad(tmp_path: Path, ts: str) -> None:
+    """DuckDB reads "20261-11-24" as the year 20261 and "02026-11-24" as 2026: neither is a logged year."""
+    path = tmp_path / "log.jsonl"
+    path.write_text(json.dumps({"ts": "2026-11-24T09:00:00Z", "user": "u1", "query": "a question"}) + "\n"
+                    + json.dumps({"ts": ts, "user": "u2", "query": "b question"}) + "\n", encoding="utf-8")
+    rows, bad = _ingest_rows(path)
+    assert [r[1] for r in rows] == ["u1"]
+    assert [r for r, _ in bad] == ["bad timestamp"]

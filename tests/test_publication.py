@@ -1227,3 +1227,57 @@ def test_an_atomic_write_that_fails_leaves_no_temporary_file(tmp_path: Path) -> 
         replace_atomically(tmp_path / "memo.tmp.parquet", target, write)
     assert failed.value.errno == errno.ENOSPC and failed.value.filename == str(target)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["memo.parquet"] and target.read_text() == "old"
+
+
+def test_a_run_killed_after_tagging_leaves_no_tag_pinning_its_version(tmp_path: Path, prefect_harness: None,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run killed between tagging its table version and switching the pointer published nothing: the next run
+    deletes its tag (and one tagged by hand for a run id with no folder), so the version it pinned goes as
+    retention says; the tags of the live publication and of the one rollback returns to stay."""
+    from datetime import timedelta
+
+    import tasks.index.store
+    import tasks.publish.run
+    from tasks.index.store import open_table, tag_version
+
+    monkeypatch.setattr(tasks.index.store, "UNTAGGED_KEPT", timedelta(0))
+    cfg = load_config(DEMO_CONFIG)
+    rows = [json.loads(x) for x in (SEED / "corpus.jsonl").read_text().splitlines()]
+    corpus, out = tmp_path / "corpus.jsonl", tmp_path / "out"
+    uri = str(out / "lancedb")
+
+    def night(n: int) -> None:
+        rows[0]["text"] += f" Night {n}."
+        corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        run_stages(["index"], corpus=str(corpus), config=cfg, out=str(out), quiet=True)
+        time.sleep(1.1)  # run ids sort by the second they start in
+
+    night(0)
+    night(1)
+
+    def killed(*args: Any, **kwargs: Any) -> Path:
+        raise KeyboardInterrupt  # the kill: after the tag, before the pointer switch
+
+    with monkeypatch.context() as m:
+        m.setattr(tasks.publish.run, "publish", killed)
+        with pytest.raises(KeyboardInterrupt):
+            night(2)
+    table = open_table(uri, cfg.table)
+    published = sorted(p.name for p in (out / "runs").iterdir() if not p.name.startswith("."))
+    orphan = next(t for t in table.tags.list() if t not in published)  # the killed run's
+    pinned = table.tags.list()[orphan]["version"]
+    by_hand = "20261201T000000Z-abcd"  # a run id with no folder anywhere
+    tag_version(uri, cfg.table, by_hand, pinned)
+    tag_version(uri, cfg.table, "keep-me", int(table.tags.list()[published[0]]["version"]))  # not a run's: stays
+    night(3)
+    runs = sorted(p.name for p in (out / "runs").iterdir() if not p.name.startswith("."))
+    live = current_run(out).name
+    previous = current_manifest(out)["previous"]
+    table = open_table(uri, cfg.table)
+    tags = table.tags.list()
+    assert orphan not in tags and by_hand not in tags
+    assert {live, previous, "keep-me"} <= set(tags)
+    assert set(tags) == set(runs) | {"keep-me"}
+    versions = {v["version"] if isinstance(v, dict) else v.version for v in table.list_versions()}
+    assert pinned not in versions  # no longer tagged, not the latest: retention dropped it
+    assert versions == {int(t["version"]) for t in tags.values()} | {int(table.version)}

@@ -21,12 +21,13 @@ _MONTHS = {name.casefold(): i for i, name in enumerate(calendar.month_name) if n
 _MONTH = "|".join(_MONTHS)
 _EFFECTIVE = re.compile(
     rf"\beffective(?:\s+(?:from|on|as of))?\s+(?:"
-    rf"(?P<d1>\d{{1,2}})\s+(?P<m1>{_MONTH})\s+(?P<y1>\d{{4}})"
-    rf"|(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}}),?\s+(?P<y2>\d{{4}})"
-    rf"|(?P<iso>\d{{4}}-\d{{2}}-\d{{2}}))",
+    rf"(?P<d1>[0-9]{{1,2}})\s+(?P<m1>{_MONTH})\s+(?P<y1>[0-9]{{4}})"
+    rf"|(?P<m2>{_MONTH})\s+(?P<d2>[0-9]{{1,2}}),?\s+(?P<y2>[0-9]{{4}})"
+    rf"|(?P<iso>[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}))"
+    r"(?![^\W_])",  # a year or date followed by a letter or digit is none: "99999", "20261", "2026-01-011"
     re.IGNORECASE,
 )
-_YEAR_IN_ID = re.compile(r"[-_.]?(?:19|20)\d\d(?=$|[-_.#])")
+_YEAR_IN_ID = re.compile(r"(?:[-_.]|(?<![0-9]))(?:19|20)[0-9][0-9](?=$|[-_.#])")  # "x-12026" names no year
 
 
 @dataclass

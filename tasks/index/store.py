@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any, Literal
@@ -207,15 +208,22 @@ def _create_indexes(table: Any, config: Config) -> None:
 UNTAGGED_KEPT = timedelta(days=1)  # a version another writer of a shared table staged may not be tagged yet
 
 
-def drop_versions(uri: str, name: str, tags: Sequence[str]) -> int:
-    """Delete the tags of publications that are gone, then every table version older than a day that is neither
-    tagged nor the latest (their files with them): a nightly table would otherwise keep every version it ever
-    wrote. Caller holds the publish lock. Returns the versions removed."""
+RUN_TAG = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{4}")  # a run id (`tasks.publish.root.new_run_id`), as a tag names it
+
+
+def drop_versions(uri: str, name: str, tags: Sequence[str], live: Collection[str] | None = None) -> int:
+    """Delete the tags of publications that are gone and, with `live` (the run ids still published or kept),
+    every run's tag it does not name: a run killed between tagging its version and switching the pointer
+    published nothing, and its tag would pin that version forever. Tags not shaped like a run id are
+    someone's own and stay. Then delete every table version older than a day that is neither tagged nor the
+    latest (their files with them): a nightly table would otherwise keep every version it ever wrote. Caller
+    holds the publish lock. Returns the versions removed."""
     table = open_table(uri, name)
     if table is None:
         return 0
     held = table.tags.list()
-    for tag in tags:
+    orphans = {t for t in held if RUN_TAG.fullmatch(t) and t not in live} if live is not None else set()
+    for tag in sorted(set(tags) | orphans):
         if tag in held:
             table.tags.delete(tag)
     stats = table.to_lance().cleanup_old_versions(older_than=UNTAGGED_KEPT, error_if_tagged_old_versions=False)

@@ -127,7 +127,7 @@ def near_window(day: date, since: date | None, until: date | None) -> bool:
     return (not since or (since - day).days <= 1) and (not until or (day - until).days <= 1)
 
 
-_PARTITION = re.compile(r"date=(\d{4}-\d{2}-\d{2})")
+_PARTITION = re.compile(r"date=([0-9]{4}-[0-9]{2}-[0-9]{2})")  # fullmatch: a year of four digits
 
 
 def csv_header(file: str) -> tuple[str, ...]:

@@ -102,8 +102,10 @@ def reader_sql(files: list[str], kind: str, logged: bool = False) -> str:
 def utc_sql(col: str) -> str:
     """A timestamp string as a UTC TIMESTAMP, in a session whose TimeZone is UTC: an offset ("+02:00") or a zone
     name is applied; "Z", or none, is UTC. The common forms (ISO with "Z", or no zone) take the cheaper cast, which
-    would drop an offset: the one short form holding one, "2026-11-28T23:30-05", takes the other."""
-    return (f"CASE WHEN ends_with({col}, 'Z') OR (length({col}) <= 19 AND substr({col}, 17, 1) NOT IN ('+', '-')) "
+    would drop an offset: the one short form holding one, "2026-11-28T23:30-05", takes the other. The year is four
+    digits: DuckDB reads "20261-01-01" as the year 20261 and "02026-01-01" as 2026, both bad timestamps here."""
+    return (f"CASE WHEN NOT regexp_matches({col}, '^[ \\t]*[0-9]{{4}}-') THEN NULL "
+            f"WHEN ends_with({col}, 'Z') OR (length({col}) <= 19 AND substr({col}, 17, 1) NOT IN ('+', '-')) "
             f"THEN try_cast({col} AS TIMESTAMP) ELSE timezone('UTC', try_cast({col} AS TIMESTAMPTZ)) END")
 
 

@@ -101,7 +101,12 @@ class Run:
             after = _index_tags(Path(self.out) / "runs")
             if index:
                 gone = {t for t in before.values() if t} - set(after.values())
-                drop_versions(index_location(index, self.out), table, sorted(gone))
+                # what stays tagged: the runs under runs/ (and the tags their manifests name) and those kept under
+                # rejected/; any other run's tag is one a killed run left (see drop_versions)
+                live = {t for t in after.values() if t} | {
+                    p.name for folder in ("runs", "rejected") if (Path(self.out) / folder).is_dir()
+                    for p in (Path(self.out) / folder).iterdir() if p.is_dir() and not p.name.startswith(".")}
+                drop_versions(index_location(index, self.out), table, sorted(gone), live)
         except Exception as exc:  # noqa: BLE001 - the publication stands; the next one prunes again
             logging.getLogger("planbake").warning("retention: old runs or index versions not removed (%s)", exc)
 
