@@ -19,7 +19,7 @@ from schemas.publication import read_manifest
 from tasks.index.corpus import corpus_not_found
 from tasks.ingest.checks import check_window
 from tasks.ingest.files import log_files
-from tasks.plan.model_writer import check_server
+from tasks.plan.model_writer import check_model, check_server
 from tasks.publish.gate import QualityGate
 from tasks.publish.root import STAGE_FILES, previous_publication, publish_lock
 from tasks.publish.run import Run
@@ -62,6 +62,8 @@ def check_inputs(stages: list[str], cfg: Config, *, corpus: str | None = None, l
     if writer is not None and writer not in get_args(Writer):  # else read as the OpenAI writer, and every shape
         raise InputError(f"writer {writer!r}: choose {', '.join(get_args(Writer))} (--writer, or the plan "
                          "flow's `writer` parameter), or leave it out for the config's `planning.writer`")
+    if "plan" in stages:
+        check_model(cfg, writer or cfg.planning.writer)
     if "plan" in stages and (writer or cfg.planning.writer) == "openai":
         check_server(cfg.planning.openai_base_url, cfg.planning.openai_api_key_env)
     # A stage alone needs a publication; one that waits may get it from the run it waits for, if a run started

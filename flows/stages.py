@@ -86,13 +86,9 @@ def mine_stage(run: Run, logs: str, config: Config, index: Index, since: date | 
     return section
 
 
-VLLM_MISSING = ("writer 'vllm' needs the 'gpu' extra (pip install 'planbake[gpu]') and a CUDA GPU; use --writer "
-                "rules or --writer openai")
-
-
 def model_generator(config: Config, writer: str) -> Any:
     """The model writer's batch generator, or None for the rule writer."""
-    from tasks.plan.model_writer import openai_generator, vllm_generator
+    from tasks.plan.model_writer import VLLM_MISSING, openai_generator, vllm_generator
 
     if writer == "rules":
         return None

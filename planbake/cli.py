@@ -28,7 +28,6 @@ from schemas.errors import (
     EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_NOT_PUBLISHED,
-    ConfigError,
     DamagedPublication,
     InputError,
     NoPublication,
@@ -493,17 +492,11 @@ def _date(value: str | None, option: str) -> date | None:
 
 def _precheck(stages: list[str], config: str | None, out: Path, **inputs: Any) -> None:
     """The inputs checked before the flow engine starts: a bad path or corpus record fails in a moment, not after
-    start-up; so does the vLLM writer where vLLM is not installed."""
-    import importlib.util
-
+    start-up; so does a model writer the config or this machine cannot run."""
     from flows.run import check_inputs
-    from flows.stages import VLLM_MISSING
     from tasks.index.stage import read_checked
 
     cfg = load_config(config)
-    if "plan" in stages and (inputs.get("writer") or cfg.planning.writer) == "vllm" \
-            and importlib.util.find_spec("vllm") is None:
-        raise ConfigError(VLLM_MISSING)
     check_inputs(stages, cfg, out=out, **inputs)
     source = inputs.get("corpus") or cfg.corpus
     if "index" in stages and source and "://" not in str(source):

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from schemas.constraint import QUALIFIER
 from schemas.digest import fingerprint
 from schemas.errors import ConfigError, DamagedPublication
+from schemas.plan import MAX_STEPS
 from schemas.text import fold
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "data" / "configs" / "demo.yaml"
@@ -133,7 +134,7 @@ Writer = Literal["rules", "vllm", "openai"]  # who writes the templates
 
 class Planning(_Strict):
     writer: Writer = "rules"
-    max_steps: int = Field(6, ge=1, le=32)
+    max_steps: int = Field(6, ge=1, le=MAX_STEPS)
     budget: int = Field(4, ge=1)
     per_step_k: int = Field(4, ge=1)
     merge: Literal["round_robin", "max", "rrf"] = "round_robin"

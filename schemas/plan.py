@@ -22,6 +22,9 @@ from schemas.text import words
 
 DEFAULT_FACETS: tuple[str, ...] = ("office", "year")
 MAX_QUERY_CHARS = 1000
+MAX_STEPS = 32  # planning.max_steps may not exceed it
+MAX_FILTER_CHARS = 200  # a filter holds a slot or one facet value
+MAX_EXTRACT_TOP = 50
 
 STEP_SLOT = re.compile(r"\{(s\d+)\}")
 CONSTRAINT_SLOT = re.compile(r"\{([a-z_]+)_(\d+)\}")
@@ -156,25 +159,30 @@ def _closed(properties: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def plan_json_schema(facets: Sequence[str] = DEFAULT_FACETS) -> dict[str, Any]:
+def plan_json_schema(facets: Sequence[str] = DEFAULT_FACETS, max_steps: int = MAX_STEPS) -> dict[str, Any]:
     """JSON schema of a Plan for structured outputs: closed objects, all required, nullable if optional.
 
     Filters become one nullable string per facet (structured outputs reject open maps); `Step` drops
-    the nulls on load. The step cap and everything else semantic is `validate_plan`'s job.
+    the nulls on load. Every array and string is bounded (at most `max_steps` steps, MAX_QUERY_CHARS a query),
+    so a plan the grammar allows fits the token limit the writer derives from them. Everything else semantic is
+    `validate_plan`'s job.
     """
-    step_id = {"type": "string", "pattern": r"^s[0-9]+$"}
+    step_id = {"type": "string", "pattern": r"^s[0-9]{1,2}$"}
+    text = {"type": "string", "maxLength": MAX_FILTER_CHARS}
     extract = _closed({"kind": {"type": "string", "enum": ["facet", "name"]},
-                       "facet": _nullable({"type": "string", "enum": list(facets)}), "top": {"type": "integer"}})
+                       "facet": _nullable({"type": "string", "enum": list(facets)}),
+                       "top": {"type": "integer", "minimum": 1, "maximum": MAX_EXTRACT_TOP}})
     step = _closed(
         {
             "id": step_id,
-            "query": {"type": "string"},
-            "depends_on": {"type": "array", "items": step_id},
-            "filters": _closed({f: _nullable({"type": "string"}) for f in facets}),
+            "query": {"type": "string", "maxLength": MAX_QUERY_CHARS},
+            "depends_on": {"type": "array", "items": step_id, "maxItems": max_steps - 1},
+            "filters": _closed({f: _nullable(text) for f in facets}),
             "extract": _nullable(extract),
         }
     )
-    return _closed({"steps": {"type": "array", "items": step}, "keep_original": {"type": "boolean"}})
+    return _closed({"steps": {"type": "array", "items": step, "minItems": 1, "maxItems": max_steps},
+                    "keep_original": {"type": "boolean"}})
 
 
 PLAN_SCHEMA: dict[str, Any] = plan_json_schema()

@@ -15,7 +15,7 @@ from schemas.errors import ModelServerRefused
 from schemas.extract import Lexicon
 from schemas.pii import Scrubber
 from schemas.plan import PLAN_SCHEMA
-from tasks.plan.model_writer import build_messages, excerpt, vllm_generator
+from tasks.plan.model_writer import Completion, build_messages, check_model, excerpt, token_limit, vllm_generator
 from tasks.plan.rules_writer import slotted, write_template
 from tasks.plan.stage import write_templates
 from tests.conftest import DEMO_CONFIG
@@ -81,9 +81,9 @@ def _write(outputs: list[str]) -> tuple[list, int, list]:
     calls: list[list[list[dict[str, str]]]] = []
     queue = list(outputs)
 
-    def generate(batch: list[list[dict[str, str]]]) -> list[str]:
+    def generate(batch: list[list[dict[str, str]]]) -> list[Completion]:
         calls.append(batch)
-        return [queue.pop(0) for _ in batch]
+        return [Completion(queue.pop(0)) for _ in batch]
 
     written, fallbacks = write_templates([(SHAPE, [SK])], CONFIG, LEXICON, generate, "vllm")
     return written, fallbacks, calls
@@ -134,14 +134,42 @@ def test_rules_writer_without_model() -> None:
     assert fallbacks == 0 and written[0][1]["writer"] == "rules" and written[0][1]["check_ok"]
 
 
+def gpu_visible() -> bool:
+    """A GPU the system shows (NVIDIA's driver lists one), whatever torch makes of it."""
+    import shutil
+    import subprocess
+
+    listed = Path("/proc/driver/nvidia/gpus")
+    if listed.is_dir() and any(listed.iterdir()):
+        return True
+    smi = shutil.which("nvidia-smi")
+    return bool(smi) and subprocess.run([smi, "-L"], capture_output=True, text=True).stdout.startswith("GPU")
+
+
 @pytest.mark.vllm
 def test_vllm_writes_sound_templates() -> None:
-    pytest.importorskip("vllm")
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available() or not CONFIG.planning.model:
-        pytest.skip("needs vLLM, a CUDA GPU and planning.model in the config")
-    written, fallbacks = write_templates([(SHAPE, [SK])], CONFIG, LEXICON, vllm_generator(CONFIG), "vllm")
-    assert written[0][1]["valid"] and written[0][1]["check_ok"]
+    """Where a GPU is visible, vLLM must use it: a set-up that cannot (no vLLM, torch's CPU build, no model) fails
+    with the reason; elsewhere the test skips. PLANBAKE_VLLM_MODEL names the model (a local folder)."""
+    import importlib.util
+    import os
+
+    if not gpu_visible():
+        pytest.skip("no GPU visible (no /proc/driver/nvidia/gpus, no nvidia-smi listing)")
+    if importlib.util.find_spec("vllm") is None:
+        pytest.fail("a GPU is visible but vLLM is not installed: run scripts/setup.sh --gpu")
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.fail(f"a GPU is visible but torch {torch.__version__} (CUDA build: {torch.version.cuda}) cannot use "
+                    "it: scripts/setup.sh --gpu installs vLLM's CUDA build of torch")
+    model = os.environ.get("PLANBAKE_VLLM_MODEL", "")
+    if not model:
+        pytest.fail("a GPU is visible: set PLANBAKE_VLLM_MODEL to a local model folder to test the vLLM writer")
+    config = CONFIG.model_copy(deep=True)
+    config.planning.model = model
+    check_model(config, "vllm")
+    written, fallbacks = write_templates([(SHAPE, [SK])], config, LEXICON, vllm_generator(config), "vllm")
+    assert written[0][1]["valid"] and written[0][1]["check_ok"], written[0][1]
 
 
 def test_schema_is_closed() -> None:
@@ -149,9 +177,10 @@ def test_schema_is_closed() -> None:
 
 
 class ChatServer:
-    """A local OpenAI-compatible endpoint that answers with the given status codes, then with GOOD."""
+    """A local OpenAI-compatible endpoint that answers with the given status codes, then with `choice` (GOOD, the
+    model done)."""
 
-    def __init__(self, statuses: list[int]) -> None:
+    def __init__(self, statuses: list[int], choice: dict | None = None) -> None:
         import threading
         from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -163,7 +192,9 @@ class ChatServer:
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 seen.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
                 status = statuses.pop(0) if statuses else 200
-                data = json.dumps({"choices": [{"message": {"content": json.dumps(GOOD)}}]}).encode()
+                data = json.dumps({"choices": [choice or {"message": {"content": json.dumps(GOOD)},
+                                                          "finish_reason": "stop"}],
+                                   "usage": {"completion_tokens": 42}}).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data) if status == 200 else 0))
@@ -224,7 +255,7 @@ def test_only_transient_errors_are_retried(prefect_harness: None, no_retry_delay
     with ChatServer(statuses) as srv:
         generate = model_writer.openai_generator(srv.config)
         if requests > len(statuses):
-            assert generate([messages]) == [json.dumps(GOOD)]
+            assert generate([messages]) == [Completion(json.dumps(GOOD), "stop", 42)]
         else:
             with pytest.raises(httpx.HTTPStatusError) as err:
                 generate([messages])
@@ -339,6 +370,7 @@ def _bad_output(kind: str, skeleton: str, shape_type: str) -> str:
 def bad_model_run(tmp_path_factory: pytest.TempPathFactory, prefect_harness: None, seed_corpus: Path) -> dict:
     """The nightly stages on the seed handbook and a demo-like log, with a model writer that gives each shape
     one kind of bad plan, the same again on the re-plan."""
+    import flows.run
     import flows.stages
     from flows.run import run_stages
     from tests.test_poisoning import normal_rows, write_rows
@@ -348,18 +380,19 @@ def bad_model_run(tmp_path_factory: pytest.TempPathFactory, prefect_harness: Non
     kind_of: dict[str, str] = {}
     prompts: list[str] = []
 
-    def generate(batch: list[list[dict[str, str]]]) -> list[str]:
+    def generate(batch: list[list[dict[str, str]]]) -> list[Completion]:
         out = []
         for messages in batch:
             user = messages[1]["content"]
             prompts.append(user)
             shape_type, skeleton = re.findall(r"^(?:Shape type|Skeleton): (.*)$", user, re.MULTILINE)
             kind = kind_of.setdefault(skeleton, BAD_KINDS[len(kind_of) % len(BAD_KINDS)])
-            out.append(_bad_output(kind, skeleton, shape_type))
+            out.append(Completion(_bad_output(kind, skeleton, shape_type)))
         return out
 
     with pytest.MonkeyPatch.context() as m:
         m.setattr(flows.stages, "model_generator", lambda config, writer: generate)
+        m.setattr(flows.run, "check_model", lambda config, writer: None)  # the model is this function
         res = run_stages(["index", "mine", "plan"], corpus=str(seed_corpus), logs=str(log), config=CONFIG,
                          out=str(tmp / "out"), quiet=True, writer="vllm")
     return {"res": res, "run": Path(res["publication"]), "kind_of": kind_of, "prompts": prompts}
@@ -436,7 +469,7 @@ def test_a_model_server_that_does_not_answer_is_refused_before_any_work(tmp_path
         s.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
     settings = yaml.safe_load(DEMO_CONFIG.read_text(encoding="utf-8"))
-    settings["planning"]["openai_base_url"] = dead
+    settings["planning"].update(openai_base_url=dead, model="test-model")
     config = tmp_path / "c.yaml"
     config.write_text(yaml.safe_dump(settings), encoding="utf-8")
     res = CliRunner().invoke(app, ["plan", "--writer", "openai", "--config", str(config), "--out", str(tmp_path)])
@@ -444,3 +477,178 @@ def test_a_model_server_that_does_not_answer_is_refused_before_any_work(tmp_path
     assert "--writer rules" in res.output and not (tmp_path / "runs").exists()
     with ChatServer([]) as srv:
         check_server(srv.config.planning.openai_base_url)
+
+
+def test_a_plan_cut_off_by_the_token_limit_is_truncated_not_broken_json() -> None:
+    """finish_reason "length" is its own rejection kind, counted per kind; an empty answer is no "None" text."""
+    cut = json.dumps(GOOD)[:40]
+    calls: list[int] = []
+
+    def generate(batch: list[list[dict[str, str]]]) -> list[Completion]:
+        calls.append(len(batch))
+        return [Completion(cut, "length", 812) for _ in batch]
+
+    written, fallbacks = write_templates([(SHAPE, [SK])], CONFIG, LEXICON, generate, "vllm")
+    status = written[0][1]
+    assert fallbacks == 1 and status["writer"] == "rules" and status["rejections"] == ["truncated", "truncated"]
+    assert status["model_complaints"][0] == "truncated: cut off at the output token limit (812 tokens written)"
+    written, _, _ = _write(["", ""])
+    assert written[0][1]["model_complaints"][0] == "invalid_json: the model wrote nothing"
+
+
+@pytest.mark.parametrize(("choice", "kind"), [
+    ({"message": {"content": '{"steps": [{"id": "s1", "qu'}, "finish_reason": "length"}, "truncated"),
+    ({"message": {"content": None}, "finish_reason": "stop"}, "invalid_json")])
+def test_the_openai_writer_reads_why_the_model_stopped(prefect_harness: None, choice: dict, kind: str) -> None:
+    """The server's finish_reason and a null content reach the rejection kinds; the request carries max_tokens
+    from the shape's widest plan and the plan schema's step cap."""
+    from tasks.plan import model_writer
+
+    with ChatServer([], choice) as srv:
+        written, fallbacks = write_templates([(SHAPE, [SK])], srv.config, LEXICON,
+                                             model_writer.openai_generator(srv.config), "openai")
+    assert fallbacks == 1 and written[0][1]["rejections"] == [kind, kind]
+    assert "None" not in written[0][1]["model_complaints"][0]
+    body = srv.seen[0]
+    assert body["max_tokens"] == token_limit(body["messages"], CONFIG.facet_names, CONFIG.planning.max_steps, len)
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["steps"]["maxItems"] == CONFIG.planning.max_steps
+
+
+def test_the_token_limit_holds_every_sound_plan_of_the_shape_and_grows_with_max_steps() -> None:
+    """The limit covers the rule writer's plan for demo shapes many times over, counted in characters (an upper
+    bound of tokens for ordinary text), and follows planning.max_steps."""
+    from tasks.plan.rules_writer import write_template
+
+    questions = [QUESTION, "What is the notice period in Amsterdam in 2025 compared with 2024",
+                 "How many vacation days do I get in Berlin", "Does the Lisbon office follow the Berlin travel policy"]
+    for q in questions:
+        sk = LEXICON.skeleton(q, date(2026, 6, 1))
+        messages = build_messages(sk.text, "comparison", CONFIG, {})
+        plan = write_template(sk.text, "comparison", CONFIG)
+        written = json.dumps(plan.model_dump())
+        limit = token_limit(messages, CONFIG.facet_names, CONFIG.planning.max_steps, len)
+        assert len(written) < limit, (q, len(written), limit)
+        assert token_limit(messages, CONFIG.facet_names, 2 * CONFIG.planning.max_steps, len) > 1.9 * limit
+        assert token_limit(messages, CONFIG.facet_names, CONFIG.planning.max_steps, lambda t: len(t) // 4) < limit
+
+
+class _FakeVllm:
+    """vllm's LLM, SamplingParams and StructuredOutputsParams as planbake calls them, recording the calls."""
+
+    def __init__(self) -> None:
+        import types
+
+        self.loaded = 0
+        self.params: list = []
+        fake = self
+        vllm = types.ModuleType("vllm")
+        sampling = types.ModuleType("vllm.sampling_params")
+
+        class StructuredOutputsParams:
+            def __init__(self, **kw: object) -> None:
+                self.__dict__.update(kw)
+
+        class SamplingParams:
+            def __init__(self, **kw: object) -> None:
+                self.__dict__.update(kw)
+
+        class Tokenizer:
+            def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+                return [0] * (len(text) // 3)
+
+        class Out:
+            def __init__(self, text: str) -> None:
+                self.text, self.finish_reason, self.token_ids = text, "stop", [0] * 17
+
+        class LLM:
+            def __init__(self, **kw: object) -> None:
+                fake.loaded += 1
+
+            def get_tokenizer(self) -> Tokenizer:
+                return Tokenizer()
+
+            def chat(self, batch: list, params: list) -> list:
+                fake.params += params
+                return [type("R", (), {"outputs": [Out(json.dumps(GOOD))]})() for _ in batch]
+
+        vllm.LLM, vllm.SamplingParams = LLM, SamplingParams  # type: ignore[attr-defined]
+        sampling.StructuredOutputsParams = StructuredOutputsParams  # type: ignore[attr-defined]
+        self.modules = {"vllm": vllm, "vllm.sampling_params": sampling}
+
+
+def test_the_vllm_writer_loads_its_model_only_for_a_shape_to_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No shape to write: no model load. Each prompt gets its own max_tokens from the model's tokenizer, compact
+    JSON (no free whitespace) and the step-capped schema; the answers come back with why they stopped."""
+    import sys
+
+    fake = _FakeVllm()
+    for name, module in fake.modules.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    generate = vllm_generator(CONFIG)
+    assert write_templates([], CONFIG, LEXICON, generate, "vllm") == ([], 0) and fake.loaded == 0
+    written, fallbacks = write_templates([(SHAPE, [SK])], CONFIG, LEXICON, generate, "vllm")
+    assert fake.loaded == 1 and fallbacks == 0 and written[0][1]["writer"] == "vllm"
+    params = fake.params[0]
+    messages = build_messages(SK.text, "comparison", CONFIG, {})
+    assert params.max_tokens == token_limit(messages, CONFIG.facet_names, CONFIG.planning.max_steps,
+                                            lambda t: len(t) // 3)
+    assert params.temperature == 0.0 and params.structured_outputs.disable_any_whitespace is True
+    assert params.structured_outputs.json["properties"]["steps"]["maxItems"] == CONFIG.planning.max_steps
+    write_templates([(SHAPE, [SK])], CONFIG, LEXICON, generate, "vllm")
+    assert fake.loaded == 1  # loaded once per run
+
+
+def _with_planning(tmp_path: Path, **planning: object) -> object:
+    raw = yaml.safe_load(DEMO_CONFIG.read_text())
+    raw["planning"] = {**raw.get("planning", {}), **planning}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1)
+                if text.strip().startswith(f"{next(iter(planning))}:"))
+    return load_config(path), f"{path}:{line}"
+
+
+def test_the_model_and_gpu_settings_are_checked_at_their_config_line(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before any work: an empty, malformed or missing planning.model, vLLM missing, no GPU torch can use and
+    more tensor-parallel GPUs than there are, each named at its line with the fix."""
+    import importlib.util
+
+    import torch
+
+    from schemas.errors import ConfigError
+    from tasks.plan import model_writer
+
+    check_model(CONFIG, "rules")  # the rule writer needs no model
+    for model, said in (("", "planning.model is empty, and writer 'vllm' needs a model"),
+                        ("my model", "planning.model 'my model' is neither a folder nor a model id"),
+                        ("./models/none", "planning.model './models/none' is no model folder (no config.json")):
+        config, where = _with_planning(tmp_path, model=model)
+        with pytest.raises(ConfigError) as bad:
+            check_model(config, "vllm")
+        assert str(bad.value).startswith(f"{where}: {said}"), bad.value
+    config, where = _with_planning(tmp_path, model="")
+    with pytest.raises(ConfigError, match="writer 'openai' needs a model"):
+        check_model(config, "openai")
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    config, _ = _with_planning(tmp_path, model=str(folder))
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(model_writer.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "vllm" else real_find_spec(name, *a))
+    with pytest.raises(ConfigError, match=r"needs the 'gpu' set-up \(scripts/setup.sh --gpu"):
+        check_model(config, "vllm")
+    monkeypatch.setattr(model_writer.importlib.util, "find_spec", lambda name, *a: object())
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ConfigError, match=r"sees no CUDA GPU; run on a GPU machine set up with scripts/setup.sh"):
+        check_model(config, "vllm")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    check_model(config, "vllm")
+    config, where = _with_planning(tmp_path, tensor_parallel_size=2, model="Qwen/Qwen3-8B")
+    with pytest.raises(ConfigError) as bad:
+        check_model(config, "vllm")
+    assert str(bad.value) == (f"{where}: planning.tensor_parallel_size is 2 but torch sees 1 GPU(s); set it to at "
+                              "most 1")

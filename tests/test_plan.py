@@ -729,6 +729,37 @@ def test_grammar_rejects_truncated_json(accepts: Callable[[str], bool]) -> None:
     assert not accepts(json.dumps(schema_instance(MOVE3_PLAN))[:-1])
 
 
+def test_the_grammar_without_free_whitespace_bounds_every_array_and_query() -> None:
+    """As the writers compile it (vLLM's disable_any_whitespace): one fixed separator, no indentation; at most
+    max_steps steps, at least one; a query of at most MAX_QUERY_CHARS; the widest plan the token limit counts is
+    a plan the grammar takes."""
+    from schemas.plan import MAX_QUERY_CHARS
+    from tasks.plan.model_writer import widest_plan
+
+    xgr = pytest.importorskip("xgrammar")
+    schema = plan_json_schema(("office", "year"), max_steps=3)
+    compiled = xgr.GrammarCompiler(xgr.TokenizerInfo(["a"]), cache_enabled=False).compile_json_schema(
+        json.dumps(schema), any_whitespace=False)
+
+    def accepts(data: Any) -> bool:
+        matcher = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
+        return bool(matcher.accept_string(json.dumps(data))) and bool(matcher.is_terminated())
+
+    def plan(steps: int, query: str = "leave {office_1}") -> dict:
+        return {"steps": [{"id": f"s{i}", "query": query, "depends_on": [],
+                           "filters": {"office": "{office_1}", "year": None}, "extract": None}
+                          for i in range(1, steps + 1)],
+                "keep_original": False}
+
+    assert accepts(plan(1)) and accepts(plan(3)) and accepts(plan(1, "q" * MAX_QUERY_CHARS))
+    assert not accepts(plan(0)) and not accepts(plan(4)) and not accepts(plan(1, "q" * (MAX_QUERY_CHARS + 1)))
+    matcher = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
+    assert not matcher.accept_string(json.dumps(plan(1), indent=2))  # no newline, no indentation
+    matcher = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
+    assert not matcher.accept_string('{"steps":  [')  # no second space
+    assert accepts(json.loads(widest_plan("compare leave in {office} and {office}", ("office", "year"), 3)))
+
+
 @pytest.mark.parametrize(("skeleton", "shape_type", "filters"), [
     ("how did the per diem in {office} change between {year} and {year}", "temporal",
      [{"office": "{office_1}", "year": "{year_1}"}, {"office": "{office_1}", "year": "{year_2}"}]),

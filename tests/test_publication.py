@@ -507,9 +507,17 @@ def test_inputs_that_cannot_work_fail_before_any_work(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "no corpus given" in res.output
     res = runner.invoke(app, ["mine", "--config", str(no_inputs), "--out", str(out)])
     assert res.exit_code == 2 and "no logs given" in res.output
+    res = runner.invoke(app, ["plan", "--writer", "vllm", "--out", str(out)])  # the demo config names no model
+    assert res.exit_code == 2 and "planning.model is empty, and writer 'vllm' needs a model" in res.output, res.output
     if importlib.util.find_spec("vllm") is None:  # the model writer's package is missing: said before any work
-        res = runner.invoke(app, ["plan", "--writer", "vllm", "--out", str(out)])
-        assert res.exit_code == 2 and "needs the 'gpu' extra" in res.output, res.output
+        with_model = tmp_path / "m.yaml"
+        import yaml
+
+        settings = yaml.safe_load(DEMO_CONFIG.read_text())
+        settings["planning"]["model"] = "Qwen/Qwen3-8B"
+        with_model.write_text(yaml.safe_dump(settings))
+        res = runner.invoke(app, ["plan", "--writer", "vllm", "--config", str(with_model), "--out", str(out)])
+        assert res.exit_code == 2 and "needs the 'gpu' set-up" in res.output, res.output
     for command in (["mine"], ["plan"], ["plan", "--wait", "1"]):  # a stage alone needs a publication to work
         res = runner.invoke(app, [*command, "--out", str(out)])  # on (waiting: only where a run ever started)
         assert res.exit_code == 4 and "no published index" in res.output, res.output

@@ -6,9 +6,13 @@ parsed, validated and checked; a failure gets one re-plan with the complaint, th
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,8 +24,12 @@ from pydantic import ValidationError
 
 from schemas.config import Config
 from schemas.digest import fingerprint
-from schemas.errors import InputError, ModelServerRefused
+from schemas.errors import ConfigError, InputError, ModelServerRefused
 from schemas.plan import Plan, PlanError, plan_json_schema
+
+SKELETON_LINE = "Skeleton: "
+# Output tokens allowed per prompt: the widest plan a shape can need, counted, times this margin
+TOKEN_MARGIN = 1.5
 
 RULES = """You write retrieval plans for recurring question shapes over a document index.
 A shape is a question skeleton whose constraint values are placeholders: {office_1} is the first office
@@ -58,7 +66,7 @@ def build_messages(skeleton: str, shape_type: str, config: Config, known: dict[s
     lexicon = "; ".join(f"{f.name} ({f.kind}): " + (", ".join(sorted(known.get(f.name, []))[:40]) or "any")
                         for f in config.facets)
     system = RULES.replace("MAX_STEPS", str(config.planning.max_steps)).replace("LEXICON", lexicon)
-    user = f"Shape type: {shape_type}\nSkeleton: {skeleton}"
+    user = f"Shape type: {shape_type}\n{SKELETON_LINE}{skeleton}"
     if excerpts:
         user += ("\nThe documents of each value word things their own way. Excerpts (corpus text); where a part's "
                  "documents use another word for a term of the skeleton, its query may use that word:")
@@ -73,8 +81,20 @@ def prompt_hash(messages: list[dict[str, str]]) -> str:
     return fingerprint(messages)
 
 
+@dataclass(frozen=True)
+class Completion:
+    """A model's answer to one prompt: its text, why it stopped ("length": cut off at the token limit) and the
+    tokens it wrote (0 when the server does not say)."""
+
+    text: str
+    finish_reason: str | None = None
+    tokens: int = 0
+
+
 def parse_plan(text: str) -> Plan:
     """The model's JSON as a Plan; PlanError "invalid_json" when it is no JSON, "schema" when no plan."""
+    if not text.strip():
+        raise PlanError("invalid_json", "the model wrote nothing")
     try:
         return Plan.model_validate_json(text)
     except ValidationError as exc:
@@ -84,7 +104,36 @@ def parse_plan(text: str) -> Plan:
         raise PlanError("schema", f"model output is not a plan: {error['msg']}") from None
 
 
-Generate = Callable[[list[list[dict[str, str]]]], list[str]]
+def parse_completion(done: Completion) -> Plan:
+    """A completion as a Plan; one cut off by the token limit is PlanError "truncated", not broken JSON."""
+    if done.finish_reason == "length":
+        raise PlanError("truncated", f"cut off at the output token limit ({done.tokens} tokens written)")
+    return parse_plan(done.text)
+
+
+def widest_plan(skeleton: str, facets: Sequence[str], max_steps: int) -> str:
+    """The longest plan a shape can need, as the grammar without free whitespace writes it (", " and ": "
+    between items): `max_steps` steps, each querying the whole skeleton,
+    every filter a slot, an extract, and every earlier step (up to the schema's cap) as a dependency."""
+    steps = [{"id": f"s{i}", "query": skeleton,
+              "depends_on": [f"s{j}" for j in range(1, i)][:max_steps - 1],
+              "filters": {f: f"{{{f}_1}}" for f in facets},
+              "extract": {"kind": "facet", "facet": facets[0] if facets else None, "top": 10}}
+             for i in range(1, max_steps + 1)]
+    return json.dumps({"steps": steps, "keep_original": False})
+
+
+def token_limit(messages: list[dict[str, str]], facets: Sequence[str], max_steps: int,
+                count: Callable[[str], int]) -> int:
+    """Output tokens for one prompt: `count` (the model's tokenizer) of the shape's widest plan, with margin.
+    The grammar allows no free whitespace, so a sound plan stays under it; one that does not is "truncated"."""
+    user = messages[-1]["content"]
+    skeleton = next((line[len(SKELETON_LINE):] for line in user.splitlines() if line.startswith(SKELETON_LINE)),
+                    user)
+    return math.ceil(count(widest_plan(skeleton, facets, max_steps)) * TOKEN_MARGIN)
+
+
+Generate = Callable[[list[list[dict[str, str]]]], list[Completion]]
 
 
 @dataclass
@@ -118,7 +167,7 @@ def write_batch(shapes: Sequence[dict[str, Any]], config: Config, known: dict[st
                                outcomes[i].complaints[-1] if outcomes[i].complaints else "",
                                shapes[i].get("excerpts")) for i in pending]
         try:
-            texts = generate(msgs)
+            answers = generate(msgs)
         except Exception as exc:  # noqa: BLE001 - any model or server failure: the rule writer takes over
             if (status := refused_status(exc)) is not None:  # but a refused key: the config is wrong
                 p = config.planning
@@ -129,12 +178,12 @@ def write_batch(shapes: Sequence[dict[str, Any]], config: Config, known: dict[st
                 outcomes[i].complaints.append(f"server_error: {type(exc).__name__}: {exc}"[:500])
             break
         still = []
-        for i, m, text in zip(pending, msgs, texts, strict=True):
+        for i, m, answer in zip(pending, msgs, answers, strict=True):
             out = outcomes[i]
             out.attempts += 1
             out.prompt_hash = prompt_hash(m)
             try:
-                plan = parse_plan(text)
+                plan = parse_completion(answer)
                 complaint = accept(shapes[i], plan)
             except PlanError as exc:
                 complaint = str(exc)  # "reason: message"
@@ -148,21 +197,77 @@ def write_batch(shapes: Sequence[dict[str, Any]], config: Config, known: dict[st
 
 
 def vllm_generator(config: Config) -> Generate:
-    """vLLM's offline engine with structured outputs (the API since vLLM 0.12); needs a GPU."""
+    """vLLM's offline engine with structured outputs (the API since vLLM 0.12); needs a GPU. The engine loads on
+    the first batch, so a run with no shape to write never loads the model."""
     from vllm import LLM, SamplingParams
     from vllm.sampling_params import StructuredOutputsParams
 
     p = config.planning
-    llm = LLM(model=p.model, tensor_parallel_size=p.tensor_parallel_size,
-              gpu_memory_utilization=p.gpu_memory_utilization)
-    params = SamplingParams(temperature=0.0, max_tokens=800,
-                            structured_outputs=StructuredOutputsParams(json=plan_json_schema(config.facet_names)))
+    structured = StructuredOutputsParams(json=plan_json_schema(config.facet_names, p.max_steps),
+                                         disable_any_whitespace=True)
+    engine: list[Any] = []
 
-    def generate(batch: list[list[dict[str, str]]]) -> list[str]:
+    def generate(batch: list[list[dict[str, str]]]) -> list[Completion]:
+        if not engine:
+            engine.append(LLM(model=p.model, tensor_parallel_size=p.tensor_parallel_size,
+                              gpu_memory_utilization=p.gpu_memory_utilization))
+        llm = engine[0]
+        tokenizer = llm.get_tokenizer()
+
+        def count(text: str) -> int:
+            return len(tokenizer.encode(text, add_special_tokens=False))
+
+        params = [SamplingParams(temperature=0.0, structured_outputs=structured,
+                                 max_tokens=token_limit(m, config.facet_names, p.max_steps, count)) for m in batch]
         outputs = llm.chat(batch, params)
-        return [o.outputs[0].text for o in outputs]
+        return [Completion(o.outputs[0].text, o.outputs[0].finish_reason, len(o.outputs[0].token_ids))
+                for o in outputs]
 
     return generate
+
+
+VLLM_MISSING = ("writer 'vllm' needs the 'gpu' set-up (scripts/setup.sh --gpu: vLLM on its CUDA build of torch) "
+                "and a CUDA GPU; or use --writer rules or --writer openai")
+
+
+def check_model(config: Config, writer: str) -> None:
+    """Refuse, before any work, a model writer the config cannot run: `planning.model` empty, neither a local
+    model folder nor a model id, or (vLLM) no vLLM, no GPU torch can use, or fewer GPUs than
+    `planning.tensor_parallel_size`. Each message names the config line and the fix."""
+    if writer == "rules":
+        return
+    p = config.planning
+    where = config.place(["planning", "model"])
+    if not p.model.strip():
+        raise ConfigError(f"{where}: planning.model is empty, and writer '{writer}' needs a model: set it to a "
+                          "local model folder or a model id (Qwen/Qwen3-8B), or use --writer rules")
+    if writer != "vllm":
+        return
+    folder = Path(p.model).expanduser()
+    if folder.exists() or p.model.startswith(("/", ".", "~")):
+        if not (folder / "config.json").is_file():
+            raise ConfigError(f"{where}: planning.model {p.model!r} is no model folder (no config.json there); "
+                              "point it at a downloaded model's folder, or give a model id")
+    else:
+        from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+        try:
+            validate_repo_id(p.model)
+        except HFValidationError as exc:
+            raise ConfigError(f"{where}: planning.model {p.model!r} is neither a folder nor a model id ({exc}); "
+                              "give an existing folder or an id such as Qwen/Qwen3-8B") from None
+    if importlib.util.find_spec("vllm") is None:
+        raise ConfigError(VLLM_MISSING)
+    import torch
+
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if not gpus:
+        build = f"CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU build"
+        raise ConfigError(f"writer 'vllm': torch {torch.__version__} ({build}) sees no CUDA GPU; run on a GPU machine "
+                          f"set up with scripts/setup.sh --gpu, or use --writer rules or --writer openai")
+    if p.tensor_parallel_size > gpus:
+        raise ConfigError(f"{config.place(['planning', 'tensor_parallel_size'])}: planning.tensor_parallel_size "
+                          f"is {p.tensor_parallel_size} but torch sees {gpus} GPU(s); set it to at most {gpus}")
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -185,11 +290,14 @@ def _retry_if_transient(task: Any, task_run: Any, state: State[Any]) -> bool:
 # Not cached: a model server's answer is I/O, not a function of the request alone.
 @task(name="chat-completion", cache_policy=NO_CACHE, retries=3, retry_delay_seconds=exponential_backoff(1),
       retry_condition_fn=_retry_if_transient)
-def chat_completion(base_url: str, body: dict[str, Any], api_key_env: str) -> str:
+def chat_completion(base_url: str, body: dict[str, Any], api_key_env: str) -> Completion:
     """One chat request to an OpenAI-compatible endpoint; transient failures retry after 1, 2, 4 s."""
     r = httpx.post(f"{base_url.rstrip('/')}/chat/completions", json=body, headers=_auth(api_key_env), timeout=120)
     r.raise_for_status()
-    return str(r.json()["choices"][0]["message"]["content"])
+    answer = r.json()
+    choice = answer["choices"][0]
+    return Completion(choice["message"].get("content") or "", choice.get("finish_reason"),
+                      int((answer.get("usage") or {}).get("completion_tokens") or 0))
 
 
 
@@ -221,10 +329,12 @@ def check_server(base_url: str, api_key_env: str = "OPENAI_API_KEY", timeout: fl
 def openai_generator(config: Config) -> Generate:
     """Any OpenAI-compatible chat endpoint (vLLM's server included), with a JSON-schema response format."""
     p = config.planning
-    schema = plan_json_schema(config.facet_names)
+    schema = plan_json_schema(config.facet_names, p.max_steps)
 
-    def one(messages: list[dict[str, str]]) -> str:
+    def one(messages: list[dict[str, str]]) -> Completion:
+        # No tokenizer here: a character per token bounds ordinary text's tokens from above
         body = {"model": p.model, "messages": messages, "temperature": 0,
+                "max_tokens": token_limit(messages, config.facet_names, p.max_steps, len),
                 "response_format": {"type": "json_schema",
                                     "json_schema": {"name": "plan", "schema": schema, "strict": True}}}
         return chat_completion(p.openai_base_url, body, p.openai_api_key_env)
