@@ -3,13 +3,16 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint typecheck unit clean
+.PHONY: setup gpu demo test lint typecheck unit clean
 
 $(STAMP): pyproject.toml scripts/setup.sh
 	./scripts/setup.sh
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+gpu:  ## .venv-gpu on a CUDA machine: the current vLLM on its CUDA build of torch
+	./scripts/setup.sh --gpu
 
 demo: $(STAMP)  ## run the nightly pipeline on the embedded demo data
 	$(BIN)/planbake nightly

@@ -652,3 +652,41 @@ def test_the_model_and_gpu_settings_are_checked_at_their_config_line(tmp_path: P
         check_model(config, "vllm")
     assert str(bad.value) == (f"{where}: planning.tensor_parallel_size is 2 but torch sees 1 GPU(s); set it to at "
                               "most 1")
+
+
+def test_the_gpu_check_measures_a_model_writer_against_the_rules(tmp_path: Path, prefect_harness: None,
+                                                                  seed_corpus: Path) -> None:
+    """benchmarks.gpu_check on a small corpus and log, with a stand-in model that writes the rule writer's plan
+    for each skeleton (and cuts one shape's plan off): the figures come from the publications and the calls."""
+    import re
+
+    from benchmarks.gpu_check import check
+    from tasks.plan.rules_writer import write_template as rules_plan
+    from tests.test_poisoning import normal_rows, write_rows
+
+    config = CONFIG.model_copy(deep=True)
+    config.corpus, config.logs = str(seed_corpus), str(write_rows(tmp_path / "log.jsonl", normal_rows()))
+    config.planning.model = "stand-in"
+    cut: list[str] = []
+
+    def stand_in(cfg: object, writer: str) -> object:
+        def generate(batch: list[list[dict[str, str]]]) -> list[Completion]:
+            out = []
+            for messages in batch:
+                shape_type, skeleton = re.findall(r"^(?:Shape type|Skeleton): (.*)$", messages[1]["content"], re.M)
+                text = json.dumps(rules_plan(skeleton, shape_type, CONFIG).model_dump())
+                if not cut or cut[0] == skeleton:
+                    cut.append(skeleton)
+                    out.append(Completion(text[:30], "length", 30))
+                else:
+                    out.append(Completion(text, "stop", 10))
+            return out
+
+        return generate
+
+    found = check(config, "vllm", tmp_path / "out", generator=stand_in)
+    assert found["asked"] == found["shapes"] > 1 and found["fallbacks"] == 1
+    assert found["rejections"] == {"truncated": 2}
+    assert found["validity"] == round((found["asked"] - 1) / found["asked"], 3)
+    assert found["route_agreement"] == 1.0  # the same plans, routed by the same measure
+    assert found["shapes_per_second"] > 0 and found["output_tokens_per_second"] > 0
