@@ -690,3 +690,26 @@ def test_the_gpu_check_measures_a_model_writer_against_the_rules(tmp_path: Path,
     assert found["validity"] == round((found["asked"] - 1) / found["asked"], 3)
     assert found["route_agreement"] == 1.0  # the same plans, routed by the same measure
     assert found["shapes_per_second"] > 0 and found["output_tokens_per_second"] > 0
+
+
+def test_the_vllm_calls_match_the_installed_vllm() -> None:
+    """Where vLLM is installed (no GPU needed): the parameters the writer builds pass vLLM's own classes, and the
+    engine, chat and output names it reads exist."""
+    import dataclasses
+    import inspect
+
+    vllm = pytest.importorskip("vllm")
+    from vllm.outputs import CompletionOutput
+    from vllm.sampling_params import StructuredOutputsParams
+
+    from schemas.plan import plan_json_schema
+
+    structured = StructuredOutputsParams(json=plan_json_schema(CONFIG.facet_names, 6), disable_any_whitespace=True)
+    params = vllm.SamplingParams(temperature=0.0, structured_outputs=structured, max_tokens=900)
+    assert params.max_tokens == 900 and params.structured_outputs.disable_any_whitespace is True
+    assert {"model", "tensor_parallel_size", "gpu_memory_utilization"} <= set(
+        inspect.signature(vllm.LLM.__init__).parameters)
+    assert "sampling_params" in inspect.signature(vllm.LLM.chat).parameters and callable(vllm.LLM.get_tokenizer)
+    names = {f.name for f in dataclasses.fields(CompletionOutput)} if dataclasses.is_dataclass(CompletionOutput) \
+        else set(inspect.signature(CompletionOutput).parameters)
+    assert {"text", "finish_reason", "token_ids"} <= names
