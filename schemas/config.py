@@ -223,7 +223,8 @@ class Retention(_Strict):
 
 
 class Gate(_Strict):
-    """The quality gate before a publication switches (tasks/publish/gate.py). Figures are shares in [0, 1].
+    """The quality gate before a publication switches (tasks/publish/gate.py). Figures are shares in [0, 1] but
+    `max_facet_values_lost`, a count.
 
     Floors hold every run, a first one included; drops, rises and caps compare with the last publication.
     Labeled figures are the routed system's, as `planbake eval` scores it, on each set under `labeled:`.
@@ -237,6 +238,11 @@ class Gate(_Strict):
     max_quarantined: float = Field(0.5, ge=0, le=1)  # log rows of the window that are bad
     max_quarantine_rise: float = Field(0.05, ge=0, le=1)
     max_route_change: float = Field(0.5, ge=0, le=1)  # shapes in both runs whose route changed
+    # without labels: the index, the routes' measured coverage and the cache's plans against the last publication
+    max_chunks_deleted: float = Field(0.2, ge=0, le=1)  # the last publication's chunks gone
+    max_facet_values_lost: int = Field(0, ge=0)  # category or year facet values no chunk holds any more (a count)
+    max_route_coverage_drop: float = Field(0.1, ge=0, le=1)  # mean measured coverage of the shapes in both runs
+    max_plan_change: float = Field(0.25, ge=0, le=1)  # cache hits, by questions, whose plan changed
     min_part_coverage: float = Field(0.5, ge=0, le=1)
     max_part_coverage_drop: float = Field(0.05, ge=0, le=1)
     min_all_parts: float = Field(0.25, ge=0, le=1)

@@ -33,11 +33,11 @@ def _corpus_without(tmp_path: Path, chunk_id: str) -> Path:
     return path
 
 
-def _seed_config(tmp_path: Path, **gate: float) -> Path:
-    """The demo config on the seed handbook, its questions as the log and as the labeled set."""
+def _seed_config(tmp_path: Path, labeled: bool = True, **gate: float) -> Path:
+    """The demo config on the seed handbook, its questions as the log and (unless told not) as the labeled set."""
     raw = yaml.safe_load(DEMO_CONFIG.read_text())
     log = questions_as_log(read_labeled(SEED / "questions.jsonl"), tmp_path / "log.jsonl", "2026-11-29T10:00:00")
-    raw.update(corpus=str(SEED / "corpus.jsonl"), logs=str(log), labeled=[str(SEED)], gate=gate)
+    raw.update(corpus=str(SEED / "corpus.jsonl"), logs=str(log), labeled=[str(SEED)] if labeled else [], gate=gate)
     raw["mining"].update(min_count=1, min_users=1)
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(raw))
@@ -103,6 +103,56 @@ def test_coverage_drop_is_not_published_until_forced(tmp_path: Path, prefect_har
     assert PlanCache.open(out).lookup(QUESTION).trace["run_id"] == now.name
 
 
+def _write_corpus(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_losing_most_of_the_corpus_is_refused_without_labels(tmp_path: Path, prefect_harness: None) -> None:
+    """No labeled set: an ordinary corpus update passes; a corpus that lost every Berlin, Amsterdam and offsite
+    document (10 of 17 chunks, every split route now one search) is refused by the label-free checks."""
+    config, out = _seed_config(tmp_path, labeled=False), tmp_path / "out"
+    rows = [json.loads(x) for x in (SEED / "corpus.jsonl").read_text().splitlines()]
+    code, output, first = _nightly("--config", str(config), "--out", str(out))
+    assert code == 0 and first["gate"]["decision"] == "passed", output
+
+    edited = [dict(r) for r in rows] + [{"id": "parking-lisbon", "metadata": {"office": "Lisbon"},
+                                        "text": "Parking in Lisbon: the office pays for a monthly transport pass."}]
+    edited[1]["text"] += " Ask HR for the form."
+    update = _write_corpus(tmp_path / "update.jsonl", edited)
+    code, output, second = _nightly("--config", str(config), "--out", str(out), "--corpus", str(update))
+    assert code == 0 and second["gate"]["decision"] == "passed", output
+    checks = {c["name"]: c for c in second["gate"]["checks"]}
+    assert checks["chunks deleted"]["value"] == 0 and checks["facet values lost"]["value"] == 0
+    assert checks["route coverage (measured)"]["value"] == checks["route coverage (measured)"]["last"] == 1
+    live = current_run(out)
+
+    gone = [r for r in edited if r["metadata"].get("office") in ("Berlin", "Amsterdam")
+            or r["id"].startswith("offsite")]
+    assert len(gone) == 10
+    lost = str(_write_corpus(tmp_path / "lost.jsonl", [r for r in edited if r not in gone]))
+    code, output, doc = _nightly("--config", str(config), "--out", str(out), "--corpus", lost)
+    assert code == EXIT_GATE, output
+    assert current_run(out) == live  # CURRENT unchanged
+    for says in ("chunks deleted 0.5556 (last n/a; limit <= 0.2): 10 of the last publication's 18 chunks are gone",
+                 "facet values lost 2 (last n/a; limit <= 0): office: Amsterdam, Berlin (no chunk holds them now)",
+                 "route coverage (measured)", "'compare parental leave for the second parent in {office} and {office}' "
+                 "1 -> 0", "plan changes (cache hits)"):
+        assert says in doc["message"], doc["message"]
+    rejected = read_manifest(Path(doc["report"]).parent.parent)
+    assert rejected["gate"]["regressions"] == ["chunks deleted", "facet values lost", "route coverage (measured)",
+                                               "plan changes (cache hits)"]
+    figures = json.loads((Path(doc["report"]).parent.parent / GATE.name).read_text())  # kept beside the report
+    assert figures["index_change"]["facet_values_lost"] == {"office": ["Amsterdam", "Berlin"]}
+    assert figures["route_coverage"]["value"] < 0.5 < figures["route_coverage"]["last"]
+    text = Path(doc["report"]).read_text()
+    assert "| chunks deleted | n/a | 0.5556 | <= 0.2 | **regressed** |" in text
+
+    code, output, forced = _nightly("--config", str(config), "--out", str(out), "--corpus", lost, "--force")
+    assert code == 0 and forced["gate"]["decision"] == "forced", output
+    assert current_run(out).name == forced["run_id"] != live.name
+
+
 def test_a_rejection_is_said_once(tmp_path: Path, prefect_harness: None) -> None:
     """From the command line, the gate's verdict is one line: the flow's log record of it (kept for a deployment's
     log) is not printed beside the CLI's."""
@@ -143,7 +193,10 @@ def test_first_run_is_held_to_its_own_floors(tmp_path: Path, prefect_harness: No
 def _figures(**kw: object) -> dict:
     base = {"validity": 0.9, "fallbacks": 0.0, "cache_coverage": 0.8, "route_changes": 0.1, "quarantined": 0.01,
             "labeled": {"k": {"name": "set", "part_coverage": 0.8, "all_parts": 0.6,
-                              "questions": {"1": 1.0, "2": 0.5, "3": 1.0}}}}
+                              "questions": {"1": 1.0, "2": 0.5, "3": 1.0}}},
+            "index_change": {"chunks_deleted": 0.05, "deleted": 12, "chunks": 240, "facet_values_lost": {}},
+            "route_coverage": {"value": 0.9, "last": 0.95, "dropped": [["how many vacation days in {office}", 1, 0]]},
+            "plan_changes": {"value": 0.1, "changed": 30, "keys": 1800}}
     return {**base, **kw}
 
 
@@ -155,6 +208,12 @@ def _figures(**kw: object) -> dict:
     ({"cache_coverage": 0.6}, ["cache coverage (last day)"]),
     ({"route_changes": 0.6}, ["route changes"]),
     ({"quarantined": 0.05}, []),
+    ({"index_change": {"chunks_deleted": 0.3, "deleted": 72, "chunks": 240, "facet_values_lost": {}}},
+     ["chunks deleted"]),
+    ({"index_change": {"chunks_deleted": 0.0, "deleted": 0, "chunks": 240, "facet_values_lost": {"year": ["2024"]}}},
+     ["facet values lost"]),
+    ({"route_coverage": {"value": 0.8, "last": 0.95, "dropped": []}}, ["route coverage (measured)"]),
+    ({"plan_changes": {"value": 0.3, "changed": 500, "keys": 1800}}, ["plan changes (cache hits)"]),
     ({"quarantined": 0.14}, ["quarantined log rows"]),  # a log whose format changed: many rows bad at once
     ({"labeled": {"k": {"name": "set", "part_coverage": 0.8, "all_parts": 0.6,
                         "questions": {"1": 0.5, "2": 1.0, "3": 1.0}}}}, ["set: questions losing coverage"]),
@@ -164,6 +223,65 @@ def _figures(**kw: object) -> dict:
 def test_each_limit_against_the_last_publication(change: dict, failed: list[str]) -> None:
     checks = compare(_figures(**change), _figures(), Gate())
     assert [c.name for c in checks if not c.ok] == failed
+
+
+def test_the_label_free_checks_name_what_changed() -> None:
+    new = _figures(index_change={"chunks_deleted": 0.5882, "deleted": 10, "chunks": 17,
+                                 "facet_values_lost": {"office": ["Amsterdam", "Berlin"]}},
+                   route_coverage={"value": 0.2, "last": 1.0, "dropped": [[f"shape {n}", 1, 0] for n in range(7)]})
+    checks = {c.name: c for c in compare(new, _figures(), Gate(max_facet_values_lost=2))}
+    assert checks["chunks deleted"].detail == "10 of the last publication's 17 chunks are gone"
+    assert checks["facet values lost"].ok and checks["facet values lost"].value == 2  # a looser limit
+    assert checks["facet values lost"].detail == "office: Amsterdam, Berlin (no chunk holds them now)"
+    assert checks["route coverage (measured)"].detail == (
+        "shapes losing coverage: 'shape 0' 1 -> 0, 'shape 1' 1 -> 0, 'shape 2' 1 -> 0, 'shape 3' 1 -> 0, "
+        "'shape 4' 1 -> 0 and 2 more")
+    assert checks["plan changes (cache hits)"].detail == "30 of 1800 cache keys in both runs got another route or plan"
+    assert [c.name for c in compare(new, _figures(), Gate()) if not c.ok] == [
+        "chunks deleted", "facet values lost", "route coverage (measured)"]
+
+
+def test_measured_coverage_counts_questions_with_no_evidence(tmp_path: Path) -> None:
+    """A shape whose sampled questions the corpus no longer answers measures 1.0 on every route (nothing needed):
+    the gate counts those questions 0, and a shape classified null 0; an evaluation from before `unanswered` was
+    recorded is compared as it was measured."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from schemas.files import CACHE, TEMPLATES
+    from tasks.publish.drift import plan_changes, route_coverage
+
+    def run(name: str, shapes: dict[str, tuple[str, dict]], cache: dict[str, tuple[str, str | None, int]]) -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        rows = [{"shape_id": s, "skeleton": f"skeleton {s}", "type": kind, "route": ev.get("route", "one_search"),
+                 "evaluation": json.dumps(ev)} for s, (kind, ev) in shapes.items()]
+        pq.write_table(pa.Table.from_pylist(rows, TEMPLATES.schema), folder / TEMPLATES.name)
+        entries = [{"key": k, "shape_id": k.split("|")[0], "route": r, "plan": p, "questions": n}
+                   for k, (r, p, n) in cache.items()]
+        pq.write_table(pa.Table.from_pylist(entries, CACHE.schema), folder / CACHE.name)
+        return folder
+
+    full = {"route": "split", "questions": 2, "coverage": {"one_search": 0.5, "split": 1.0}}
+    step = {"id": "s1", "query": "leave in {office}", "filters": {"office": "Berlin"}}
+    split = json.dumps({"steps": [step, {**step, "id": "s2", "filters": {"office": "Amsterdam"}}]})
+    reworded = json.dumps({"steps": [{**step, "query": "parental leave in Berlin"},
+                                     {**step, "id": "s2", "filters": {"office": "Amsterdam"}}]})
+    old = run("old", {"a": ("comparison", {**full, "unanswered": 0}), "b": ("bridge", {**full, "unanswered": 0}),
+                      "c": ("single", {"route": "one_search", "questions": 1, "coverage": {}})},
+              {"a|x": ("split", split, 3), "a|y": ("split", split, 1), "b|x": ("split", split, 4)})
+    new = run("new", {"a": ("comparison", {**full, "route": "one_search", "coverage": {"one_search": 1.0},
+                                           "unanswered": 2}),
+                      "b": ("null", {"route": "one_search", "questions": 0, "coverage": {}}),
+                      "c": ("single", {"route": "one_search", "questions": 1, "coverage": {}})},
+              {"a|x": ("one_search", None, 3), "a|y": ("split", reworded, 1), "b|x": ("split", split, 4)})
+    cov = route_coverage(new, old)
+    assert (cov.value, cov.last) == (0.0, 1.0)  # c measured nothing: left out
+    assert cov.dropped == [("skeleton a", 1.0, 0.0), ("skeleton b", 1.0, 0.0)]
+    changes = plan_changes(new, old)  # a step query's wording alone is no change
+    assert (changes.value, changes.changed, changes.keys) == (0.375, 1, 3)
+    before = run("before", {"a": ("comparison", full)}, {})  # no `unanswered`: compared as measured
+    assert (route_coverage(new, before).value, route_coverage(new, before).last) == (1.0, 1.0)
 
 
 def test_a_set_whose_documents_are_gone_says_so_in_every_failed_check() -> None:

@@ -32,7 +32,7 @@ from tasks.index.store import Index, best_cosine
 from tasks.plan.vocabulary import keeps_constraints, subquery_reach, worded
 
 ROUTES = ("one_search", "split", "split_original")
-ROUTER_VERSION = 13  # part of a template's signature: a changed rule writer, router or executor redoes every shape
+ROUTER_VERSION = 14  # part of a template's signature: a changed rule writer, router or executor redoes every shape
 
 EVIDENCE_MARGIN = 0.2  # default: cosine below a step's best chunk within which a chunk is still evidence
 
@@ -129,12 +129,14 @@ class ShapeEvaluation:
     searches: dict[str, float] = field(default_factory=dict)
     top_kept: float = 1.0  # share of samples whose split kept the original's top chunks (its share of the budget)
     refused: int = 0
+    unanswered: int = 0  # samples the corpus held no evidence for: each "covers" 1.0 on every route (nothing needed)
     evidence: set[str] = field(default_factory=set)  # chunk ids the evaluation saw
     vocabulary: dict[str, Any] = field(default_factory=dict)  # see measure_vocabulary
 
     def to_json(self) -> dict[str, Any]:
         return {"route": self.route, "questions": self.questions, "coverage": self.coverage,
                 "searches": self.searches, "top_kept": self.top_kept, "refused": self.refused,
+                "unanswered": self.unanswered,
                 **({"vocabulary": self.vocabulary} if self.vocabulary else {})}
 
 
@@ -164,7 +166,7 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         return ShapeEvaluation("one_search", len(samples), searches={"one_search": 1.0})
     cov = {r: 0.0 for r in ROUTES}
     searches = {r: 0.0 for r in ROUTES}
-    kept = refused = 0
+    kept = refused = unanswered = 0
     evidence: set[str] = set()
     plans = [fill_slots(template, sk.slots) for sk in samples]
     vocab = measure_vocabulary(plans, vocabulary, index, budget)
@@ -189,6 +191,7 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         if not (parts_find_evidence(own, floor) and finds_answer(original, own, split_floor)  # no search: first
                 and has_evidence(need, whole_question_probe(question, own, index), floor)):
             need = set()  # the corpus holds no answer: every route covers the same (nothing)
+            unanswered += 1
         targets = part_targets(need, split, evidence_depth(budget, len(plan.steps)), margin)
         refused += any(p.error for p in split.parts)
         for name, run in (("one_search", one), ("split", split), ("split_original", both)):
@@ -206,7 +209,7 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         route = "split_original"  # the whole question's best chunks (its share of the budget) are outside the parts
     else:
         route = "split" if cov["split"] >= cov["split_original"] else "split_original"
-    return ShapeEvaluation(route, len(samples), cov, searches, round(top_kept, 3), refused, evidence, vocab)
+    return ShapeEvaluation(route, len(samples), cov, searches, round(top_kept, 3), refused, unanswered, evidence, vocab)
 
 
 def _question_text(sk: Skeleton) -> str:

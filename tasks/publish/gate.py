@@ -6,6 +6,8 @@ Figures, each a share in [0, 1]:
 - cache coverage: questions of the last logged day that have a recurring shape (their key hits the cache);
 - quarantined: log rows of the mined window that were bad (a log whose format changed turns many rows bad);
 - route changes: shapes in both runs whose route differs;
+- without labels (`tasks.publish.drift`), against the last publication: chunks deleted and facet values lost from
+  the index, the mean measured coverage of the routes of the shapes in both runs, and cache hits whose plan changed;
 - per labeled set (config `labeled:`), the routed system as `planbake eval` scores it: part coverage, all-parts
   rate, and each question's part coverage.
 
@@ -30,6 +32,7 @@ from schemas.files import GATE, QUESTIONS, TEMPLATES, Manifest
 from schemas.publication import NEEDED, index_location, run_root
 from schemas.sql import sql_files
 from tasks.evaluate import Labeled, read_labeled
+from tasks.publish import drift
 
 EPS = 1e-9
 
@@ -117,10 +120,13 @@ class QualityGate:
         mined = "mine" in manifest.get("stages_run", ["mine"])  # a stage run alone carries the last mine over
         new = {**self.measure(staging, manifest.get("index")),
                "quarantined": quarantined(manifest.get("mine")) if mined else None}
-        (staging / GATE.name).write_text(json.dumps(new, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         last = self.baseline(prev_dir, prev_manifest) if prev_dir is not None else None
         if prev_dir is not None:
-            new["route_changes"] = route_changes(staging, prev_dir)
+            new |= {"route_changes": route_changes(staging, prev_dir),
+                    "index_change": asdict(drift.index_change(staging, prev_dir, self.config)),
+                    "route_coverage": asdict(drift.route_coverage(staging, prev_dir)),
+                    "plan_changes": asdict(drift.plan_changes(staging, prev_dir))}
+        (staging / GATE.name).write_text(json.dumps(new, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         return Verdict(compare(new, last, self.config.gate), prev_dir.name if prev_dir else None, self.force)
 
     def measure(self, run_dir: Path, index: dict[str, Any] | None) -> dict[str, Any]:
@@ -216,6 +222,7 @@ def compare(new: dict[str, Any], last: dict[str, Any] | None, g: Gate) -> list[C
     ]
     if last is not None:
         checks.append(_check("route changes", new.get("route_changes"), None, cap=g.max_route_change))
+        checks += _drift_checks(new, g)
     old_sets = prev.get("labeled", {})
     for key, fig in new.get("labeled", {}).items():
         if fig is None:
@@ -237,6 +244,28 @@ def compare(new: dict[str, Any], last: dict[str, Any] | None, g: Gate) -> list[C
                 why = f"{fig['unheld']}: fix the ids, or restore the documents"
                 check.detail = f"{check.detail}; {why}" if check.detail else why
     return checks
+
+
+def _drift_checks(new: dict[str, Any], g: Gate) -> list[Check]:
+    """The label-free checks against the last publication (see `tasks.publish.drift`)."""
+    index = new.get("index_change") or {}
+    deleted = _check("chunks deleted", index.get("chunks_deleted"), None, cap=g.max_chunks_deleted)
+    if index.get("deleted"):
+        deleted.detail = f"{index['deleted']} of the last publication's {index['chunks']} chunks are gone"
+    lost = index.get("facet_values_lost") or {}
+    values = _check("facet values lost", float(sum(map(len, lost.values()))) if index else None, None,
+                    cap=g.max_facet_values_lost)
+    values.detail = "; ".join(f"{facet}: {drift.more(v)} (no chunk holds them now)" for facet, v in lost.items())
+    cov = new.get("route_coverage") or {}
+    coverage = _check("route coverage (measured)", cov.get("value"), cov.get("last"), drop=g.max_route_coverage_drop)
+    if not coverage.ok:
+        coverage.detail = "shapes losing coverage: " + drift.more([f"'{sk}' {a:g} -> {b:g}"
+                                                                   for sk, a, b in cov.get("dropped", [])])
+    plans = new.get("plan_changes") or {}
+    changed = _check("plan changes (cache hits)", plans.get("value"), None, cap=g.max_plan_change)
+    if plans.get("changed"):
+        changed.detail = f"{plans['changed']} of {plans['keys']} cache keys in both runs got another route or plan"
+    return [deleted, values, coverage, changed]
 
 
 def _check(name: str, value: float | None, last: float | None, *, floor: float = 0.0, drop: float | None = None,
