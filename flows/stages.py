@@ -27,7 +27,7 @@ from tasks.scale import TaskEmbedder, run_task
 
 def index_stage(run: Run, corpus: str, config: Config, run_date: date, quiet: bool, runner: Any = None) -> Index:
     """Build the index in this process; its embedding runs as tasks on `runner` (None: here)."""
-    embedder = TaskEmbedder(config, runner, results=Path(run.out) / EMBED_CACHE)
+    embedder = TaskEmbedder(config, runner, store=Path(run.out) / EMBED_CACHE)
     live, uri = run.prev_manifest.get("index", {}), index_uri(config, run.out)
     if live and index_location(live, run.out) == uri:  # an unpublished run's writes are not the base
         reset_head(uri, live.get("table", config.table), int(live["version"]))

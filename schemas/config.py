@@ -219,7 +219,7 @@ class Retention(_Strict):
 
     runs: int = Field(14, ge=2)  # the live publication and the one `rollback` returns to at least
     rejected: int = Field(10, ge=1)
-    embed_cache_days: int = Field(14, ge=1)  # embedding task results kept in <out>/embed-cache (re-runs reuse them)
+    embed_cache_days: int = Field(14, ge=1)  # unused embedding shards kept in <out>/embed-cache (see tasks.scale)
 
 
 class Gate(_Strict):

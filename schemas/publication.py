@@ -10,7 +10,7 @@ from schemas.errors import DamagedPublication, InputError, NoPublication
 from schemas.files import MANIFEST, READERS, Manifest, Stage, needed_by, read_by
 
 POINTER = "CURRENT"
-EMBED_CACHE = "embed-cache"  # under the root: the embedding tasks' results, pruned by age
+EMBED_CACHE = "embed-cache"  # under the root: embedding shards a failed run leaves to the next (tasks.scale)
 
 
 # what every reader of a stage's outputs needs in a run folder (besides its manifest)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import zipfile
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from importlib import metadata
@@ -12,14 +14,17 @@ from typing import Any
 
 import numpy as np
 from prefect import Task, task
-from prefect.cache_policies import INPUTS, TASK_SOURCE
+from prefect.cache_policies import NO_CACHE
+from prefect.futures import as_completed
 
+from schemas.atomic import replace_atomically
 from schemas.config import Config, Runner
+from schemas.digest import fingerprint, source_digest
 from schemas.errors import ConfigError
 from tasks.embed import Embedder
 from tasks.progress import progress
 
-SHARD_BATCHES = 8  # batches per embedding task in the flow's process: progress and cache granularity
+SHARD_BATCHES = 8  # batches per embedding task in the flow's process: progress and resume granularity
 
 
 @contextmanager
@@ -75,28 +80,67 @@ def model_ref(model_path: str, dtype: str = "float32") -> str:
 
 def embed_texts(texts: list[str], model: str, model_path: str, batch_size: int, dtype: str = "float32"
                 ) -> np.ndarray:
-    """Unit vectors for `texts`, in order. `model` (see model_ref) is there for the cache key only."""
+    """Unit vectors for `texts`, in order. `model` (see model_ref) names the model in logs and shard keys."""
     del model
     return Embedder(model_path, batch_size, dtype).encode(texts, quiet=True)
 
 
-# Deterministic and pure: the texts, the model (with its dtype) and the batch size fix the vectors.
-embed_task = task(name="embed", cache_policy=INPUTS + TASK_SOURCE)(embed_texts)
+# Not cached by Prefect: a task called inside another (the index build) commits its result only when that one
+# finishes, so a killed run would keep none. TaskEmbedder keeps each shard's vectors itself (ShardStore).
+embed_task = task(name="embed", cache_policy=NO_CACHE)(embed_texts)
+
+
+class ShardStore:
+    """Each embedding shard's vectors in a file of their own, `<folder>/<key>.npz`, written (atomically) as the
+    shard finishes, so a run killed midway leaves what it finished to the next run.
+
+    The key is a digest of everything that fixes the vectors: the shard's texts in order, the model and the dtype
+    it computes in, the batch size, the embedding code and the torch and sentence-transformers versions. A file
+    that cannot be read whole (numpy's zip checks each member's CRC) or holds the wrong shape is embedded again.
+    """
+
+    def __init__(self, folder: Path, dim: int) -> None:
+        self.folder = folder
+        self.dim = dim
+        self._code = fingerprint([source_digest("tasks.embed"), metadata.version("torch"),
+                                  metadata.version("sentence-transformers")])
+
+    def key(self, params: dict[str, Any]) -> str:
+        return fingerprint([self._code, params["model"], params["dtype"], params["batch_size"], params["texts"]], 32)
+
+    def load(self, key: str, rows: int) -> np.ndarray | None:
+        path = self.folder / f"{key}.npz"
+        try:
+            with np.load(path) as data:
+                vecs = data["vectors"]
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # missing, cut short or damaged
+            return None
+        if vecs.shape != (rows, self.dim) or vecs.dtype != np.float32:
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # retention counts a shard's age from its last use
+        return vecs
+
+    def save(self, key: str, vecs: np.ndarray) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"{key}.npz"
+        replace_atomically(path.with_suffix(".tmp.npz"), path, lambda tmp: np.savez(tmp, vectors=vecs))
 
 
 class TaskEmbedder(Embedder):
     """An Embedder whose `encode` runs as embedding tasks, in shards of whole batches, on the given runner.
 
     Shards follow Embedder.encode's longest-first order and cut on batch boundaries, so every batch holds
-    the same texts as in one plain `encode` call. `encode_one` (search) stays in this process.
+    the same texts as in one plain `encode` call, and the same texts give the same shards on every run. With
+    `store` (a folder), each shard's vectors are kept there as it finishes and a shard found there is not
+    embedded again. `encode_one` (search) stays in this process.
     """
 
-    def __init__(self, config: Config, runner: Any | None = None, results: Path | None = None) -> None:
+    def __init__(self, config: Config, runner: Any | None = None, store: Path | None = None) -> None:
         super().__init__(config.model_path, config.embed_batch_size, config.embed_dtype)
         self.model_path = config.model_path
         self.runner = runner
-        # Results in a folder of the run's own (`results`), not Prefect's shared default, so they can be pruned.
-        self.task = embed_task.with_options(result_storage=results) if results else embed_task
+        self.store = ShardStore(store, self.dim) if store is not None else None
 
     def encode(self, texts: Sequence[str], label: str = "embedding", quiet: bool = False) -> np.ndarray:
         if not texts:
@@ -110,11 +154,30 @@ class TaskEmbedder(Embedder):
                                          "model_path": self.model_path, "batch_size": self.batch_size,
                                          "dtype": self.dtype}
                                         for shard in shards]
+        keys = [self.store.key(p) if self.store else "" for p in params]
         vecs = np.empty((len(texts), self.dim), dtype=np.float32)
-        futures = [None if self.runner is None else self.runner.submit(self.task, p) for p in params]
         with progress(label, len(texts), quiet=quiet or len(shards) == 1) as bar:
-            for shard, p, future in zip(shards, params, futures, strict=True):
-                vecs[shard] = self.task(**p) if future is None else future.result()
-                bar.advance(len(shard))
+            todo = []
+            for n, shard in enumerate(shards):
+                held = self.store.load(keys[n], len(shard)) if self.store else None
+                if held is None:
+                    todo.append(n)
+                else:
+                    vecs[shard] = held
+                    bar.advance(len(shard))
+            for n, result in self._run(params, todo):
+                if self.store:
+                    self.store.save(keys[n], result)
+                vecs[shards[n]] = result
+                bar.advance(len(shards[n]))
         return vecs
 
+    def _run(self, params: list[dict[str, Any]], todo: list[int]) -> Iterator[tuple[int, np.ndarray]]:
+        """Each shard of `todo` with its vectors, as it finishes: in turn here, in any order on a runner."""
+        if self.runner is None:
+            for n in todo:
+                yield n, embed_task(**params[n])
+            return
+        futures = {self.runner.submit(embed_task, params[n]): n for n in todo}
+        for future in as_completed(list(futures)):
+            yield futures[future], future.result()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,6 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from prefect.settings import PREFECT_TASKS_REFRESH_CACHE, temporary_settings
 
 from schemas.config import load_config
 from schemas.publication import current_run
@@ -64,10 +62,9 @@ def test_ray_runner_publishes_what_the_default_runner_does(tmp_path: Path, prefe
         return submit(self, task, parameters, *args, **kwargs)
 
     monkeypatch.setattr(RayTaskRunner, "submit", record)
-    with temporary_settings({PREFECT_TASKS_REFRESH_CACHE: True}):  # both runners embed; no cached vectors
-        default = _nightly(tmp_path, "default")
-        assert submitted == []
-        ray = _nightly(tmp_path, "ray")
+    default = _nightly(tmp_path, "default")
+    assert submitted == []
+    ray = _nightly(tmp_path, "ray")  # under a root of its own: no shard of the default run's is there
     assert submitted.count("mine-logs") == 1 and submitted.count("embed") >= 2  # embedding shards fan out
 
     assert _manifest(ray) == _manifest(default)
@@ -79,39 +76,72 @@ def test_ray_runner_publishes_what_the_default_runner_does(tmp_path: Path, prefe
     np.testing.assert_allclose(vectors[ray], vectors[default], atol=1e-5)
 
 
-def test_embedding_is_cached_on_its_inputs(prefect_harness: None) -> None:
-    from tasks.scale import embed_task, model_ref
+def test_a_shard_key_names_what_fixes_its_vectors(tmp_path: Path) -> None:
+    from tasks.scale import ShardStore, model_ref
 
-    fresh = f"parental leave policy, note {uuid.uuid4().hex}"
-    params: dict[str, Any] = {"texts": [fresh, "per diem in Lisbon"], "model": model_ref(""), "model_path": "",
-                              "batch_size": 4}
-    first = embed_task(**params, return_state=True)
-    again = embed_task(**params, return_state=True)
-    other = embed_task(**{**params, "batch_size": 8}, return_state=True)
-    assert first.name == "Completed" and again.name == "Cached" and other.name == "Completed"
-    np.testing.assert_array_equal(again.result(), first.result())
+    store = ShardStore(tmp_path, 384)
+    params: dict[str, Any] = {"texts": ["parental leave policy", "per diem in Lisbon"], "model": model_ref(""),
+                              "model_path": "", "batch_size": 4, "dtype": "float32"}
+    others = [{**params, "texts": params["texts"][::-1]}, {**params, "batch_size": 8},
+              {**params, "model": model_ref("", "bfloat16"), "dtype": "bfloat16"}, {**params, "model": "/models/e5"}]
+    assert store.key(dict(params)) == store.key(params)  # a new run (a new run id) finds the same key
+    assert len({store.key(p) for p in (params, *others)}) == 5
 
 
-def test_embedding_results_stay_under_the_root_and_old_ones_are_pruned(tmp_path: Path, prefect_harness: None) -> None:
+def _shards(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[str]]:
+    """A TaskEmbedder keeping its shards in `tmp_path`, and six texts it embeds in three shards of one batch."""
+    import tasks.scale
+
+    monkeypatch.setattr(tasks.scale, "SHARD_BATCHES", 1)
+    cfg = load_config(DEMO_CONFIG)
+    cfg.embed_batch_size = 2
+    texts = [f"{topic} in {office}" for topic in ("parental leave", "per diem rates", "remote work allowance")
+             for office in ("Berlin", "Lisbon")]
+    return tasks.scale.TaskEmbedder(cfg, store=tmp_path), texts
+
+
+def test_a_cut_short_or_damaged_shard_is_embedded_again(tmp_path: Path, prefect_harness: None,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    embedder, texts = _shards(tmp_path, monkeypatch)
+    first = embedder.encode(texts, quiet=True)
+    files = sorted(tmp_path.glob("*.npz"))
+    assert len(files) == 3
+    cut, damaged, whole = files
+    cut.write_bytes(cut.read_bytes()[:len(cut.read_bytes()) // 2])  # a write that a crash cut short
+    raw = bytearray(damaged.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF  # a vector's byte flipped: the zip member's CRC no longer matches
+    damaged.write_bytes(bytes(raw))
+    whole.with_suffix(".tmp.npz").write_bytes(b"a killed write's temporary file")
+
+    calls = _counting_model(monkeypatch)
+    np.testing.assert_array_equal(embedder.encode(texts, quiet=True), first)
+    assert calls == [2, 2], "the cut and the damaged shard are embedded again, the whole one read"
+    np.testing.assert_array_equal(embedder.encode(texts, quiet=True), first)
+    assert calls == [2, 2], "and written anew"
+
+
+def test_embedding_shards_stay_under_the_root_and_go_when_no_longer_needed(
+        tmp_path: Path, prefect_harness: None, monkeypatch: pytest.MonkeyPatch) -> None:
     from schemas.publication import EMBED_CACHE
     from tasks.publish.root import prune
-    from tasks.scale import TaskEmbedder
 
     cache = tmp_path / EMBED_CACHE
-    embedder = TaskEmbedder(load_config(DEMO_CONFIG), results=cache)
-    texts = [f"remote work allowance, note {uuid.uuid4().hex}", "per diem in Warsaw"]
-    first = embedder.encode(texts, quiet=True)
+    embedder, texts = _shards(cache, monkeypatch)
+    embedder.encode(texts[:2], quiet=True)
     stored = [p for p in cache.rglob("*") if p.is_file()]
-    assert stored, "the embedding task's result is written under the root"
-    np.testing.assert_array_equal(embedder.encode(texts, quiet=True), first)
+    assert len(stored) == 1, "the shard's vectors are written under the root"
 
     old = time.time() - 20 * 86_400
     os.utime(stored[0], (old, old))
-    fresh = embedder.encode(["sick leave in Toronto"], quiet=True)
-    assert fresh.shape == (1, 384)
-    gone = prune(tmp_path, keep_runs=2, keep_rejected=1, cache_days=14)
-    assert gone == [f"{EMBED_CACHE}/{stored[0].relative_to(cache)}"]
-    assert not stored[0].exists() and len([p for p in cache.rglob("*") if p.is_file()]) == len(stored)
+    embedder.encode(texts[:2], quiet=True)  # used again: its age starts anew
+    assert prune(tmp_path, keep_runs=2, keep_rejected=1, cache_days=14) == []
+    os.utime(stored[0], (old, old))
+    embedder.encode(texts[2:4], quiet=True)
+    assert prune(tmp_path, keep_runs=2, keep_rejected=1, cache_days=14) == [f"{EMBED_CACHE}/{stored[0].name}"]
+    assert not stored[0].exists() and len(list(cache.glob("*.npz"))) == 1
+    # a run that publishes its index: every shard is in the published index now
+    assert len(prune(tmp_path, keep_runs=2, keep_rejected=1, cache_days=14, indexed=True)) == 1
+    assert not any(cache.iterdir())
 
 
 def test_a_ray_address_nobody_answers_at_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -138,3 +168,82 @@ def test_a_ray_address_nobody_answers_at_is_a_config_error(monkeypatch: pytest.M
     with pytest.raises(ConfigError, match=r"runner.address ray://127.0.0.1:1: no Ray cluster answered \(ray client "
                                           r"connection timeout\); start it"):
         runner.__enter__()
+
+
+KILLED_RUN = """
+import os, sys
+from tasks import embed, scale
+scale.SHARD_BATCHES = 1
+finished, encode = 0, embed.Embedder.encode
+def killing(self, texts, label="embedding", quiet=False):
+    global finished
+    if finished == int(sys.argv[1]):
+        os._exit(9)  # killed: no cleanup of any kind runs
+    finished += 1
+    return encode(self, texts, label, quiet)
+embed.Embedder.encode = killing
+from flows.index import index_flow
+index_flow(corpus=sys.argv[2], config=sys.argv[3], out=sys.argv[4], run_date=sys.argv[5], quiet=True)
+"""
+
+
+def _index_config(tmp_path: Path) -> Path:
+    """The demo config embedding in batches of 4: the seed handbook's 17 chunks in 5 batches."""
+    cfg = load_config(DEMO_CONFIG)
+    cfg.embed_batch_size = 4
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg.model_dump(mode="json")), encoding="utf-8")
+    return path
+
+
+def _counting_model(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of texts of each call of the model's `encode` from here on."""
+    from tasks.embed import load_model
+
+    model, calls = load_model(""), []
+    encode = model.encode
+
+    def counted(texts: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(len(texts))
+        return encode(texts, *args, **kwargs)
+
+    monkeypatch.setattr(model, "encode", counted)
+    return calls
+
+
+def test_a_killed_runs_finished_shards_are_kept_and_the_next_run_embeds_the_rest(
+        tmp_path: Path, prefect_harness: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+
+    from prefect.settings import PREFECT_API_URL
+
+    from flows.index import index_flow
+    from schemas.publication import EMBED_CACHE
+    from tests.conftest import ROOT
+
+    config, corpus, day = _index_config(tmp_path), SEED / "corpus.jsonl", "2026-11-29"
+    killed = tmp_path / "resumed"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH")))),
+           "PREFECT_API_URL": str(PREFECT_API_URL.value())}
+    proc = subprocess.run([sys.executable, "-c", KILLED_RUN, "2", str(corpus), str(config), str(killed), day],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 9, proc.stderr  # killed at its third shard, after two whole ones
+    assert not (killed / "CURRENT").exists()
+
+    import tasks.scale
+
+    monkeypatch.setattr(tasks.scale, "SHARD_BATCHES", 1)
+    calls = _counting_model(monkeypatch)
+    index_flow(corpus=str(corpus), config=str(config), out=str(killed), run_date=day, quiet=True)
+    assert calls == [4, 4, 1], "only the three shards the killed run did not finish are embedded"
+    assert not any((killed / EMBED_CACHE).iterdir()), "its published index holds what the shards held"
+
+    whole = tmp_path / "whole"
+    index_flow(corpus=str(corpus), config=str(config), out=str(whole), run_date=day, quiet=True)
+    assert calls[3:] == [4, 4, 4, 4, 1]
+    runs = {out: current_run(out) for out in (killed, whole)}
+    assert pq.read_table(runs[killed] / "chunks.parquet").equals(pq.read_table(runs[whole] / "chunks.parquet"))
+    index = {out: {k: v for k, v in json.loads((run / "manifest.json").read_text(encoding="utf-8"))["index"].items()
+                   if k not in ("uri", "tag", "corpus")} for out, run in runs.items()}
+    assert index[killed] == index[whole]

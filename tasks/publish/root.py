@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
+import math
 import os
 import secrets
 import shutil
@@ -204,11 +205,14 @@ def keep_rejected(out: str | Path, staging: Path, manifest: Manifest, keep: tupl
     return dest
 
 
-def prune(out: str | Path, keep_runs: int, keep_rejected: int, cache_days: int | None = None) -> list[str]:
+def prune(out: str | Path, keep_runs: int, keep_rejected: int, cache_days: int | None = None, *,
+          indexed: bool = False) -> list[str]:
     """Delete the oldest publications beyond `keep_runs` and rejected runs beyond `keep_rejected`, never the
     live one or the one before it, staging folders untouched for `STAGING_DAYS` (a run killed before it could
-    clean up), and embedding task results older than `cache_days` (a later run that needs one embeds again).
-    Caller holds the lock. Returns what went."""
+    clean up), and the embedding shards kept for a run that fails (`tasks.scale.ShardStore`): all of them when
+    the live publication is `indexed` by the run that just published (its index holds what they held), else
+    those unused for `cache_days` (a later run that needs one embeds again). Caller holds the lock. Returns what
+    went."""
     root = Path(out)
     live = current_run(root).name if (root / POINTER).exists() else None
     spared = {live, read_manifest(root / "runs" / live).get("previous") if live else None}
@@ -230,9 +234,9 @@ def prune(out: str | Path, keep_runs: int, keep_rejected: int, cache_days: int |
             shutil.rmtree(abandoned, ignore_errors=True)
             gone.append(f"runs/.staging/{abandoned.name}")
     cache = root / EMBED_CACHE
-    if cache_days is not None and cache.is_dir():
-        cutoff = time.time() - cache_days * 86_400
-        for old_result in sorted(p for p in cache.rglob("*") if p.is_file() and p.stat().st_mtime < cutoff):
+    unused_since = math.inf if indexed else None if cache_days is None else time.time() - cache_days * 86_400
+    if unused_since is not None and cache.is_dir():
+        for old_result in sorted(p for p in cache.rglob("*") if p.is_file() and p.stat().st_mtime < unused_since):
             old_result.unlink(missing_ok=True)
             gone.append(f"{EMBED_CACHE}/{old_result.relative_to(cache)}")
     return gone

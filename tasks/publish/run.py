@@ -89,15 +89,17 @@ class Run:
             if "://" not in uri and Path(uri).is_dir():  # this run's table files, on disk
                 flush_tree(Path(uri), since=self.started - 2)  # 2 s: a coarse file system clock
         final = publish(self.out, self.staging, self.manifest)
-        self._prune(index, table)
+        self._prune(index, table, indexed="index" in self.stages)
         return final
 
-    def _prune(self, index: dict[str, Any] | None, table: str) -> None:
+    def _prune(self, index: dict[str, Any] | None, table: str, indexed: bool = False) -> None:
         """Retention: the oldest runs go, and with them the table tags only they named and the untagged old
-        versions (see drop_versions). Published already: a failure here is a warning."""
+        versions (see drop_versions); the embedding shards too once this run's index is published (`indexed`).
+        Published already: a failure here is a warning."""
         try:
             before = _index_tags(Path(self.out) / "runs")
-            prune(self.out, self.retention.runs, self.retention.rejected, self.retention.embed_cache_days)
+            prune(self.out, self.retention.runs, self.retention.rejected, self.retention.embed_cache_days,
+                  indexed=indexed)
             after = _index_tags(Path(self.out) / "runs")
             if index:
                 gone = {t for t in before.values() if t} - set(after.values())
