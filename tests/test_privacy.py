@@ -261,3 +261,54 @@ def test_a_loosely_written_user_field_is_replaced_too() -> None:
                  '{"user": {"id": "u-e3f3d4"}, "query": "x"}', '{"User": ["u-e3f3d4"]}']:
         assert "u-e3f3d4" not in without_user(line), line
     assert without_user('{"username": "u-e3f3d4", "superuser": "x"}') == '{"username": "u-e3f3d4", "superuser": "x"}'
+
+
+def test_a_user_field_written_with_an_equals_sign_is_replaced() -> None:
+    from tasks.ingest.stage import without_user
+
+    assert without_user("2026-11-23 08:00:00 INFO user=u-e3f3d4 asked: x") == \
+        '2026-11-23 08:00:00 INFO user="{user}" asked: x'
+
+
+def test_a_quarantined_json_line_keeps_its_log_fields_only() -> None:
+    """A field no stage reads (earlier turns, a session, a contact note) holds what no cue marks as personal data (a
+    bare name, a reference): a quarantined JSON text keeps the value of `ts`, `user` and `query` only, at any depth,
+    cut off or not."""
+    from tasks.ingest.stage import only_log_fields
+
+    line = ('{"ts": "2026-11-23T08:00:00Z", "user": "u-1", "query": "what about Lisbon?", "history": '
+            '["noor haddad", {"a": "b]"}], "session": {"note": "pj9joef64", "n": [1, [2]]}, "n": 12, "Query": "kept", '
+            '"cut": "ludwig va')
+    assert only_log_fields(line) == ('{"ts": "2026-11-23T08:00:00Z", "user": "u-1", "query": "what about Lisbon?", '
+                                     '"history": "{field}", "session": "{field}", "n": "{field}", "Query": "kept", '
+                                     '"cut": "{field}"')
+    # a question that is a list: the objects inside it keep no other field either
+    assert only_log_fields('["per diem in Berlin", {"history": "jan kowalski"}]') == \
+        '["per diem in Berlin", {"history": "{field}"}]'
+    # a Python literal; a quoted word followed by a colon inside the question is no field
+    assert only_log_fields("""{'ts': '2026', 'query': "it's 'x': y", 'note': 'noor haddad'}""") == \
+        """{'ts': '2026', 'query': "it's 'x': y", 'note': "{field}"}"""
+    assert only_log_fields('{"query": "say \\"note\\": hi"}') == '{"query": "say \\"note\\": hi"}'
+    assert only_log_fields("no json at all: plain text") == "no json at all: plain text"
+
+
+def test_a_quarantined_json_line_is_scrubbed_as_its_question_reads(tmp_path: Path) -> None:
+    """JSON writes "Inês" as "In\\u00eas" unless told otherwise: the scrubber reads the escapes decoded, as it reads a
+    parsed question, so a name after its cue goes in a broken line too."""
+    from tasks.ingest.stage import ingest, json_unescaped
+
+    assert json_unescaped('my manager is in\\u00eas moreira, \\"ok\\" \\\\u00ea \\ud83d\\ude00 \\ud83d') == \
+        'my manager is inês moreira, "ok" \\u00ea \U0001f600 \ufffd'
+    lexicon = Lexicon(load_config(DEMO_CONFIG))
+    line = json.dumps({"ts": "2026-11-23T08:00:00Z", "user": "u-1",
+                       "query": "my manager is inês moreira, is parental leave paid in Amsterdam"})[:-3]
+    path = tmp_path / "log.jsonl"
+    path.write_text(line + "\n" + json.dumps({"ts": "2026-11-23T08:01:00Z", "user": "u-2", "query": "per diem"})
+                    + "\n", encoding="utf-8")
+    ing = ingest(path, now=datetime(2030, 1, 1), scrub=lexicon.scrubber())
+    try:
+        raw = ing.con.sql("SELECT raw FROM quarantine").fetchall()
+    finally:
+        ing.con.close()
+    assert raw == [('{"ts": "2026-11-23T08:00:00Z", "user": "{user}", "query": "my manager is {name}, is parental '
+                    'leave paid in Amsterda',)]

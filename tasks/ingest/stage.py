@@ -293,8 +293,12 @@ def _fill_quarantine(cursor: duckdb.DuckDBPyConnection, bad: list[tuple[Any, ...
         # Each record takes the next number of its line (a line logged twice has two); a question quarantined
         # for its timestamp often recurs, so each distinct raw text is scrubbed once.
         taken = {key: iter(found) for key, found in numbers.items()}
-        scrubbed = functools.cache(lambda raw: scrub(without_user(raw))[:200])
-        records: list[tuple[Any, ...]] = [(f, next(taken.get((f, text), iter(())), None), r, scrubbed(str(raw)))
+        # A JSONL line that is no row, or a question that is a list or an object, is JSON text: only its log fields
+        # are kept, and its escapes are read before the scrubber reads it ("in\u00eas" is a name too).
+        scrubbed = functools.cache(lambda raw, as_json: scrub(
+            json_unescaped(only_log_fields(without_user(raw))) if as_json else without_user(raw))[:200])
+        records: list[tuple[Any, ...]] = [(f, next(taken.get((f, text), iter(())), None), r,
+                                           scrubbed(str(raw), kind == "jsonl" and r in JSON_TEXT))
                                           for f, text, r, raw in bad]
         records += rejects
         if records:  # one insert from Arrow: a row-by-row executemany took minutes for many quarantined rows
@@ -319,9 +323,9 @@ def _unreadable(bad: Counter[str], lines: dict[str, int]) -> list[str]:
     return sorted(out)
 
 
-# A quarantined line's user field, written as JSON or loosely ('user': ..., user: ...; a value quoted, an object, a
-# list, cut off, or bare); not "username" or "superuser".
-_USER_FIELD = re.compile(r"""((?<![\w"'])["']?user["']?\s*:\s*)"""
+# A quarantined line's user field, written as JSON or loosely ('user': ..., user: ..., user=...; a value quoted, an
+# object, a list, cut off, or bare); not "username" or "superuser".
+_USER_FIELD = re.compile(r"""((?<![\w"'])["']?user["']?\s*[:=]\s*)"""
                          r"""(?:"(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?|\{[^}]*\}?|\[[^\]]*\]?|[^\s,}\]]+)""",
                          re.IGNORECASE)
 
@@ -331,3 +335,70 @@ def without_user(raw: str) -> str:
     the scrubber's patterns catch only sometimes: "u-123456" looks like an id, "u-e3f3d4" does not)."""
     return _USER_FIELD.sub(r'\1"{user}"', raw)
 
+
+# The quarantine reasons of a JSONL row whose raw text is JSON: the line itself, or the question's list or object.
+JSON_TEXT = frozenset({"unparsable line", "query is not text"})
+LOG_FIELDS = frozenset({"ts", "user", "query"})
+# A field's key in JSON or a Python literal, quoted, not inside a string (there its quote is escaped).
+_KEY = re.compile(r"""(?<![\w"'\\])(["'])([^"'\\\n]{1,64}?)\1\s*:\s*""")
+
+
+def only_log_fields(raw: str) -> str:
+    """A quarantined JSON text with the value of every field that is not a log field (`ts`, `user`, `query`, any
+    case) replaced by "{field}", at any depth: a log's other fields (a session, earlier turns, a contact) are
+    read by no stage, and a bare value there (a name, a reference) has no cue the scrubber could know it by. A
+    value cut off by the line's end is replaced to the end."""
+    out: list[str] = []
+    pos = 0
+    while (m := _KEY.search(raw, pos)) is not None:
+        if m[2].casefold() in LOG_FIELDS:  # kept; a list or an object there is read for fields, a string is not
+            pos, start = (_value_end(raw, m.end()) if raw[m.end():m.end() + 1] in ("'", '"') else m.end()), pos
+            out.append(raw[start:pos])
+            continue
+        out.append(raw[pos:m.end()] + '"{field}"')
+        pos = _value_end(raw, m.end())
+    return "".join(out) + raw[pos:]
+
+
+_BARE = re.compile(r"[^\s,}\]]*")
+
+
+def _value_end(text: str, at: int) -> int:
+    """Where the JSON (or Python literal) value starting at `at` ends: after its closing quote or bracket, at the
+    end of the text when it is cut off; a bare value (a number, true) at the next comma, bracket or blank."""
+    if at >= len(text):
+        return at
+    if text[at] not in "\"'{[":
+        bare = _BARE.match(text, at)
+        return bare.end() if bare else at
+    depth, quote, i = 0, "", at
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+                if not depth:
+                    return i + 1
+        elif c in "\"'":
+            quote = c
+        elif c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+            if not depth:
+                return i + 1
+        i += 1
+    return len(text)
+
+
+_ESCAPE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
+_ESCAPED = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def json_unescaped(text: str) -> str:
+    """JSON text with its string escapes read ("\\u00ea" is "\u00ea", "\\"" is '"'), as a question parsed from a
+    row reads; a surrogate half alone becomes U+FFFD."""
+    out = _ESCAPE.sub(lambda m: chr(int(m[0][2:], 16)) if m[0][1] == "u" else _ESCAPED[m[0][1]], text)
+    return out.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
