@@ -525,6 +525,13 @@ def nightly(
               run_date=run_date)
 
 
+def _withheld(mine: dict[str, Any]) -> str:
+    """The shapes mining withheld as instruction text, if any: counts only."""
+    held = mine.get("instruction_text") or {}
+    return (f"; {held['shapes']} withheld as instruction text ({held['questions']} questions, {held['users']} users)"
+            if held.get("shapes") else "")
+
+
 def _summary(res: dict[str, Any]) -> None:
     idx, mine_, plan_ = res.get("index", {}), res.get("mine", {}), res.get("plan", {})
     ran = res.get("stages_run")
@@ -542,7 +549,7 @@ def _summary(res: dict[str, Any]) -> None:
     if mine_:
         out_console.print(f"mine: {mine_['rows']} rows ({mine_['quarantined']} quarantined), "
                           f"{mine_['recurring']} recurring shapes of {mine_['shapes']}: {mine_['by_type']}"
-                          f"{carried('mine')}")
+                          f"{_withheld(mine_)}{carried('mine')}")
     if plan_:
         fell = f", {plan_['fallbacks']} written by rules after the model failed" if plan_.get("fallbacks") else ""
         out_console.print(f"plan: {plan_['templates']} templates ({plan_['rejected']} rejected{fell}), routes "

@@ -15,6 +15,7 @@ from schemas.errors import InputError, NoPublication
 from schemas.extract import Lexicon, Skeleton, cache_key, slots_key
 from schemas.files import CACHE, CONFIG, LEXICON, MANIFEST, TEMPLATES
 from schemas.followup import MAX_CHAIN, NO_PREVIOUS, Conversation, Followups
+from schemas.instruction import score
 from schemas.members import ShapeMembers
 from schemas.pii import read_plain_words
 from schemas.plan import CONSTRAINT_SLOT, Plan, PlanDoc, drop_repeated_steps
@@ -159,6 +160,8 @@ class PlanCache:
             return _empty() if not words(question) else LookupResult(False, "one_search", reason=FILLER_ONLY)
         if not self.followups.is_followup(sk):  # a question of its own: the history does not change it
             return self._from_skeleton(sk)
+        if (refused := _instruction_text(sk)) is not None:  # checked before it borrows a question's shape
+            return refused
         if not history:
             res = self._from_skeleton(sk)
             if res.shape_id is None:
@@ -208,6 +211,8 @@ class PlanCache:
         return bool(self.templates[shape_id]["evaluation_doc"].get("vocabulary", {}).get("used"))
 
     def _from_skeleton(self, sk: Skeleton) -> LookupResult:
+        if (refused := _instruction_text(sk)) is not None:
+            return refused
         constraints = [(c.facet, c.value) for c in sk.constraints]
         shape_id = self.shape_of.get(sk.text)
         if shape_id is None:
@@ -251,6 +256,16 @@ def _utc_date(now: date | datetime | None) -> date:
 
 
 FILLER_ONLY = "only greetings or filler words"
+
+
+def _instruction_text(sk: Skeleton) -> LookupResult | None:
+    """A miss for a question that is instruction text (`schemas.instruction`), whatever the publication holds:
+    one search, never a planner model; None for any other question."""
+    verdict = score(sk.text)
+    if not verdict.instruction:
+        return None
+    return LookupResult(False, "one_search", skeleton=sk.text, constraints=[(c.facet, c.value) for c in sk.constraints],
+                        reason=verdict.reason)
 
 
 def _empty() -> LookupResult:

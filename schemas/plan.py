@@ -17,6 +17,7 @@ from typing import Any, Literal, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from schemas import instruction
 from schemas.constraint import Constraint
 from schemas.text import words
 
@@ -30,17 +31,7 @@ STEP_SLOT = re.compile(r"\{(s\d+)\}")
 CONSTRAINT_SLOT = re.compile(r"\{([a-z_]+)_(\d+)\}")
 STEP_ID = re.compile(r"s\d+")
 
-INSTRUCTION_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        r"\bignore\s+(?:(?:all|any|the|previous|prior|above|earlier)\s+)+instructions\b",
-        r"\bsystem\s+prompt\b",
-        r"\byou\s+are\s+now\b",
-        r"\bdisregard\b",
-        r"\bpassword",
-        r"\bhttps?://|\bwww\.",
-    )
-)
+URL = re.compile(r"\bhttps?://|\bwww\.", re.IGNORECASE)  # a step searches the corpus, never the web
 
 # Words a step query may use besides the shape's skeleton, the lexicon and slots (`check_words`): function
 # words, and the rule writer's own phrasing ("where is the {event} held").
@@ -233,9 +224,11 @@ def _check_query(step: Step) -> None:
         raise PlanError("empty", f"{step.id}: empty query")
     if len(step.query) > MAX_QUERY_CHARS:
         raise PlanError("instruction_text", f"{step.id}: query over {MAX_QUERY_CHARS} characters")
-    for pattern in INSTRUCTION_PATTERNS:
-        if pattern.search(step.query):
-            raise PlanError("instruction_text", f"{step.id}: query matches {pattern.pattern!r}")
+    if URL.search(step.query):
+        raise PlanError("instruction_text", f"{step.id}: query holds a URL")
+    if (verdict := instruction.score(step.query)).instruction:
+        families = ", ".join(verdict.families)
+        raise PlanError("instruction_text", f"{step.id}: query reads as instruction text ({families})")
 
 
 def check_words(plan: Plan, vocabulary: Collection[str]) -> None:

@@ -13,6 +13,7 @@ from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.extract import Skeleton, cache_key
 from schemas.followup import Conversation, Followups, Turn, topic_words_sql
+from schemas.instruction import score
 from schemas.members import ShapeMembers
 from tasks.ingest.stage import Ingested
 
@@ -47,7 +48,7 @@ def learn(ing: Ingested, config: Config) -> Followups:
             HAVING count(*) >= ? AND count(DISTINCT "user") >= ? AND avg(CASE WHEN near THEN 1.0 ELSE 0.0 END) >= ?)
         JOIN skeletons s USING (sid) ORDER BY s.skeleton""",
         [m.min_count, m.min_users, m.followup_min_share]).fetchall()
-    return Followups(m, [r[0] for r in rows])
+    return Followups(m, [r[0] for r in rows if not score(r[0]).instruction])  # published in the manifest
 
 
 def drop_followup_shapes(shapes: list[dict[str, Any]], rules: Followups) -> None:
@@ -141,7 +142,10 @@ def replay(con: Any, config: Config, rules: Followups) -> Replayed:
 
 
 def _resolved(turn: Turn, question: str | None, shape_of: ShapeMembers) -> tuple[str | None, ...]:
-    """A follow-up's resolved columns (_RESOLVED): the standalone question, its shape and cache key, the reason."""
+    """A follow-up's resolved columns (_RESOLVED): the standalone question, its shape and cache key, the reason.
+    A standalone question that is instruction text is withheld, as `lookup` serves it no plan."""
+    if turn.standalone is not None and (verdict := score(turn.standalone.text)).instruction:
+        return None, None, None, verdict.reason
     sid = shape_of.get(turn.standalone.text) if turn.standalone else None
     key = cache_key(sid, turn.standalone) if sid and turn.standalone else None
     return question, sid, key, turn.reason

@@ -24,6 +24,7 @@ from schemas.config import Config
 from schemas.extract import Lexicon, fill_skeleton
 from schemas.extract_sql import SqlSkeletons
 from schemas.files import QUARANTINE, QUESTIONS, SHAPES
+from schemas.instruction import is_instruction
 from schemas.members import member_hash
 from schemas.pii import Scrubber
 from schemas.sql import sql_string
@@ -39,6 +40,9 @@ from tasks.progress import progress
 log = logging.getLogger("planbake")
 
 
+WITHHELD_COUNTS = ("shapes", "questions", "users")
+
+
 @dataclass
 class MineResult:
     rows: int
@@ -48,6 +52,8 @@ class MineResult:
     recurring: int
     recurring_questions: int
     by_type: dict[str, int]
+    # shapes withheld as instruction text (`schemas.instruction`): shapes, questions, distinct users; no text
+    instruction_text: dict[str, int] = field(default_factory=lambda: dict.fromkeys(WITHHELD_COUNTS, 0))
     followups: dict[str, Any] = field(default_factory=dict)  # learned skeletons and counts (tasks/mine/followups.py)
     since: str | None = None  # the log window mined (ISO dates; None: open on that side)
     until: str | None = None
@@ -278,7 +284,8 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
                     quiet: bool = False, memory: MergeMemory | None = None) -> dict[str, str]:
     """Skeleton -> representative skeleton. Near duplicates (same placeholders and qualifiers, the same
     `roles`, similar skeleton text) merge. Similarity compares skeletons only, never questions with their
-    values. Skeletons of a single user are never embedded (they cannot recur); only a skeleton with at least
+    values. Skeletons of a single user and instruction text are never embedded (neither can join a shape:
+    instruction text is not published, `build_shapes`); only a skeleton with at least
     `min_users` users can seed a shape or name it (its text is what gets published): one of fewer users may
     join a shape.
 
@@ -296,6 +303,7 @@ def merge_skeletons(ing: Ingested, config: Config, embedder: Embedder | VectorSt
              JOIN skeletons s USING (sid) JOIN signatures sig USING (gid)
         WHERE s.skeleton <> ''  -- filler only: a shape of none (`build_shapes`)
         ORDER BY n DESC, skeleton LIMIT 50000""").fetchall()
+    rows = [r for r in rows if not is_instruction(r[0])]  # alone, never embedded: `build_shapes` withholds it
     vecs = embedder.encode([r[0] for r in rows], label="embedding skeletons", quiet=quiet)
     keys = [text_key(r[0]) for r in rows] if memory else []
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
@@ -398,6 +406,9 @@ def _name(cluster: list[int], rows: list[tuple[Any, ...]], min_users: int,
 
 
 def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[dict[str, Any]]:
+    """Every shape (skeletons merged by `rep_of`) with its counts; `recurring` if it has enough questions and
+    users, unless its skeleton is instruction text (`schemas.instruction`): that shape is `withheld`, its text
+    never published, and only counted (`withheld_counts`)."""
     con = ing.con
     reps = pa.table({"skeleton": list(rep_of), "rep": list(rep_of.values())})  # noqa: F841
     # sid -> the sid of its shape's representative (itself when it merged with none)
@@ -434,6 +445,9 @@ def build_shapes(ing: Ingested, config: Config, rep_of: dict[str, str]) -> list[
         rec["shape_id"] = shape_id(rec["skeleton"])
         rec["member_hashes"] = sorted(member_hash(sk) for sk in rec.pop("rare") or [])  # the texts go no further
         rec["recurring"] = rec["count"] >= m.min_count and rec["users"] >= m.min_users
+        # instruction text merged with no other skeleton (`merge_skeletons`): the shape is it alone
+        rec["withheld"] = rec["recurring"] and is_instruction(rec["skeleton"])
+        rec["recurring"] = rec["recurring"] and not rec["withheld"]
         out.append(rec)
     return out
 
@@ -521,15 +535,25 @@ def write_questions(con: Any, ing: Ingested, shapes: list[dict[str, Any]], stagi
     check_written(staging / QUARANTINE.name, QUARANTINE.schema)
 
 
+def withheld_counts(con: Any, shapes: list[dict[str, Any]]) -> dict[str, int]:
+    """The shapes withheld as instruction text (`build_shapes`): how many, their questions, their distinct users."""
+    skeletons = [s["skeleton"] for s in shapes if s.get("withheld")]
+    instruction_sk = pa.table({"skeleton": skeletons}, schema=pa.schema([("skeleton", pa.string())]))  # noqa: F841
+    questions, users = con.sql("""SELECT count(*), count(DISTINCT q."user") FROM q JOIN skeletons s USING (sid)
+                                  SEMI JOIN instruction_sk USING (skeleton)""").fetchall()[0]
+    return dict(zip(WITHHELD_COUNTS, (len(skeletons), int(questions), int(users)), strict=True))
+
+
 def summarize(ing: Ingested, shapes: list[dict[str, Any]]) -> MineResult:
     recurring = [s for s in shapes if s["recurring"]]
+    withheld = withheld_counts(ing.con, shapes)
     by_type: dict[str, int] = defaultdict(int)
     for s in recurring:
         by_type[s["type"]] += 1
     skeletons = ing.con.sql("SELECT count(*) FROM skeletons").fetchall()[0][0]  # each one is some row's
     ing.finish()
     return MineResult(ing.rows, ing.quarantined, int(skeletons), len(shapes), len(recurring),
-                      sum(s["count"] for s in recurring), dict(sorted(by_type.items())),
+                      sum(s["count"] for s in recurring), dict(sorted(by_type.items())), withheld,
                       since=ing.since.isoformat() if ing.since else None,
                       until=ing.until.isoformat() if ing.until else None, unreadable_files=ing.unreadable or [],
                       skipped_files=ing.skipped or [])

@@ -98,6 +98,9 @@ def write_report(run_dir: Path, manifest: dict[str, Any], b: Bill) -> Path:
             "questions).",
             "",
         ]
+        if held := mine.get("instruction_text"):
+            lines += [f"{held['shapes']} shapes withheld as instruction text ({held['questions']:,} questions from "
+                      f"{held['users']:,} users): not published (`schemas/instruction.py`).", ""]
         lines += [f"- **No valid row in `{f}`**: every line is quarantined; is it a query log of this format?"
                   for f in mine.get("unreadable_files", [])] + ([""] if mine.get("unreadable_files") else [])
         lines += [f"- **`{f}` not read**: compressed otherwise than with gzip; decompress it, or compress it with "
