@@ -1,4 +1,4 @@
-"""The index run's check for facet values the corpus writes in lower case (tasks/indexing._lower_case_phrases):
+"""The index run's check for facet values the corpus writes in lower case (tasks/index/ordinary._lower_case_phrases):
 one pass over each text's words against one regular expression of every phrase, side by side on the same text.
 
     .venv/bin/python -m benchmarks.bench_phrases
@@ -9,7 +9,7 @@ import re
 import time
 
 from tasks.index.corpus import Document
-from tasks.index.stage import _lower_case_phrases
+from tasks.index.ordinary import _lower_case_phrases
 
 
 def main() -> None:
@@ -19,7 +19,7 @@ def main() -> None:
             for n in range(1800)]  # about 2 MB
     phrases = sorted({" ".join(random.sample(words, random.randint(2, 3))) for _ in range(1000)})
     t = time.perf_counter()
-    new = _lower_case_phrases(phrases, docs)
+    new = _lower_case_phrases(phrases, lambda: (d.text for d in docs))
     words_s = time.perf_counter() - t
     either = "|".join(r"\W+".join(map(re.escape, p.split())) for p in phrases)
     pattern = re.compile(rf"(?<!\w)(?:{either})(?!\w)")

@@ -41,7 +41,7 @@ def run(corpus: Path, questions: Path, config_path: Path, k: int, rounds: int) -
     with tempfile.TemporaryDirectory() as tmp:
         outcome = build_index(corpus, config, Path(tmp), date(2026, 12, 1), quiet=True)
         index = Index(outcome.uri, config, outcome.result.version)
-        lexicon = Lexicon(config, index.facet_values())
+        lexicon = Lexicon(config, index.lexicon_values())
         cats = {f.name for f in config.facets if f.kind == "category"}
         filters = []
         for text in texts:

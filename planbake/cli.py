@@ -332,6 +332,47 @@ def _tie_local_server() -> None:
 
 
 @app.command()
+@_errors(publishes=False)
+def init(
+    corpus: Annotated[str, typer.Option("--corpus", callback=_given, help="JSONL file or Markdown folder.")],
+    logs: Annotated[str | None, typer.Option("--logs", callback=_given, help="Query logs (file or folder).")] = None,
+    out: Annotated[Path, typer.Option("--out", parser=_path, help="The config file to write.")] = Path(
+        "planbake.yaml"),
+    sample: Annotated[int, typer.Option("--sample", min=1, help="Documents of the corpus read (its first ones).")] = (
+        1000),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the config file if it exists.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Write a starting config from a sample of the corpus's metadata and the logs' columns and time span.
+
+    Example: planbake init --corpus data/demo/corpus.jsonl --logs data/demo/logs --out my.yaml
+    """
+    from schemas.atomic import replace_atomically
+    from tasks.starter import starter_config
+
+    if out.is_dir():
+        raise InputError(f"{out}: is a folder; --out names the config file to write")
+    if out.exists() and not force:
+        raise InputError(f"{out}: exists; pass --force to overwrite it, or --out another file")
+    if not out.parent.is_dir():
+        raise InputError(f"{out.parent}: no such folder; create it, or --out a file in an existing folder")
+    starter = starter_config(corpus, out, logs, sample)
+    replace_atomically(out.with_name(f".{out.name}.tmp"), out,
+                       lambda tmp: tmp.write_text(starter.text, encoding="utf-8"))
+
+    def human() -> None:
+        facets = [f"{v.name} ({v.kind})" for v in starter.verdicts if v.kind] or ["none"]
+        others = [v.key for v in starter.verdicts if not v.kind]
+        window = f"; mining window {starter.window_days} days" if starter.window_days else ""
+        out_console.print(f"wrote {out}: facets {', '.join(facets)}" + (f"; not facets: {', '.join(others)}"
+                          if others else "") + window, markup=False)
+        for note in starter.notes:
+            console.print(f"undecided: {note}", markup=False)
+
+    _emit(as_json, {"config": str(out), **starter.to_json()}, human)
+
+
+@app.command()
 @_errors
 def index(
     corpus: Annotated[str | None, typer.Option("--corpus", callback=_given,

@@ -328,8 +328,6 @@ class Config(_Strict):
     @classmethod
     def _unique_facets(cls, facets: list[Facet]) -> list[Facet]:
         names = [f.name for f in facets]
-        if not names:
-            raise ValueError("facets is empty; name at least one facet (see data/configs/demo.yaml)")
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise ValueError(f"facet {', '.join(twice)} is named twice; keep one of each (a facet's values and "

@@ -49,7 +49,7 @@ TEMPLATES = PublishedFile("templates.parquet", "plan", "TEMPLATE_SCHEMA", reader
                           optional=("member_hashes",))  # kept since 2026-12-05
 CACHE = PublishedFile("cache.parquet", "plan", "CACHE_SCHEMA", reader="plan", needed=True)
 CONFIG = PublishedFile("config.json", "plan", reader="plan", needed=True)  # the config the plans were made with
-LEXICON = PublishedFile("lexicon.json", "plan", reader="plan", needed=True)  # the index's facet values
+LEXICON = PublishedFile("lexicon.json", "plan", reader="plan", needed=True)  # the facet values the lexicon reads
 VOCABULARY = PublishedFile("vocabulary.json", "plan", reader="plan")  # plans in the corpus's words
 GATE = PublishedFile("gate.json", "publish")  # the quality gate's figures: the next run's baseline
 MANIFEST = PublishedFile("manifest.json", "publish")  # what is in the run folder (`Manifest`)

@@ -13,7 +13,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "benchmarks"
+SHARED = Path(os.environ.get("PLANBAKE_BENCHMARKS", ROOT.parent / "shared" / "benchmarks"))  # read, never copied
 SEED = ROOT / "tests" / "fixtures" / "seed_handbook"
 DEMO_CONFIG = ROOT / "data" / "configs" / "demo.yaml"
 

@@ -27,7 +27,7 @@ from tests.conftest import ROOT
 
 LAYERS = ("schemas", "tasks", "flows", "planbake")  # each imports only those before it
 # the parts of `tasks`, in the order a log row and a corpus document go through them: each imports only those before
-STAGES = ("progress", "embed", "scale", "ingest", "index", "mine", "executor", "plan", "evaluate", "publish")
+STAGES = ("progress", "embed", "scale", "ingest", "index", "starter", "mine", "executor", "plan", "evaluate", "publish")
 HEAVY = ("prefect", "duckdb", "lancedb", "torch", "sentence_transformers", "vllm")  # what `schemas` never imports
 
 

@@ -160,6 +160,19 @@ def test_a_config_that_is_not_utf8_names_its_line(tmp_path: Path) -> None:
     assert str(err.value) == f"{path}:3: not UTF-8 text; re-encode the file as UTF-8"
 
 
+def test_a_config_without_facets_is_accepted(tmp_path: Path) -> None:
+    """A corpus with no facet is first-class: `facets: []` reads, and a question has no constraint but its
+    qualifiers; shapes recur by their wording alone."""
+    from schemas.extract import Lexicon
+
+    path = tmp_path / "config.yaml"
+    path.write_text("facets: []\nqualifiers: {part-time: [part time]}\n", encoding="utf-8")
+    config = load_config(path)
+    assert config.facets == [] and config.facet_names == []
+    skeleton = Lexicon(config).skeleton("Vacation days in Berlin in 2026 for part time staff?")
+    assert skeleton.text == "vacation days in berlin in 2026 for part time staff" and skeleton.slots == {}
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("", ": the config is empty; copy data/configs/demo.yaml"),
     ("# only a comment\n", ": the config is empty"),
@@ -169,7 +182,6 @@ def test_a_config_that_is_not_utf8_names_its_line(tmp_path: Path) -> None:
      "(while scanning for the next token); indent with spaces: YAML allows no tab there"),
     ("facets: [{name: office}]\npii_names: [2026-02-30]\n", None),  # a date is its text: no bare "day is out of range"
     ("facets:\n  - name: office\n  - name: office\n", ":1: field 'facets': facet office is named twice"),
-    ("facets: []\n", ":1: field 'facets': facets is empty"),
     ("facets: [{name: office}]\nbill: {tokens_per_s: 0}\n", ":2: field 'bill.tokens_per_s': Input should be greater "
      "than 0"),
     ("facets: [{name: office}]\nbill: {price_in: -3}\n", ":2: field 'bill.price_in': Input should be greater than or "

@@ -21,6 +21,7 @@ from tasks.embed import Embedder
 from tasks.index.corpus import read_corpus
 from tasks.index.stage import (
     build_index,
+    check_corpus,
     index_uri,
     misspelt_keys,
     misspelt_values,
@@ -435,9 +436,10 @@ def test_a_value_spelled_two_ways_is_refused(tmp_path: Path, values: list[str], 
     assert not (tmp_path / "lancedb").exists()
 
 
-def test_a_value_that_is_an_ordinary_word_is_warned_of(tmp_path: Path) -> None:
-    """An office "Remote" the config does not list would take every "remote work" question: the index run warns,
-    naming the document's line; a listed value, or one the corpus never writes in lower case, is no warning."""
+def test_a_value_that_is_an_ordinary_word_is_dropped_with_a_warning(tmp_path: Path) -> None:
+    """An office "Remote" the config does not list would take every "remote work" question: the lexicon leaves
+    it out, and the index run warns, naming the document's line, the value, the facet and how to keep it; a
+    listed value (or one an alias names), or one the corpus never writes in lower case, stays, unwarned."""
     corpus = _write(tmp_path / "corpus.jsonl", [
         {"id": "a", "text": "The remote work allowance is 50 euros.", "metadata": {"office": "Berlin"}},
         {"id": "b", "text": "Staff share the hub.", "metadata": {"office": "Remote"}},
@@ -445,10 +447,38 @@ def test_a_value_that_is_an_ordinary_word_is_warned_of(tmp_path: Path) -> None:
     ])
     config = load_config(DEMO_CONFIG)
     (warning,) = ordinary_values(read_corpus(corpus), config)
-    assert warning.startswith(f"{corpus}:2: office 'Remote' is also a word the corpus writes in lower case: "
-                              "questions saying 'remote' will be read as that office")
+    assert warning == (f"{corpus}:2: office 'Remote' is also a word the corpus writes in lower case: dropped from "
+                       "the lexicon, so a question saying 'remote' is not read as that office (a filter to it still "
+                       f"finds its chunks); to keep it, list it under the facet's values ({DEMO_CONFIG}:3)")
+    checked = check_corpus(corpus, config)
+    assert checked.dropped == {"office": ["Remote"]} and "Remote" not in checked.lexicon.values["office"]
+    assert "Gdansk" in checked.lexicon.values["office"]
+    assert [c.facet for c in checked.lexicon.extract("remote work allowance in Gdansk")] == ["office"]
     config.facet("office").values.append("Remote")
     assert ordinary_values(read_corpus(corpus), config) == []
+    assert "Remote" in check_corpus(corpus, config).lexicon.values["office"]
+    config.facet("office").values.pop()
+    config.facet("office").aliases["Home office"] = "Remote"
+    assert ordinary_values(read_corpus(corpus), config) == []
+
+
+def test_the_index_and_the_publication_drop_the_same_values(tmp_path: Path) -> None:
+    """Mining, planning and the published lexicon (lookup) read `Index.lexicon_values`: the index's values less
+    those the index run dropped, a filter may still name them."""
+    corpus = _write(tmp_path / "corpus.jsonl", [
+        {"id": "a", "text": "The remote work allowance is 50 euros, from the age of 16.",
+         "metadata": {"office": "Berlin"}},
+        {"id": "b", "text": "Staff share the hub.", "metadata": {"office": "Remote"}},
+        {"id": "c", "text": "Staff share the desk.", "metadata": {"office": "The Age"}},
+    ])
+    config = load_config(DEMO_CONFIG)
+    outcome = build_index(corpus, config, tmp_path, RUN_DATE, quiet=True)
+    assert len(outcome.warnings) == 2
+    index = Index(outcome.uri, config, outcome.result.version)
+    assert index.dropped_values() == check_corpus(corpus, config).dropped == {"office": ["Remote", "The Age"]}
+    assert index.lexicon_values() == {"office": ["Berlin"]}
+    assert index.facet_values() == {"office": ["Berlin", "Remote", "The Age"]}
+    assert [h.id for h in index.search("hub", k=1, filters={"office": "Remote"})] == ["b"]
 
 
 def test_a_facet_no_config_value_or_document_gives_is_warned_of(tmp_path: Path) -> None:
@@ -500,9 +530,9 @@ def test_a_value_spelled_close_to_a_listed_one_is_warned_of(tmp_path: Path) -> N
     assert misspelt_values(read_corpus(corpus), config) == []
 
 
-def test_a_value_of_several_ordinary_words_is_warned_of(tmp_path: Path) -> None:
+def test_a_value_of_several_ordinary_words_is_dropped_too(tmp_path: Path) -> None:
     """A source "The Age" would take "by the age of 16": words in a row the corpus writes in lower case (any
-    marks between them) are warned of too; a value whose words are never written so together, or whose words
+    marks between them) are dropped and warned of too; a value whose words are never written so together, or whose words
     are names somewhere ("New York" beside "the new york office": "york" is never lower case), is not."""
     corpus = _write(tmp_path / "corpus.jsonl", [
         {"id": "a", "text": "But by the age of 16, she had left.", "metadata": {"source": "The Verge"}},
@@ -511,9 +541,10 @@ def test_a_value_of_several_ordinary_words_is_warned_of(tmp_path: Path) -> None:
         {"id": "d", "text": "Sporting goods; news-stands.", "metadata": {"source": "Sporting News"}},
     ])
     config = load_config(ROOT / "data" / "configs" / "multihop_rag.yaml")
+    config.facet("source").values.clear()  # the shipped config lists "The Age" to keep it
     (warning,) = ordinary_values(read_corpus(corpus), config)
-    assert warning.startswith(f"{corpus}:2: source 'The Age' is also words the corpus writes in lower case: "
-                              "questions saying 'the age' will be read as that source"), warning
+    assert warning.startswith(f"{corpus}:2: source 'The Age' is also words the corpus writes in lower case: dropped "
+                              "from the lexicon, so a question saying 'the age' is not read as that source"), warning
     again = _write(tmp_path / "again.jsonl", [
         {"id": "a", "text": "Sales of sporting—news!", "metadata": {"source": "Sporting News"}}])
     (warning,) = ordinary_values(read_corpus(again), config)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -197,6 +198,25 @@ def read_corpus(path: str | Path) -> list[Document]:
         raise CorpusError(f'{p}: the corpus is empty; write one document a line, as {{"id": "travel", "text": '
                           '"...", "metadata": {"office": "Berlin"}}')
     return docs
+
+
+def sample_corpus(path: str | Path, limit: int) -> tuple[list[Document], bool]:
+    """The first `limit` documents of a corpus (a JSONL file's first records, a Markdown folder's first files in
+    path order), each checked as `read_corpus` checks it, and whether the corpus holds more."""
+    p = Path(path)
+    if p.is_dir():
+        files = sorted(f for f in p.rglob("*") if f.suffix.lower() == ".md" and f.is_file())
+        if not files:
+            raise CorpusError(f"{p}: no Markdown (*.md) files in this folder")
+        return [_read_markdown(f) for f in files[:limit]], len(files) > limit
+    if not p.is_file():
+        raise corpus_not_found(p)
+    if p.suffix.lower() == ".md":
+        return [_read_markdown(p)], False
+    docs = list(itertools.islice(_read_jsonl(p), limit + 1))
+    if not docs:
+        raise CorpusError(f"{p}: the corpus is empty; write one document a line")
+    return docs[:limit], len(docs) > limit
 
 
 def chunk_document(doc: Document, chunking: Chunking) -> list[Chunk]:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import difflib
-import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
@@ -19,8 +18,9 @@ from schemas.errors import NoPublication
 from schemas.extract import Lexicon
 from schemas.text import fold, letter_runs, plain_words
 from tasks.embed import Embedder
-from tasks.index.corpus import Document, chunk_corpus, read_corpus
+from tasks.index.corpus import Chunk, Document, chunk_corpus, read_corpus
 from tasks.index.enrich import check_facet_types, enrich
+from tasks.index.ordinary import dropped_values, without
 from tasks.index.store import IndexResult, open_table, write_index
 
 
@@ -54,14 +54,44 @@ def path_in_root(uri: str, out: str | Path) -> str | None:
         return None
 
 
-def read_checked(corpus: str | Path, config: Config) -> tuple[list[Document], Lexicon]:
-    """The corpus's documents and the lexicon of their facet values, or the first mistake in them."""
+@dataclass
+class Checked:
+    """A corpus read and checked: its documents, their chunks, the values the lexicon leaves out (ordinary words,
+    `tasks.index.ordinary`) and the lexicon of the rest."""
+
+    docs: list[Document]
+    chunks: list[Chunk]
+    dropped: dict[str, list[str]]
+    lexicon: Lexicon
+
+
+def check_corpus(corpus: str | Path, config: Config) -> Checked:
+    """The corpus's documents, chunks and lexicon, or the first mistake in them."""
     docs = read_corpus(corpus)
     check_facet_types(docs, config)
-    lexicon = Lexicon(config, {f.name: [str(v) for d in docs if (v := d.metadata.get(f.metadata_key))]
-                               for f in config.facets if f.kind == "category"})
+    chunks = chunk_corpus(docs, config.chunking)
+    dropped = _dropped(docs, chunks, config)
+    lexicon = Lexicon(config, without(_category_values(docs, config), dropped))
     lexicon.check_aliases()
-    return docs, lexicon
+    return Checked(docs, chunks, dropped, lexicon)
+
+
+def _category_values(docs: Sequence[Document], config: Config) -> dict[str, list[str]]:
+    return {f.name: [str(v) for d in docs if (v := d.metadata.get(f.metadata_key))]
+            for f in config.facets if f.kind == "category"}
+
+
+def _dropped(docs: Sequence[Document], chunks: Sequence[Chunk], config: Config) -> dict[str, list[str]]:
+    """The values the lexicon leaves out, judged on the chunks' texts as the table holds them (the texts
+    `Index.dropped_values` reads)."""
+    return dropped_values(config, _category_values(docs, config), plain_words(c.text for c in chunks),
+                          lambda: (c.text for c in chunks))
+
+
+def read_checked(corpus: str | Path, config: Config) -> tuple[list[Document], Lexicon]:
+    """The corpus's documents and the lexicon of their facet values, or the first mistake in them."""
+    checked = check_corpus(corpus, config)
+    return checked.docs, checked.lexicon
 
 
 def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: date,
@@ -69,15 +99,15 @@ def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: d
     """Validate the whole corpus first (a bad record writes nothing), then merge it into the table.
 
     `embedder` embeds new or changed chunks (default: in this process; flows pass a TaskEmbedder)."""
-    docs, lexicon = read_checked(corpus, config)
-    chunks = chunk_corpus(docs, config.chunking)
-    enriched = enrich(chunks, docs, config, lexicon, run_date)
+    checked = check_corpus(corpus, config)
+    docs = checked.docs
+    enriched = enrich(checked.chunks, docs, config, checked.lexicon, run_date)
     uri = index_uri(config, out)
     embedder = embedder or Embedder(config.model_path, config.embed_batch_size, config.embed_dtype)
     result = write_index(enriched, config, uri, embedder, quiet=quiet)
     return IndexOutcome(result, uri, len(docs), path_in_root(uri, out),
                         [*valueless_facets(docs, config), *misspelt_keys(docs, config), *unread_fields(docs, config),
-                         *misspelt_values(docs, config), *ordinary_values(docs, config)])
+                         *misspelt_values(docs, config), *ordinary_values(docs, config, checked.dropped)])
 
 
 def valueless_facets(docs: Sequence[Document], config: Config) -> list[str]:
@@ -140,51 +170,36 @@ def misspelt_values(docs: Sequence[Document], config: Config) -> list[str]:
     return out
 
 
-def ordinary_values(docs: Sequence[Document], config: Config) -> list[str]:
-    """A warning for each category value the config does not list that the corpus also writes in lower case: one
-    word (an office "Remote" beside "remote work"), or several in a row (a source "The Age" beside "by the age
-    of 16"). Every question saying those words is read as that value."""
-    plain = plain_words(d.text for d in docs)
-    unlisted: list[tuple[int, Document, str]] = []  # facet, the first document giving the value, the value
-    for at, f in enumerate(config.facets):
-        seen = {fold(v) for v in f.values} if f.kind == "category" else None
-        for d in docs:
-            v = d.metadata.get(f.metadata_key)
-            if seen is not None and isinstance(v, str) and fold(v) not in seen:
-                seen.add(fold(v))
-                unlisted.append((at, d, v))
-    lower = {v: " ".join(letter_runs(v.lower())) for _, _, v in unlisted}
-    phrases = _lower_case_phrases([p for p in lower.values() if " " in p and set(p.split()) <= plain], docs)
+SHOWN_DROPPED = 10  # dropped values of one facet named one per warning; the rest in one more
+
+
+def ordinary_values(docs: Sequence[Document], config: Config,
+                    dropped: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+    """A warning for each value the lexicon leaves out (`tasks.index.ordinary`): learned from the index, not kept
+    by the config, and one word (an office "Remote" beside "remote work") or several in a row (a source "The Age"
+    beside "by the age of 16") the corpus writes in lower case. `dropped`: as `check_corpus` found them."""
+    if dropped is None:
+        dropped = _dropped(docs, chunk_corpus(list(docs), config.chunking), config)
     out = []
-    for at, d, v in unlisted:
-        f = config.facets[at]
-        several = " " in lower[v]
-        if fold(v) in plain or (several and lower[v] in phrases):
-            out.append(f"{d.source_of(f.metadata_key)}: {f.name} {v!r} is also {'words' if several else 'a word'} "
-                       f"the corpus writes in lower case: questions saying {fold(v)!r} will be read as that "
-                       f"{f.name}; rename the value, or list it under the facet's values "
-                       f"({config.place(['facets', at])}) to keep it")
+    for at, f in enumerate(config.facets):
+        values = dropped.get(f.name, [])
+        first: dict[str, Document] = {}  # value -> the first document giving it
+        for d in docs:
+            if isinstance(v := d.metadata.get(f.metadata_key), str):
+                first.setdefault(v, d)
+        place = config.place(["facets", at])
+        for v in values[:SHOWN_DROPPED]:
+            where = first[v].source_of(f.metadata_key) if v in first else place
+            several = len(letter_runs(v)) > 1
+            out.append(f"{where}: {f.name} {v!r} is also {'words' if several else 'a word'} the corpus writes in "
+                       f"lower case: dropped from the lexicon, so a question saying {fold(v)!r} is not read as that "
+                       f"{f.name} (a filter to it still finds its chunks); to keep it, list it under the facet's "
+                       f"values ({place})")
+        if rest := values[SHOWN_DROPPED:]:
+            shown = ", ".join(repr(v) for v in rest[:SHOWN_DROPPED]) + (", ..." if len(rest) > SHOWN_DROPPED else "")
+            out.append(f"{place}: {len(rest)} more {f.name} values are words the corpus writes in lower case and "
+                       f"were dropped from the lexicon too ({shown}); to keep one, list it under the facet's values")
     return out
-
-
-_TOKENS = re.compile(r"[^\W\d_]+|[\d_]+")  # runs of letters, and the digits between them (which part a phrase)
-
-
-def _lower_case_phrases(phrases: list[str], docs: Sequence[Document]) -> set[str]:
-    """Which of the phrases (words in lower case, one space apart) the texts write so, word after word (marks
-    between them aside). One pass over each text's words, looking further only at a phrase's first word."""
-    wanted = set(phrases)
-    firsts: dict[str, set[int]] = {}  # first word -> the lengths of the phrases it opens
-    for p in wanted:
-        firsts.setdefault(p.split(" ", 1)[0], set()).add(p.count(" ") + 1)
-    found: set[str] = set()
-    for d in docs:
-        tokens = _TOKENS.findall(d.text or "") if firsts else []
-        for i, token in enumerate(tokens):
-            for n in firsts.get(token, ()):
-                if (gram := " ".join(tokens[i:i + n])) in wanted:
-                    found.add(gram)
-    return found
 
 
 def export_parquet(uri: str, config: Config, version: int, path: Path) -> int:

@@ -24,6 +24,7 @@ from schemas.text import plain_words
 from tasks.embed import Embedder
 from tasks.index.corpus import Chunk
 from tasks.index.enrich import EnrichedChunk
+from tasks.index.ordinary import dropped_values, without
 
 
 @dataclass
@@ -360,6 +361,7 @@ class Index:
         self.embedder = embedder or Embedder(config.model_path, config.embed_batch_size, config.embed_dtype)
         self._memo: dict[tuple[Any, ...], list[Hit]] = {}  # one table version: the same search, the same hits
         self._plain: list[str] | None = None
+        self._dropped: dict[str, list[str]] | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as where to reopen it (for a task on another process), not as a table handle and a model."""
@@ -449,6 +451,19 @@ class Index:
         cats = [f.name for f in self.config.facets if f.kind == "category"]
         t = self.columns(cats) if cats else None
         return {c: sorted({v for v in t.column(c).to_pylist() if v}) for c in cats} if t is not None else {}
+
+    def dropped_values(self) -> dict[str, list[str]]:
+        """Facet -> the values of this version the lexicon leaves out: ordinary words the config does not keep
+        (`tasks.index.ordinary`). Read once per handle."""
+        if self._dropped is None:
+            self._dropped = dropped_values(self.config, self.facet_values(), set(self.plain_words()),
+                                           lambda: self.columns(["text"]).column("text").to_pylist())
+        return self._dropped
+
+    def lexicon_values(self) -> dict[str, list[str]]:
+        """The facet values the lexicon takes from this version: `facet_values` less `dropped_values`. Mining,
+        planning and the published lexicon (lookup) read these; a filter may still name any value."""
+        return without(self.facet_values(), self.dropped_values())
 
     def plain_words(self) -> list[str]:
         """The words the corpus writes in lower case somewhere (casefolded, sorted): ordinary words, not names

@@ -9,5 +9,6 @@ Its own working tables (`staged`, `held`, the views `src` and `split`) are read 
 line memo's `keep`, which the mining stage calls once it knows which shapes recur (it reads `rows`, `staged`,
 `held` and the mining stage's `mapping`).
 
-Entry point: `stage.ingest` (and `checks.check_window`, which refuses a bad window before any stage runs).
+Entry point: `stage.ingest` (and `checks.check_window`, which refuses a bad window before any stage runs);
+`survey.survey_logs` reads a log's columns, rows, users and time span for `planbake init`.
 """

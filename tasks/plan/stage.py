@@ -301,10 +301,10 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
 
 
 def write_lexicon(staging: Path, config: Config, index: Index) -> None:
-    """What an online reader needs to rebuild the same lexicon: the config and the index's facet values (the
-    scrubber's plain words come with the shapes, from the mine stage)."""
+    """What an online reader needs to rebuild the same lexicon: the config and the facet values the lexicon takes
+    from the index (`Index.lexicon_values`; the scrubber's plain words come with the shapes, from the mine stage)."""
     (staging / CONFIG.name).write_text(config.model_dump_json(indent=2), encoding="utf-8")
-    (staging / LEXICON.name).write_text(json.dumps(index.facet_values(), indent=2, sort_keys=True),
+    (staging / LEXICON.name).write_text(json.dumps(index.lexicon_values(), indent=2, sort_keys=True),
                                         encoding="utf-8")
 
 

@@ -91,11 +91,15 @@ def write_report(run_dir: Path, manifest: dict[str, Any], b: Bill) -> Path:
         ]
     mine = manifest.get("mine", {})
     if mine:
+        read = mine["rows"] + mine["quarantined"]
         lines += [
             "## Mining",
             f"{mine['rows']:,} log rows mined, {mine['quarantined']} quarantined; "
             f"{mine['recurring']} recurring shapes of {mine['shapes']} ({mine['recurring_questions']:,} "
             "questions).",
+            "",
+            f"Mined share of the log: {mine['rows'] / max(read, 1):.1%} of the rows read in the window "
+            f"({mine['rows']:,} of {read:,}; the rest quarantined).",
             "",
         ]
         if held := mine.get("instruction_text"):
