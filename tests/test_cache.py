@@ -188,6 +188,28 @@ def test_keys_differ_by_constraints(seed_eval: dict) -> None:
     assert a.plan == noisy.plan
 
 
+def test_a_plan_reads_by_attribute_and_by_key_and_serialises_as_before(seed_eval: dict) -> None:
+    """`res.plan.steps[0].query`, as the README reads it, and `res.plan["steps"][0]["query"]` give the same; a
+    field the JSON leaves out reads its model's default; the plan cannot be changed; and its JSON (`lookup
+    --json`) is the text plain dicts give."""
+    cache, _ = _seed_cache(seed_eval)
+    for question in ("Compare parental leave for the second parent in Berlin and Amsterdam.",
+                     "Compare parental leave for the second parent in Lisbon and Lisboa."):  # cache, template
+        res = cache.lookup(question)
+        assert res.plan is not None and res.plan.steps
+        assert [(s.id, s.query, s.filters, s.depends_on, s.extract) for s in res.plan.steps] == [
+            (s["id"], s["query"], s.get("filters", {}), s.get("depends_on", []), s.get("extract"))
+            for s in res.plan["steps"]]
+        assert res.plan.keep_original is res.plan["keep_original"]
+        assert Plan.model_validate(res.plan) == Plan.model_validate(json.loads(json.dumps(res.plan)))
+        plain = json.loads(json.dumps(res.to_json(), default=str))
+        assert json.dumps(res.to_json(), indent=2, default=str) == json.dumps(plain, indent=2)
+        with pytest.raises(TypeError, match="read-only"):
+            res.plan.steps[0]["query"] = "something else"
+        with pytest.raises(TypeError, match="read-only"):
+            res.plan.steps.append(res.plan.steps[0])
+
+
 def test_one_office_named_twice_gets_one_search(seed_eval: dict) -> None:
     """Two spellings of one office fill both slots of a comparison: the plan the template gives (no question of
     the log named Lisbon twice, so no cache entry holds this key) searches it once."""
