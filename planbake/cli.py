@@ -835,13 +835,15 @@ def eval_(
         if markdown:
             out_console.print("\n".join(markdown_rows(result["rows"])), markup=False, soft_wrap=True)
         else:
-            table = Table("system", "shape", "n", "part cov.", "all parts", "searches/q", "split vs label",
-                          "missed splits", "bridge acc.", "plan valid", "steps/plan")
+            table = Table("system", "shape", "n", "part cov.", "all parts", "searches/q", "multi-step",
+                          "split vs label", "missed splits", "bridge acc.", "plan valid", "steps/plan")
             table.columns[0].no_wrap = True
             for r in result["rows"]:
                 table.add_row(r["system"], r["shape"], str(r["n"]), f"{r['part_coverage']:.2f}",
                               f"{r['all_parts_count']}/{r['n']}", f"{r['searches_per_question']:.1f}",
-                              str(r["split_against_label"]), str(r["missed_splits"]),
+                              str(r["multi_step"]), "-" if r["split_against_label"] is None else
+                              str(r["split_against_label"]), "-" if r["missed_splits"] is None else
+                              str(r["missed_splits"]),
                               f"{r['bridges_right']}/{r['bridges']}" if r["bridges"] else "-",
                               "-" if r["plan_validity"] is None else f"{r['plan_validity']:.2f}",
                               "-" if r["steps_per_plan"] is None else f"{r['steps_per_plan']:.1f}")
@@ -857,6 +859,8 @@ def eval_(
         for system in SYSTEMS:
             incomplete = [q["id"] for q in result["questions"] if q[system]["coverage"] < 1]
             out_console.print(f"{system}: incomplete {incomplete}", markup=False)
+        for note in result["notes"]:
+            out_console.print(f"note: {note}", markup=False)
 
     _emit(as_json, result, human)
 

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 
 from schemas.config import Bill
 from schemas.files import CONFIG, QUESTIONS, SHAPES, TEMPLATES
+from tasks.plan.stage import multi_step
 from tasks.publish.gate import report_lines
 
 
@@ -178,6 +179,17 @@ def _vocabulary_lines(tpls: list[dict[str, Any]]) -> list[str]:
     return [*lines, ""]
 
 
+def _steps_line(routes: Counter[str], multi: dict[str, int]) -> list[str]:
+    """How many planned shapes search in two or more steps: a route `split` serves any plan, one filtered search
+    too."""
+    planned = {r: routes[r] for r in multi if routes[r]}
+    if not planned:
+        return []
+    parts = [f"{r}: {multi[r]} of {n}" for r, n in planned.items()]
+    return [f"Plans of two or more steps ({', '.join(parts)}); the other planned shapes search once, with a "
+            "filter.", ""]
+
+
 def _plan_section(out: Path, tpl_path: Path, questions: Path, manifest: dict[str, Any], b: Bill) -> list[str]:
     tpls = pq.read_table(tpl_path).to_pylist()
     routes = Counter(t["route"] for t in tpls)
@@ -188,6 +200,7 @@ def _plan_section(out: Path, tpl_path: Path, questions: Path, manifest: dict[str
         + ", ".join(f"{r} {n}" for r, n in sorted(routes.items()))
         + f"; {len(rejected)} rejected by validation or the constraint check (served as one search).",
         "",
+        *_steps_line(routes, multi_step(tpls)),
     ]
     config_path = tpl_path.parent / CONFIG.name
     if config_path.exists():
