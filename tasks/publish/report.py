@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 
 from schemas.config import Bill
 from schemas.files import CONFIG, QUESTIONS, SHAPES, TEMPLATES
+from tasks.ingest.files import outside_note
 from tasks.plan.stage import multi_step
 from tasks.publish.gate import report_lines
 
@@ -99,6 +100,8 @@ def write_report(run_dir: Path, manifest: dict[str, Any], b: Bill) -> Path:
             "questions).",
             "",
         ]
+        if note := outside_note(mine):
+            lines += [f"- **Outside the window**: {note[0].upper()}{note[1:]}.", ""]
         lines += [f"- **No valid row in `{f}`**: every line is quarantined; is it a query log of this format?"
                   for f in mine.get("unreadable_files", [])] + ([""] if mine.get("unreadable_files") else [])
         lines += [f"- **`{f}` not read**: compressed otherwise than with gzip; decompress it, or compress it with "
