@@ -16,6 +16,7 @@ from schemas.files import CHUNKS, QUESTIONS, SHAPES
 from schemas.publication import EMBED_CACHE, index_location, memo_folder
 from tasks.index.stage import build_index_task, export_parquet_task, index_uri
 from tasks.index.store import Index, reset_head
+from tasks.ingest.files import outside_note
 from tasks.ingest.lines import LineMemo
 from tasks.ingest.stage import ingest
 from tasks.mine.mining import MineResult
@@ -78,8 +79,10 @@ def mine_stage(run: Run, logs: str, config: Config, index: Index, since: date | 
         window = f" from {first or 'the start'} to {last or 'the end'}" if first or last else ""
         files = result.unreadable_files
         unreadable = f"; no line of {', '.join(files)} is a log row" if files else ""
+        outside = outside_note(result.to_json())
         raise LogError(f"{logs}: no valid log rows{window} ({result.quarantined} quarantined{unreadable}); nothing "
-                       "was published. Check the files" + (" and --since/--until" if window else ""))
+                       "was published. " + (f"{outside[0].upper()}{outside[1:]}" if outside else "Check the files"
+                                            + (" and --since/--until" if window else "")))
     section = {**result.to_json(), "logs": str(logs)}  # the window mined: --since/--until, or the last days
     run.record("mine", section)
     run.manifest["lexicon_hash"] = lexicon.digest()

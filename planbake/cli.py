@@ -574,6 +574,8 @@ def _withheld(mine: dict[str, Any]) -> str:
 
 
 def _summary(res: dict[str, Any]) -> None:
+    from tasks.ingest.files import outside_note
+
     idx, mine_, plan_ = res.get("index", {}), res.get("mine", {}), res.get("plan", {})
     ran = res.get("stages_run")
 
@@ -590,17 +592,63 @@ def _summary(res: dict[str, Any]) -> None:
     if mine_:
         out_console.print(f"mine: {mine_['rows']} rows ({mine_['quarantined']} quarantined), "
                           f"{mine_['recurring']} recurring shapes of {mine_['shapes']}: {mine_['by_type']}"
-                          f"{_withheld(mine_)}{carried('mine')}")
+                          f"{_withheld(mine_)}{carried('mine')}", markup=False)
+        if not carried("mine") and (note := outside_note(mine_)):
+            out_console.print(f"note: {note}", markup=False, soft_wrap=True)
     if plan_:
         fell = f", {plan_['fallbacks']} written by rules after the model failed" if plan_.get("fallbacks") else ""
         out_console.print(f"plan: {plan_['templates']} templates ({plan_['rejected']} rejected{fell}), routes "
-                          f"{plan_['routes']}, {plan_['cache_entries']} cache entries{carried('plan')}")
+                          f"{plan_['routes']}{_multi_step(plan_)}, {plan_['cache_entries']} cache entries"
+                          f"{carried('plan')}", markup=False)
     gate = res.get("gate") or {}
     if gate:
         failed = f" ({', '.join(gate['regressions'])})" if gate["regressions"] else ""
         out_console.print(f"quality gate: {gate['decision']}{failed}", markup=False)
-    out_console.print(f"published: {res['publication']}")
-    out_console.print(f"report: {Path(res['publication']) / 'report' / 'report.md'}")
+    out_console.print(f"published: {res['publication']}", markup=False)
+    out_console.print(f"report: {Path(res['publication']) / 'report' / 'report.md'}", markup=False)
+    if "previous" in res and res["previous"] is None and mine_ and plan_:  # a first run: what to look at next
+        out_console.print("\n".join(first_run_lines(res)), markup=False, soft_wrap=True)
+
+
+def _multi_step(plan_: dict[str, Any]) -> str:
+    """How many planned shapes search in two or more steps (a planned route serves one filtered search too)."""
+    multi, routes = plan_.get("multi_step"), plan_.get("routes", {})
+    if not multi or not any(routes.get(r) for r in multi):
+        return ""
+    return " (two or more steps: " + ", ".join(f"{r} {n} of {routes[r]}" for r, n in multi.items()
+                                                  if routes.get(r)) + ")"
+
+
+TOP_SHAPES = 5  # shapes a first run's summary lists
+
+
+def first_run_lines(res: dict[str, Any]) -> list[str]:
+    """The three things to look at after the first run on a new corpus and log: how much of the log was mined,
+    the most asked shapes with their routes, and the report."""
+    import pyarrow.parquet as pq
+
+    from schemas.files import TEMPLATES
+    from tasks.ingest.files import outside_note
+
+    mine_, run = res["mine"], Path(res["publication"])
+    out = mine_.get("outside_window") or {}
+    outside = out.get("rows_before", 0) + out.get("rows_after", 0)
+    read = mine_["rows"] + mine_["quarantined"] + outside
+    window = f"{mine_.get('since') or 'the first day'} to {mine_.get('until') or 'the last'}"
+    lines = ["", "First run: look next at", f"1. the log: {mine_['rows']:,} of the {read:,} rows read were mined "
+             f"(the window {window}; {mine_['quarantined']:,} quarantined, {outside:,} outside the window)"]
+    if note := outside_note(mine_):
+        lines.append(f"   {note}")
+    tpls = pq.read_table(run / TEMPLATES.name, columns=["skeleton", "count", "route", "template"]).to_pylist()
+    top = sorted(tpls, key=lambda t: (-t["count"], t["skeleton"]))[:TOP_SHAPES]
+    lines.append(f"2. the most asked of the {len(tpls)} recurring shapes and their routes "
+                 "(`planbake lookup \"QUESTION\"` shows a question's plan):")
+    for t in top:
+        steps = len(json.loads(t["template"])["steps"])
+        route = t["route"] if t["route"] == "one_search" else f"{t['route']}, {steps} step{'s' * (steps > 1)}"
+        lines.append(f"   {t['count']:>7,}  {route:<22} {t['skeleton']}")
+    lines.append(f"3. the report: {run / 'report' / 'report.md'} (`planbake report` prints it)")
+    return lines
 
 
 STAGES_OF = {"index": ["index"], "mine": ["mine"], "plan": ["plan"], "nightly": ["index", "mine", "plan"],
@@ -883,13 +931,15 @@ def eval_(
         if markdown:
             out_console.print("\n".join(markdown_rows(result["rows"])), markup=False, soft_wrap=True)
         else:
-            table = Table("system", "shape", "n", "part cov.", "all parts", "searches/q", "split vs label",
-                          "missed splits", "bridge acc.", "plan valid", "steps/plan")
+            table = Table("system", "shape", "n", "part cov.", "all parts", "searches/q", "multi-step",
+                          "split vs label", "missed splits", "bridge acc.", "plan valid", "steps/plan")
             table.columns[0].no_wrap = True
             for r in result["rows"]:
                 table.add_row(r["system"], r["shape"], str(r["n"]), f"{r['part_coverage']:.2f}",
                               f"{r['all_parts_count']}/{r['n']}", f"{r['searches_per_question']:.1f}",
-                              str(r["split_against_label"]), str(r["missed_splits"]),
+                              str(r["multi_step"]), "-" if r["split_against_label"] is None else
+                              str(r["split_against_label"]), "-" if r["missed_splits"] is None else
+                              str(r["missed_splits"]),
                               f"{r['bridges_right']}/{r['bridges']}" if r["bridges"] else "-",
                               "-" if r["plan_validity"] is None else f"{r['plan_validity']:.2f}",
                               "-" if r["steps_per_plan"] is None else f"{r['steps_per_plan']:.1f}")
@@ -905,6 +955,8 @@ def eval_(
         for system in SYSTEMS:
             incomplete = [q["id"] for q in result["questions"] if q[system]["coverage"] < 1]
             out_console.print(f"{system}: incomplete {incomplete}", markup=False)
+        for note in result["notes"]:
+            out_console.print(f"note: {note}", markup=False, soft_wrap=True)
 
     _emit(as_json, result, human)
 

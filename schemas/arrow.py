@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -35,10 +36,22 @@ _TAIL = [
 ]
 
 
+EMBED_FIELDS = b"embed_fields"  # the vector field's metadata: the `chunking.embed_fields` its vectors embed
+
+
 def chunk_schema(config: Config, dim: int) -> pa.Schema:
-    """The LanceDB table and chunks.parquet: one row per chunk, facets as typed columns."""
+    """The LanceDB table and chunks.parquet: one row per chunk, facets as typed columns. The vector field names
+    the `chunking.embed_fields` it embeds in its metadata (none: the text alone)."""
     facets = [pa.field(f.name, _FACET_TYPES[f.kind]) for f in config.facets]
-    return pa.schema([*_HEAD, *facets, *_TAIL, pa.field("vector", pa.list_(pa.float32(), dim))])
+    embed = config.chunking.embed_fields
+    meta = {EMBED_FIELDS: json.dumps(embed).encode()} if embed else None
+    return pa.schema([*_HEAD, *facets, *_TAIL, pa.field("vector", pa.list_(pa.float32(), dim), metadata=meta)])
+
+
+def embedded_fields(schema: pa.Schema) -> list[str]:
+    """The metadata fields a chunk table's vectors embed in front of the text (`chunk_schema`)."""
+    meta = schema.field("vector").metadata or {}
+    return list(json.loads(meta[EMBED_FIELDS])) if EMBED_FIELDS in meta else []
 
 
 def facet_columns(schema: pa.Schema) -> list[str]:

@@ -18,7 +18,8 @@ from schemas.followup import MAX_CHAIN, NO_PREVIOUS, Conversation, Followups
 from schemas.instruction import score
 from schemas.members import ShapeMembers
 from schemas.pii import read_plain_words
-from schemas.plan import CONSTRAINT_SLOT, Plan, PlanDoc, drop_repeated_steps
+from schemas.plan import CONSTRAINT_SLOT, Plan, drop_repeated_steps
+from schemas.plan_view import PlanView
 from schemas.publication import POINTER, check_run, current_run, enclosing_root, index_location, read_manifest, run_root
 from schemas.text import words
 from schemas.vocabulary import Vocabulary
@@ -36,13 +37,16 @@ class LookupResult:
     shape_type: str | None = None
     skeleton: str | None = None
     constraints: list[tuple[str, str]] = field(default_factory=list)
-    plan: PlanDoc | None = None  # its JSON form: what online services read
+    plan: PlanView | None = None  # its JSON form, read-only, whose fields are also attributes (res.plan.steps)
     source: str | None = None  # cache | template
     reason: str = ""
     trace: dict[str, Any] = field(default_factory=dict)
     followup: bool = False
     resolved: str | None = None  # a follow-up: the standalone question it resolved to
 
+    def __post_init__(self) -> None:
+        if self.plan is not None and not isinstance(self.plan, PlanView):
+            self.plan = PlanView(self.plan)
 
     def to_json(self) -> dict[str, Any]:
         return {"hit": self.hit, "route": self.route, "key": self.key, "shape": self.shape_id,
@@ -224,10 +228,10 @@ class PlanCache:
         if tpl["route"] == "one_search":
             base.source, base.reason = "template", "one search answers this shape"
             return base
+        keep = {"keep_original": tpl["route"] == "split_original"}  # stored without its default
         entry = self.entries.get(key)
         if entry is not None and entry.plan:
-            base.plan, base.source = json.loads(entry.plan), "cache"
-            base.plan["keep_original"] = tpl["route"] == "split_original"  # stored without its default
+            base.plan, base.source = PlanView({**json.loads(entry.plan), **keep}), "cache"
             return base
         text, needed = self._plans[shape_id]
         slots = sk.slots
@@ -237,10 +241,10 @@ class PlanCache:
                                 reason=f"template does not fit: no value for {missing}")
         for name in needed:  # same result as schemas.plan.fill_slots, without a model round trip
             text = text.replace("{" + name + "}", json.dumps(slots[name])[1:-1])
-        base.plan, base.source = drop_repeated_steps(json.loads(text)), "template"
+        doc = drop_repeated_steps(json.loads(text))
         if self.uses_vocabulary(shape_id):
-            base.plan = self.vocabulary.apply(base.plan)
-        base.plan["keep_original"] = tpl["route"] == "split_original"
+            doc = self.vocabulary.apply(doc)
+        base.plan, base.source = PlanView({**doc, **keep}), "template"
         return base
 
 

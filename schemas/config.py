@@ -85,9 +85,11 @@ class Facet(_Strict):
 class Chunking(_Strict):
     size: int = Field(600, ge=100, le=20_000)
     overlap: int = Field(80, ge=0)
-    # metadata keys whose values (a document's title) the full-text index reads in front of each chunk's text;
-    # the vectors embed the text alone
+    # metadata keys whose values (a document's title) the full-text index reads in front of each chunk's text
     search_fields: list[str] = Field(default_factory=list)
+    # metadata keys whose values the vectors embed in front of each chunk's text ("title: text"); a hit's text
+    # stays the chunk's own
+    embed_fields: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> Chunking:

@@ -13,7 +13,7 @@ from schemas.config import Config
 from schemas.constraint import QUALIFIER, Constraint
 from schemas.digest import fingerprint
 from schemas.errors import ConfigError
-from schemas.pii import Scrubber
+from schemas.pii import PLACEHOLDER, Scrubber
 from schemas.text import fold, folded_words, words
 
 # ASCII digits only: \d would also take other scripts' digits ("20٢٥") and make a year value no filter matches.
@@ -230,10 +230,16 @@ class Lexicon:
             parts.append(f" {fold(c.value)} " if c.facet == QUALIFIER else f" {{{c.facet}}} ")
             pos = c.end
         parts.append(literal(text[pos:]))
-        skeleton = folded_words("".join(parts))
+        skeleton = folded_words(own_words("".join(parts)))
         if self._fillers is not None:
             skeleton = " ".join(self._fillers.sub(" ", skeleton).split())
         return Skeleton(skeleton, tuple(constraints))
+
+
+def own_words(text: str) -> str:
+    """Each placeholder as a word of its own: the scrubber's "{url}" glued to a word ("heisenberg{url}") would
+    make a skeleton word that no template may write. `SqlSkeletons.skeleton` does the same."""
+    return PLACEHOLDER.sub(r" \g<0> ", text) if "{" in text else text
 
 
 def fill_skeleton(skeleton: str, slots: dict[str, str]) -> str:

@@ -18,7 +18,8 @@ Constraint values become markers, `\\x01L<form>\\x03` for lexicon forms and `\\x
 extractor's order (lexicon, a date's year, years, relative years), so a span taken first is not matched again.
 Where Python uses a lookaround RE2 lacks, the pattern consumes its boundary characters instead and runs twice,
 which also finds neighbours that share a boundary. Markers then become `{facet}` placeholders (or the
-qualifier's term) in the skeleton; the list of markers maps to constraint values once per distinct list.
+qualifier's term) in the skeleton, and every placeholder is a word of its own ("heisenberg{url}" as "heisenberg
+{url}"); the list of markers maps to constraint values once per distinct list.
 `tests/test_extract_sql.py` holds SQL and Python to identical skeletons and constraints.
 """
 
@@ -213,6 +214,9 @@ class SqlSkeletons:
             cases.append(f"WHEN p[1] = 'L' THEN MAP {{{lookup}}}[p]")
         if self.lexicon.year_facet:
             cases.append(f"WHEN p[1] = 'Y' THEN {sql_string(f' {{{self.lexicon.year_facet}}} ')}")
+        # each placeholder the scrubber put in a word of its own (`extract.own_words`); markers' targets are spaced
+        spaced = _replace("s", PLACEHOLDER.pattern, sql_string(r" \0 "))
+        masked = f"list_transform([{masked}], lambda s: CASE WHEN contains(s, '{{') THEN {spaced} ELSE s END)[1]"
         pieces = f"string_split_regex({masked}, {sql_string('[' + START + END + ']')})"
         sql = (f"array_to_string(list_transform({pieces}, lambda p: CASE {' '.join(cases)} ELSE p END), '')"
                if cases else masked)  # no lexicon and no year facet: no markers

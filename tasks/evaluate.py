@@ -198,6 +198,8 @@ def _score(a: dict[str, float], q: Labeled, run: Retrieved, system: str, sound: 
     a["searches"] += run.searches
     a["split_against_label"] += split and q.should_split is False
     a["missed_splits"] += (not split) and q.should_split is True
+    a["labeled_splits"] += q.should_split is not None
+    a["multi_step"] += split
     a["plans"] += planned
     a["plan_steps"] += steps
     if system != "one-search" and sound is not None:
@@ -248,7 +250,10 @@ def _row(system: str, shape: str, a: dict[str, float]) -> dict[str, Any]:
     return {"system": system, "shape": shape, "n": int(n), "part_coverage": round(a["part_coverage"] / n, 3),
             "all_parts": round(a["all_parts"] / n, 3), "all_parts_count": int(a["all_parts"]),
             "searches_per_question": round(a["searches"] / n, 2),
-            "split_against_label": int(a["split_against_label"]), "missed_splits": int(a["missed_splits"]),
+            # against no label (no question says should_split), a count of 0 would read as a result
+            "split_against_label": int(a["split_against_label"]) if a["labeled_splits"] else None,
+            "missed_splits": int(a["missed_splits"]) if a["labeled_splits"] else None,
+            "labeled_splits": int(a["labeled_splits"]), "multi_step": int(a["multi_step"]),
             "bridge_accuracy": _ratio(a["bridges_right"], a["bridges"], 3), "bridges": int(a["bridges"]),
             "bridges_right": int(a["bridges_right"]),
             "plan_validity": _ratio(a["templates_sound"], a["templates"], 3), "templates": int(a["templates"]),
@@ -258,8 +263,8 @@ def _row(system: str, shape: str, a: dict[str, float]) -> dict[str, Any]:
 def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int, k: int,
              merge: str = "round_robin", systems: tuple[str, ...] = SYSTEMS, rerank: bool = False) -> dict[str, Any]:
     """Rows of {system, shape, n, part_coverage, all_parts, searches_per_question, split_against_label,
-    missed_splits, bridge_accuracy, plan_validity, steps_per_plan}, per shape and "ALL"; plus per-question
-    detail. Only `systems` are run."""
+    missed_splits, labeled_splits, multi_step, bridge_accuracy, plan_validity, steps_per_plan}, per shape and
+    "ALL"; plus per-question detail and notes on what the rows cannot say. Only `systems` are run."""
     acc: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
     words_acc: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     facets = doc_facets(index)
@@ -299,7 +304,16 @@ def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int
     vocabulary = [_vocabulary_row(shape, a) for shape, a in sorted(words_acc.items(),
                                                                   key=lambda x: (x[0] != "ALL", x[0]))]
     return {"rows": rows, "questions": detail, "merge": merge, "rerank": rerank, "vocabulary": vocabulary,
-            "search": index.config.planning.search}
+            "search": index.config.planning.search, "notes": notes(labeled)}
+
+
+def notes(labeled: list[Labeled]) -> list[str]:
+    """What the rows of a labeled set cannot say."""
+    return [] if any(q.should_split is not None for q in labeled) else [NO_SPLIT_LABELS]
+
+
+NO_SPLIT_LABELS = ("no question of the set says should_split (or has the shape \"null\"): split_against_label and "
+                   "missed_splits are null; multi_step counts the questions a plan of two or more steps served")
 
 
 _MEASURES = (("part_coverage", "part coverage"), ("all_parts", "all-parts rate"))
@@ -367,13 +381,13 @@ def markdown_vocabulary(rows: list[dict[str, Any]]) -> list[str]:
 
 def markdown_rows(rows: list[dict[str, Any]]) -> list[str]:
     """The rows as a Markdown table, as BENCHMARKS.md records them."""
-    out = ["| system | shape | n | part coverage | all parts | searches/q | split vs label | missed splits "
-           "| bridge accuracy | plan validity | steps/plan |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| system | shape | n | part coverage | all parts | searches/q | multi-step | split vs label "
+           "| missed splits | bridge accuracy | plan validity | steps/plan |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         bridge = f"{r['bridges_right']}/{r['bridges']}" if r["bridges"] else "-"
         out.append(f"| {r['system']} | {r['shape']} | {r['n']} | {r['part_coverage']:.3f} | "
                    f"{r['all_parts']:.3f} ({r['all_parts_count']}/{r['n']}) | {r['searches_per_question']:.2f} | "
-                   f"{r['split_against_label']} | {r['missed_splits']} | {bridge} | "
-                   f"{_cell(r['plan_validity'], '.2f')} | {_cell(r['steps_per_plan'], '.2f')} |")
+                   f"{r['multi_step']} | {_cell(r['split_against_label'], 'd')} | {_cell(r['missed_splits'], 'd')} | "
+                   f"{bridge} | {_cell(r['plan_validity'], '.2f')} | {_cell(r['steps_per_plan'], '.2f')} |")
     return out

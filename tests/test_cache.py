@@ -68,7 +68,10 @@ def test_seed_handbook_plan_columns(seed_eval: dict) -> None:
     table = markdown_rows(seed_eval["rows"])
     assert len(table) == 2 + len(seed_eval["rows"])
     # steps s1 and s2, the original kept beside them: three searches, two steps
-    assert "| routed | bridge | 1 | 1.000 | 1.000 (1/1) | 3.00 | 0 | 0 | 1/1 | 1.00 | 2.00 |" in table
+    assert "| routed | bridge | 1 | 1.000 | 1.000 (1/1) | 3.00 | 1 | 0 | 0 | 1/1 | 1.00 | 2.00 |" in table
+    # every routed plan has two or more steps; every question of the set says whether it should split
+    assert routed["multi_step"] == routed["plans"] and one["multi_step"] == 0
+    assert routed["labeled_splits"] == 10 and seed_eval["notes"] == []
 
 
 def test_wrong_or_refused_bridge_value_counts_wrong() -> None:
@@ -188,6 +191,28 @@ def test_keys_differ_by_constraints(seed_eval: dict) -> None:
     assert a.plan == noisy.plan
 
 
+def test_a_plan_reads_by_attribute_and_by_key_and_serialises_as_before(seed_eval: dict) -> None:
+    """`res.plan.steps[0].query`, as the README reads it, and `res.plan["steps"][0]["query"]` give the same; a
+    field the JSON leaves out reads its model's default; the plan cannot be changed; and its JSON (`lookup
+    --json`) is the text plain dicts give."""
+    cache, _ = _seed_cache(seed_eval)
+    for question in ("Compare parental leave for the second parent in Berlin and Amsterdam.",
+                     "Compare parental leave for the second parent in Lisbon and Lisboa."):  # cache, template
+        res = cache.lookup(question)
+        assert res.plan is not None and res.plan.steps
+        assert [(s.id, s.query, s.filters, s.depends_on, s.extract) for s in res.plan.steps] == [
+            (s["id"], s["query"], s.get("filters", {}), s.get("depends_on", []), s.get("extract"))
+            for s in res.plan["steps"]]
+        assert res.plan.keep_original is res.plan["keep_original"]
+        assert Plan.model_validate(res.plan) == Plan.model_validate(json.loads(json.dumps(res.plan)))
+        plain = json.loads(json.dumps(res.to_json(), default=str))
+        assert json.dumps(res.to_json(), indent=2, default=str) == json.dumps(plain, indent=2)
+        with pytest.raises(TypeError, match="read-only"):
+            res.plan.steps[0]["query"] = "something else"
+        with pytest.raises(TypeError, match="read-only"):
+            res.plan.steps.append(res.plan.steps[0])
+
+
 def test_one_office_named_twice_gets_one_search(seed_eval: dict) -> None:
     """Two spellings of one office fill both slots of a comparison: the plan the template gives (no question of
     the log named Lisbon twice, so no cache entry holds this key) searches it once."""
@@ -220,6 +245,15 @@ def test_demo_cache(demo_publication: Path) -> None:
     assert manifest["lexicon_hash"] == cache.lexicon.digest()
     routes = {t["route"] for t in cache.templates.values()}
     assert {"one_search", "split"} <= routes  # routes are measured per shape, not fixed per type
+    # a planned route serves any plan, one filtered search too: the manifest and report count the multi-step ones
+    steps = {s: len(json.loads(t["template"])["steps"]) for s, t in cache.templates.items()
+             if t["route"] != "one_search"}
+    multi = manifest["plan"]["multi_step"]
+    assert multi == {r: sum(n > 1 for s, n in steps.items() if cache.templates[s]["route"] == r)
+                     for r in ("split", "split_original")}
+    assert 0 < sum(multi.values()) <= len(steps)
+    report = (cache.run_dir / "report" / "report.md").read_text(encoding="utf-8")
+    assert f"Plans of two or more steps (split: {multi['split']} of " in report
     comparisons = [t for t in cache.templates.values() if t["type"] == "comparison" and t["route"] != "one_search"]
     top = max(comparisons, key=lambda t: t["count"])
     question = top["skeleton"].replace("{office}", "Warsaw", 1).replace("{office}", "Toronto", 1)
@@ -540,6 +574,32 @@ def test_a_split_of_a_null_question_is_a_split_against_the_label(tmp_path: Path)
     for q in (null, marked, unsaid, other):
         _score(counts, q, split, "routed", None, None)
     assert counts["split_against_label"] == 2 and counts["missed_splits"] == 0
+
+
+def test_split_counts_without_split_labels_are_null_with_a_note(tmp_path: Path) -> None:
+    """A set no question of which says `should_split` (nor is labeled null) cannot count splits against its
+    labels: those counts are null, not 0, and a note says why; `multi_step` counts the questions a plan of two
+    or more steps served, and a plan of one filtered step is none of them."""
+    from collections import defaultdict
+
+    from tasks.evaluate import NO_SPLIT_LABELS, _row, _score, notes, read_labeled
+    from tasks.executor import Retrieved, StepResult
+
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"id": "a", "question": "a?", "parts": [["d1"]]}\n'
+                    '{"id": "b", "question": "b?", "shape": "comparison", "parts": [["d1"], ["d2"]]}\n',
+                    encoding="utf-8")
+    one_step, two_steps = read_labeled(path)
+    counts: dict[str, float] = defaultdict(float)
+    _score(counts, one_step, Retrieved(["d1"], [StepResult("s1", "a", {"office": "Berlin"})], 1), "routed", None,
+           None)
+    _score(counts, two_steps, Retrieved(["d1", "d2#0"], [StepResult("s1", "b", {}), StepResult("s2", "b", {})], 2),
+           "routed", None, None)
+    row = _row("routed", "ALL", counts)
+    assert (row["split_against_label"], row["missed_splits"], row["labeled_splits"]) == (None, None, 0)
+    assert (row["plans"], row["multi_step"]) == (2, 1)
+    assert notes([one_step, two_steps]) == [NO_SPLIT_LABELS]
+    assert "| - | - |" in markdown_rows([row])[2]
 
 
 def test_eval_refuses_before_any_work(tmp_path: Path) -> None:

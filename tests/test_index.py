@@ -196,6 +196,36 @@ def test_a_table_from_before_search_text_is_searched_and_upgraded(tmp_path: Path
     assert "search_text" in Index(index_uri(config, tmp_path), config, again.version).table.schema.names
 
 
+def _embedding(config: Config, fields: list[str]) -> Config:
+    return config.model_copy(update={"chunking": config.chunking.model_copy(update={"embed_fields": fields})})
+
+
+def test_the_vectors_embed_the_fields_the_config_names(tmp_path: Path) -> None:
+    """`chunking.embed_fields: [title]`: each vector embeds "title: text", so a chunk whose text leaves its subject
+    to the title is found by vector search; a hit's text stays the chunk's own. The fields are part of what a
+    stored vector is known to embed: changing them embeds again exactly the chunks whose document has one."""
+    records = [{"id": i, "text": t, "metadata": {"office": o, "year": None}} for i, t, o in TRAVEL]
+    records[-1]["metadata"]["title"] = "Quokka sanctuary visits"  # form-hr7's title: no text says "quokka"
+    records[0]["metadata"]["title"] = "Flights"
+    corpus = _write(tmp_path / "corpus.jsonl", records)
+    question = "visiting the quokka sanctuary"
+    found, embedded = {}, {}
+    for fields in ([], ["title"], ["title"], []):
+        config = _embedding(load_config(DEMO_CONFIG), fields)
+        result = build_index(corpus, config, tmp_path, RUN_DATE, quiet=True).result
+        embedded.setdefault(tuple(fields), []).append(result.embedded)
+        index = Index(index_uri(config, tmp_path), config, result.version)
+        found[tuple(fields)] = [h.id for h in index.search(question, k=8)]
+        if fields:
+            hit = next(h for h in index.search(question, k=1))
+            assert (hit.id, hit.text) == ("form-hr7", TRAVEL[-1][1])  # the hit's text is the chunk's own
+            stored = index.columns(["id", "vector"]).to_pylist()
+            vec = next(np.asarray(r["vector"]) for r in stored if r["id"] == "form-hr7")
+            assert float(vec @ index.embedder.encode_one(f"Quokka sanctuary visits: {TRAVEL[-1][1]}")) > 0.999
+    assert embedded == {(): [len(TRAVEL), 2], ("title",): [2, 0]}  # only the two titled chunks, once each way
+    assert found[()].index("form-hr7") > 0
+
+
 def test_a_search_field_no_document_has_is_warned_of(tmp_path: Path) -> None:
     corpus = _write(tmp_path / "corpus.jsonl", [
         {"id": "a", "text": "The allowance is 50 euros.", "metadata": {"office": "Berlin", "title": "Pay"}}])
@@ -204,6 +234,9 @@ def test_a_search_field_no_document_has_is_warned_of(tmp_path: Path) -> None:
     assert warning.endswith("no document's metadata has the key 'titel', so the full-text index reads the chunks' "
                             "text alone; name one the corpus has (office, title)"), warning
     assert unread_fields(read_corpus(corpus), _titled(config, ["title"])) == []
+    (warning,) = unread_fields(read_corpus(corpus), _embedding(_titled(config, ["title"]), ["titel"]))
+    assert warning.endswith("the key 'titel', so the vectors embed the chunks' text alone; name one the corpus "
+                            "has (office, title)"), warning
 
 
 def test_hybrid_search_keeps_the_filters(travel_index: Index) -> None:

@@ -881,6 +881,44 @@ def test_a_window_reads_only_its_days_partitions(tmp_path: Path) -> None:
         ing.con.close()
 
 
+def test_the_log_outside_the_window_is_counted_with_the_option_that_mines_it(tmp_path: Path) -> None:
+    """A log longer than the window is not mined silently short: ingest counts the valid rows it read outside the
+    window and the `date=` folders it did not open, and the note names --since or `mining.window_days`."""
+    from tasks.ingest.files import outside_note
+
+    flat = tmp_path / "flat.jsonl"  # one row a day for 30 days, in one file
+    flat.write_text("".join(json.dumps({"ts": f"2026-01-{d:02d}T12:00:00Z", "user": "u1", "query": f"per diem {d}"})
+                            + "\n" for d in range(1, 31)) + "{not json\n", encoding="utf-8")
+    ing = ingest(flat, last_days=7, now=datetime(2026, 2, 1))
+    ing.con.close()
+    assert (ing.rows, ing.since, ing.until) == (7, date(2026, 1, 24), date(2026, 1, 30))
+    assert ing.outside == {"rows_before": 23, "rows_after": 0, "days_not_read": 0, "first_day": "2026-01-01",
+                           "last_day": "2026-01-30"}
+    mined = {"since": "2026-01-24", "until": "2026-01-30", "outside_window": ing.outside}
+    assert outside_note(mined) == (
+        "the window mined, 2026-01-24 to 2026-01-30, leaves out 23 log rows (the log runs from 2026-01-01 to "
+        "2026-01-30); to mine them, run with --since 2026-01-01 (or `mining.window_days: 30` in the config)")
+    ing = ingest(flat, since=date(2026, 1, 10), until=date(2026, 1, 19))
+    ing.con.close()
+    assert (ing.outside or {})["rows_before"] == 9 and (ing.outside or {})["rows_after"] == 11
+    assert "--since 2026-01-01 (or `mining.window_days: 19` in the config) and --until 2026-01-30" in (
+        outside_note({"since": "2026-01-10", "until": "2026-01-19", "outside_window": ing.outside}) or "")
+    logs = tmp_path / "logs"  # a log partitioned by date: the folders outside the window are not opened
+    for day in range(1, 11):
+        (logs / f"date=2026-01-{day:02d}").mkdir(parents=True)
+        (logs / f"date=2026-01-{day:02d}" / "part-0.jsonl").write_text(json.dumps(
+            {"ts": f"2026-01-{day:02d}T12:00:00Z", "user": "u1", "query": f"per diem {day}"}) + "\n", encoding="utf-8")
+    ing = ingest(logs, last_days=3, now=datetime(2026, 2, 1))
+    ing.con.close()
+    assert ing.outside == {"rows_before": 1, "rows_after": 0, "days_not_read": 6, "first_day": "2026-01-01",
+                           "last_day": "2026-01-10"}  # the day before the window is read: its rows near midnight
+    note = outside_note({"since": "2026-01-08", "until": "2026-01-10", "outside_window": ing.outside}) or ""
+    assert "leaves out 1 log row and 6 logged days (date= folders, not read)" in note
+    assert ingest(flat, now=datetime(2026, 2, 1)).outside == {  # no window: nothing left out
+        "rows_before": 0, "rows_after": 0, "days_not_read": 0, "first_day": "2026-01-01", "last_day": "2026-01-30"}
+    assert outside_note({"outside_window": {"rows_before": 0, "rows_after": 0, "days_not_read": 0}}) is None
+
+
 def test_without_a_window_the_last_days_are_mined(tmp_path: Path) -> None:
     """With no --since/--until, the window is the last `mining.window_days` days up to the newest logged day:
     the newest `date=` folder of a partitioned log (older folders are not opened), else the newest row."""

@@ -1080,6 +1080,52 @@ def test_a_stage_run_alone_says_which_figures_it_carried_over() -> None:
     assert "carried over" not in lines["mine"]
 
 
+def test_a_first_run_says_what_to_look_at_next(demo_publication: Path, tmp_path: Path) -> None:
+    """The first publication's summary ends with how much of the log was mined (and what the window left out,
+    with the option that mines it), the most asked shapes with their routes, and where the report is; the report
+    says what the window left out too. A later run's summary does not repeat the list."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from planbake.cli import TOP_SHAPES, _summary, first_run_lines, out_console
+    from schemas.config import Bill
+    from tasks.publish.report import write_report
+
+    run = current_run(demo_publication)
+    manifest = current_manifest(demo_publication)
+    assert manifest["previous"] is None
+    assert manifest["mine"]["outside_window"]["rows_before"] == 0  # the demo's seven days are the window
+    mine = {**manifest["mine"], "outside_window": {"rows_before": 900, "rows_after": 0, "days_not_read": 0,
+                                                   "first_day": "2026-10-31", "last_day": manifest["mine"]["until"]}}
+    res = {**manifest, "mine": mine, "publication": str(run)}
+    with out_console.capture() as cap:
+        _summary(res)
+    said = cap.get()
+    note = (f"the window mined, {mine['since']} to {mine['until']}, leaves out 900 log rows (the log runs from "
+            f"2026-10-31 to {mine['until']}); to mine them, run with --since 2026-10-31 (or `mining.window_days: 30` "
+            "in the config)")
+    assert f"note: {note}" in said
+    first = said.split("First run: look next at\n", 1)[1].splitlines()
+    read = mine["rows"] + mine["quarantined"] + 900
+    assert first[0].startswith(f"1. the log: {mine['rows']:,} of the {read:,} rows read were mined")
+    assert first[1] == f"   {note}"
+    top = [line for line in first if re.match(r"^ +[0-9,]+  (one_search|split)", line)]
+    tpls = sorted(pq.read_table(run / "templates.parquet").to_pylist(), key=lambda t: (-t["count"], t["skeleton"]))
+    assert [line.split()[0] for line in top] == [f"{t['count']:,}" for t in tpls[:TOP_SHAPES]]
+    assert all(line.endswith(t["skeleton"]) for line, t in zip(top, tpls, strict=False))
+    split = next(t for t in tpls if t["route"] != "one_search")  # a planned route says its number of steps
+    pq.write_table(pa.Table.from_pylist([{**split, "count": 10**6}]), tmp_path / "templates.parquet")
+    steps = len(json.loads(split["template"])["steps"])
+    shown = first_run_lines({**res, "publication": str(tmp_path)})
+    assert f"{10**6:,}  {split['route']}, {steps} step{'s' * (steps > 1)}" in "\n".join(shown)
+    assert first[-1] == f"3. the report: {run / 'report' / 'report.md'} (`planbake report` prints it)"
+    with out_console.capture() as cap:
+        _summary({**res, "previous": "20261130T013000Z-1a2b"})
+    assert "First run" not in cap.get() and f"note: {note}" in cap.get()
+    report = write_report(tmp_path, {"mine": mine}, Bill()).read_text(encoding="utf-8")
+    assert f"- **Outside the window**: {note[0].upper()}{note[1:]}." in report
+
+
 def test_search_shows_each_version_as_current_superseded_or_not_yet_in_force() -> None:
     from dataclasses import replace
 

@@ -123,12 +123,14 @@ def valueless_facets(docs: Sequence[Document], config: Config) -> list[str]:
 
 
 def unread_fields(docs: Sequence[Document], config: Config) -> list[str]:
-    """A warning for each of `chunking.search_fields` that no document's metadata has (a misspelt `titel`): the
-    full-text index reads the text alone."""
+    """A warning for each of `chunking.search_fields` and `chunking.embed_fields` that no document's metadata has
+    (a misspelt `titel`): the full-text index, or the vectors, read the text alone."""
     keys = ", ".join(sorted({k for d in docs for k in d.metadata})) or "none"
-    return [f"{config.place(['chunking', 'search_fields', at])}: no document's metadata has the key {key!r}, so the "
-            f"full-text index reads the chunks' text alone; name one the corpus has ({keys})"
-            for at, key in enumerate(config.chunking.search_fields) if not any(key in d.metadata for d in docs)]
+    reader = {"search_fields": "the full-text index reads", "embed_fields": "the vectors embed"}
+    return [f"{config.place(['chunking', option, at])}: no document's metadata has the key {key!r}, so "
+            f"{reader[option]} the chunks' text alone; name one the corpus has ({keys})"
+            for option in reader for at, key in enumerate(getattr(config.chunking, option))
+            if not any(key in d.metadata for d in docs)]
 
 
 def misspelt_keys(docs: Sequence[Document], config: Config) -> list[str]:

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import FTS, Bitmap, BTree
 
-from schemas.arrow import chunk_schema, facet_columns
+from schemas.arrow import chunk_schema, embedded_fields, facet_columns
 from schemas.config import Config
 from schemas.digest import fingerprint, text_digest
 from schemas.errors import FacetColumnsMissing, IndexUnreachable, InputError, NoPublication
@@ -45,12 +45,25 @@ def search_text(chunk: Chunk, fields: Sequence[str]) -> str:
     return " ".join([*head, chunk.text])
 
 
-def row_hash(e: EnrichedChunk, fields: Sequence[str] = ()) -> str:
+def embed_text(text: str, metadata: dict[str, Any], fields: Sequence[str]) -> str:
+    """What a chunk's vector embeds: the values of its document's metadata `fields` (`chunking.embed_fields`: a
+    title), then its text, as "title: text"; the text alone without such fields."""
+    head = [str(metadata[f]) for f in fields if metadata.get(f) not in (None, "")]
+    return ": ".join([*head, text])
+
+
+def row_hash(e: EnrichedChunk, fields: Sequence[str] = (), embedded: Sequence[str] = ()) -> str:
     body: list[Any] = [e.chunk.content_hash, e.facets, e.effective_from, e.policy, e.supersedes, e.superseded_by,
             e.is_current]
     if fields:  # a change of `chunking.search_fields` rewrites the rows (their text is not embedded again)
         body.append(list(fields))
+    if embedded:  # and one of `chunking.embed_fields` changes their vectors: the evidence they gave is stale
+        body.append({"embed": list(embedded)})
     return fingerprint(body, 32)
+
+
+def _row_hash(e: EnrichedChunk, config: Config) -> str:
+    return row_hash(e, config.chunking.search_fields, config.chunking.embed_fields)
 
 
 def _rows(chunks: Sequence[EnrichedChunk], vectors: dict[str, np.ndarray], config: Config) -> list[dict[str, Any]]:
@@ -59,7 +72,7 @@ def _rows(chunks: Sequence[EnrichedChunk], vectors: dict[str, np.ndarray], confi
         c = e.chunk
         row: dict[str, Any] = {
             "id": c.id, "doc_id": c.doc_id, "position": c.position, "text": c.text,
-            "content_hash": c.content_hash, "row_hash": row_hash(e, config.chunking.search_fields),
+            "content_hash": c.content_hash, "row_hash": _row_hash(e, config),
             "effective_from": e.effective_from, "policy": e.policy, "supersedes": e.supersedes,
             "superseded_by": e.superseded_by, "is_current": e.is_current,
             "metadata": json.dumps(c.metadata, sort_keys=True, default=str),
@@ -87,36 +100,39 @@ def open_table(uri: str, name: str) -> Any | None:
 
 
 def text_hash(text: str) -> str:
-    """What a chunk's vector depends on: its text alone (a metadata edit re-writes the row, not the vector)."""
+    """What a chunk's vector depends on: the text it embeds (`embed_text`: its own text, after the values of
+    `chunking.embed_fields`); a metadata edit elsewhere re-writes the row, not the vector."""
     return text_digest(text, 32)
 
 
 def existing_state(table: Any | None) -> dict[str, tuple[str, str, np.ndarray, bool]]:
-    """id -> (text hash, row hash, vector, is_current) of the table's latest version."""
+    """id -> (hash of the text its vector embeds, row hash, vector, is_current) of the table's latest version."""
     if table is None:
         return {}
-    t = table.to_arrow().select(["id", "text", "row_hash", "vector", "is_current"])
+    embedded = embedded_fields(table.schema)  # what the stored vectors embed in front of the text
+    t = table.to_arrow().select(["id", "text", "row_hash", "vector", "is_current", *(["metadata"] if embedded else [])])
     vecs = t.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
     dim = t.schema.field("vector").type.list_size
     vecs = vecs.reshape(-1, dim) if len(t) else np.zeros((0, dim), dtype=np.float32)
-    return {i: (text_hash(text), rh, vecs[n], bool(cur)) for n, (i, text, rh, cur) in enumerate(zip(
-        t.column("id").to_pylist(), t.column("text").to_pylist(), t.column("row_hash").to_pylist(),
-        t.column("is_current").to_pylist(), strict=True))}
+    metas = t.column("metadata").to_pylist() if embedded else [None] * len(t)
+    return {i: (text_hash(embed_text(text, json.loads(meta or "{}"), embedded)), rh, vecs[n], bool(cur))
+            for n, (i, text, meta, rh, cur) in enumerate(zip(
+                t.column("id").to_pylist(), t.column("text").to_pylist(), metas, t.column("row_hash").to_pylist(),
+                t.column("is_current").to_pylist(), strict=True))}
 
 
 SAME_MODEL_COSINE = 0.999  # a chunk embedded again by the model that stored it gives its vector (within batching)
 
 
-def _same_model(old: dict[str, tuple[str, str, np.ndarray, bool]], chunks: Sequence[EnrichedChunk],
+def _same_model(old: dict[str, tuple[str, str, np.ndarray, bool]], texts: dict[str, str],
                 embedder: Embedder) -> bool:
-    """Whether the stored vectors come from the embedder's model: the first unchanged chunk, embedded again,
-    gives its stored vector. A changed `model_path` (or model version) would otherwise leave the old model's
-    vectors beside the new one's."""
-    probe = next((e for e in sorted(chunks, key=lambda e: e.chunk.id)
-                  if e.chunk.id in old and old[e.chunk.id][0] == text_hash(e.chunk.text)), None)
+    """Whether the stored vectors come from the embedder's model: the first unchanged chunk (`texts`: id -> what
+    its vector embeds), embedded again, gives its stored vector. A changed `model_path` (or model version) would
+    otherwise leave the old model's vectors beside the new one's."""
+    probe = next((i for i in sorted(texts) if i in old and old[i][0] == text_hash(texts[i])), None)
     if probe is None:
         return True
-    return float(embedder.encode_one(probe.chunk.text) @ old[probe.chunk.id][2]) >= SAME_MODEL_COSINE
+    return float(embedder.encode_one(texts[probe]) @ old[probe][2]) >= SAME_MODEL_COSINE
 
 
 def _check_dimension(table: Any, dim: int, uri: str, name: str) -> None:
@@ -143,17 +159,19 @@ def write_index(chunks: Sequence[EnrichedChunk], config: Config, uri: str, embed
     if table is not None:
         _check_dimension(table, embedder.dim, uri, config.table)
     old = existing_state(table)
-    if not _same_model(old, chunks, embedder):
+    texts = {e.chunk.id: embed_text(e.chunk.text, e.chunk.metadata, config.chunking.embed_fields) for e in chunks}
+    if not _same_model(old, texts, embedder):
         old = {i: ("", "", vec, cur) for i, (_, _, vec, cur) in old.items()}  # all embedded and written again
     new_ids = {e.chunk.id for e in chunks}
-    to_embed = [e for e in chunks if e.chunk.id not in old or old[e.chunk.id][0] != text_hash(e.chunk.text)]
+    to_embed = [e for e in chunks if e.chunk.id not in old or old[e.chunk.id][0] != text_hash(texts[e.chunk.id])]
     embed_ids = {e.chunk.id for e in to_embed}
     vectors = {i: old[i][2] for i in new_ids - embed_ids}
-    fresh = embedder.encode([e.chunk.text for e in to_embed], label="embedding chunks", quiet=quiet)
+    fresh = embedder.encode([texts[e.chunk.id] for e in to_embed], label="embedding chunks", quiet=quiet)
     vectors.update({e.chunk.id: fresh[n] for n, e in enumerate(to_embed)})
-    reshaped = table is not None and _columns(table.schema) != _columns(schema)
-    fields = config.chunking.search_fields
-    changed = [e for e in chunks if reshaped or e.chunk.id not in old or old[e.chunk.id][1] != row_hash(e, fields)]
+    # other columns, or other embedded fields (the vector field's metadata names them): every row written anew
+    reshaped = table is not None and (_columns(table.schema) != _columns(schema)
+                                      or embedded_fields(table.schema) != config.chunking.embed_fields)
+    changed = [e for e in chunks if reshaped or e.chunk.id not in old or old[e.chunk.id][1] != _row_hash(e, config)]
     gone = sorted(set(old) - new_ids)
     if table is None:
         table = db.create_table(config.table, data=pa.Table.from_pylist(_rows(chunks, vectors, config), schema))

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from schemas.errors import LogError
 from schemas.sql import has_glob
@@ -172,6 +172,26 @@ def log_window(path: str | Path, since: date | None = None, until: date | None =
         until = max([d for d in logged if d < today] or logged)  # today is still being logged
         since = until - timedelta(days=last_days - 1)
     return LogWindow(window_files(every, days, since, until), kind, days, since, until, today, future)
+
+
+def outside_note(mine: dict[str, Any]) -> str | None:
+    """What the window of a mining run (the manifest's `mine` section) left out of the log, and the option that
+    takes it in; None when it left nothing out."""
+    out = mine.get("outside_window") or {}
+    rows, days = out.get("rows_before", 0) + out.get("rows_after", 0), out.get("days_not_read", 0)
+    if not rows and not days:
+        return None
+    since, until, first, last = mine.get("since"), mine.get("until"), out.get("first_day"), out.get("last_day")
+    left = [f"{rows:,} log row{'s' * (rows != 1)}"] if rows else []
+    left += [f"{days} logged day{'s' * (days != 1)} (date= folders, not read)"] if days else []
+    fixes = []
+    if first and since and first < since:
+        span = (date.fromisoformat(until) - date.fromisoformat(first)).days + 1 if until else None
+        fixes.append(f"--since {first}" + (f" (or `mining.window_days: {span}` in the config)" if span else ""))
+    if last and until and last > until:
+        fixes.append(f"--until {last}")
+    return (f"the window mined, {since or 'the first day'} to {until or 'the last'}, leaves out {' and '.join(left)} "
+            f"(the log runs from {first} to {last}); to mine them, run with {' and '.join(fixes)}")
 
 
 def open_log(file: str) -> gzip.GzipFile | io.BufferedReader:

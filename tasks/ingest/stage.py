@@ -62,6 +62,7 @@ class Ingested:
     whole: list[str] | None = None  # those of the window's own days (a line memo is written for each)
     lines: LineMemo | None = None  # the line memo the rows were read with (`recalled_lines`), if any
     skipped: list[str] | None = None  # the window's log files in a compression DuckDB does not read: not read
+    outside: dict[str, Any] | None = None  # how much of the log lies outside the window (`outside_window`)
 
     def finish(self) -> None:
         """Wait until the table `quarantine` is complete."""
@@ -131,6 +132,8 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
             since, until = newest - timedelta(days=last_days - 1), newest
     window = window_sql("t", since, until)
     where = " AND ".join(["reason IS NULL", *window])
+    outside = outside_window(con, bool(memo), since, until, [(d, f) for d, f in days or [] if d <= future.date()],
+                             set(files))
     # A bad row is this window's when its time is in the window; one with no time, when its file's day is (a
     # folder partitioned by date; the days either side are read for rows near midnight) or always (any other
     # layout). One dated in the future is always reported.
@@ -157,10 +160,29 @@ def ingest(path: str | Path, *, since: date | None = None, until: date | None = 
     pool.shutdown(wait=False)
     ing = Ingested(con, int(n_files), int(n_rows), len(bad) + len(rejects), numbering, since=since, until=until,
                    read=files, whole=own if own is not None else files, lines=memo,
-                   skipped=skipped_files(path, since, until))
+                   skipped=skipped_files(path, since, until), outside=outside)
     if not defer_quarantine:
         ing.finish()
     return ing
+
+
+def outside_window(con: duckdb.DuckDBPyConnection, memo: bool, since: date | None, until: date | None,
+                   days: list[tuple[date, str]], read: set[str]) -> dict[str, Any]:
+    """How much of the log the window leaves out: the valid rows read that lie before it or after it (a file not
+    partitioned by date is read whole, and its rows filtered by their times), the `date=` folders not read
+    (`days`, but for those `read`), and the first and last logged day. One count over the rows already staged
+    (and those a line memo holds): no file is read for it."""
+    held = " UNION ALL SELECT t FROM held" if memo else ""
+    lo = f"t < DATE '{since.isoformat()}'" if since else "false"
+    hi = f"t >= DATE '{until.isoformat()}' + 1" if until else "false"
+    before, after, first, last = con.sql(f"""
+        SELECT count(*) FILTER (WHERE {lo}), count(*) FILTER (WHERE {hi}), min(t)::DATE, max(t)::DATE
+        FROM (SELECT t FROM staged WHERE reason IS NULL{held})""").fetchall()[0]
+    unread = sorted({day for day, f in days if f not in read})
+    logged = [d for d in (first, last, *unread[:1], *unread[-1:]) if d is not None]
+    return {"rows_before": int(before), "rows_after": int(after), "days_not_read": len(unread),
+            "first_day": min(logged).isoformat() if logged else None,
+            "last_day": max(logged).isoformat() if logged else None}
 
 
 class MemoError(ValueError):

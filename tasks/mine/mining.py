@@ -59,6 +59,7 @@ class MineResult:
     until: str | None = None
     unreadable_files: list[str] = field(default_factory=list)  # no line of theirs is a valid row: not logs?
     skipped_files: list[str] = field(default_factory=list)  # compressed otherwise than with gzip: not read
+    outside_window: dict[str, Any] = field(default_factory=dict)  # the log the window left out (ingest)
 
     def to_json(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -556,4 +557,4 @@ def summarize(ing: Ingested, shapes: list[dict[str, Any]]) -> MineResult:
                       sum(s["count"] for s in recurring), dict(sorted(by_type.items())), withheld,
                       since=ing.since.isoformat() if ing.since else None,
                       until=ing.until.isoformat() if ing.until else None, unreadable_files=ing.unreadable or [],
-                      skipped_files=ing.skipped or [])
+                      skipped_files=ing.skipped or [], outside_window=ing.outside or {})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from schemas.vocabulary import Vocabulary
 from tasks.index.store import Index, best_cosine
 from tasks.plan.clauses import Reach
 from tasks.plan.model_writer import Generate, excerpt, write_batch
-from tasks.plan.routing import ROUTER_VERSION, ShapeEvaluation, decide_route
+from tasks.plan.routing import ROUTER_VERSION, ROUTES, ShapeEvaluation, decide_route
 from tasks.plan.rules_writer import slotted, write_template
 from tasks.plan.vocabulary import mine_vocabulary, worded
 from tasks.progress import progress
@@ -55,9 +55,20 @@ class PlanResult:
     reused: int = 0
     evaluated: int = 0
     rejections: dict[str, int] = field(default_factory=dict)  # rejected model outputs by kind
+    multi_step: dict[str, int] = field(default_factory=dict)  # per planned route, shapes of two or more steps
 
     def to_json(self) -> dict[str, Any]:
         return self.__dict__.copy()
+
+
+def multi_step(templates: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """Per route that serves a plan (split, split_original), how many shapes' plans have two or more steps; the
+    others' plan is one search with a filter."""
+    out = {route: 0 for route in ROUTES if route != "one_search"}
+    for t in templates:
+        if t["route"] in out and len(json.loads(t["template"])["steps"]) > 1:
+            out[t["route"]] += 1
+    return out
 
 
 def _samples(questions: list[dict[str, Any]], skeleton: str) -> list[tuple[Skeleton, int]]:
@@ -297,7 +308,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     pq.write_table(pa.Table.from_pylist([e.to_row() for e in sorted(entries, key=lambda e: e.key)], CACHE.schema),
                    staging / CACHE.name)
     return PlanResult(len(shapes), len(templates), rejected, fallbacks, dict(routes), len(entries), reused,
-                      len(templates) - reused, dict(sorted(rejections.items())))
+                      len(templates) - reused, dict(sorted(rejections.items())), multi_step(templates))
 
 
 def write_lexicon(staging: Path, config: Config, index: Index) -> None:

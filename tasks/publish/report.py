@@ -11,6 +11,8 @@ import pyarrow.parquet as pq
 
 from schemas.config import Bill
 from schemas.files import CONFIG, QUESTIONS, SHAPES, TEMPLATES
+from tasks.ingest.files import outside_note
+from tasks.plan.stage import multi_step
 from tasks.publish.gate import report_lines
 
 
@@ -105,6 +107,8 @@ def write_report(run_dir: Path, manifest: dict[str, Any], b: Bill) -> Path:
         if held := mine.get("instruction_text"):
             lines += [f"{held['shapes']} shapes withheld as instruction text ({held['questions']:,} questions from "
                       f"{held['users']:,} users): not published (`schemas/instruction.py`).", ""]
+        if note := outside_note(mine):
+            lines += [f"- **Outside the window**: {note[0].upper()}{note[1:]}.", ""]
         lines += [f"- **No valid row in `{f}`**: every line is quarantined; is it a query log of this format?"
                   for f in mine.get("unreadable_files", [])] + ([""] if mine.get("unreadable_files") else [])
         lines += [f"- **`{f}` not read**: compressed otherwise than with gzip; decompress it, or compress it with "
@@ -185,6 +189,17 @@ def _vocabulary_lines(tpls: list[dict[str, Any]]) -> list[str]:
     return [*lines, ""]
 
 
+def _steps_line(routes: Counter[str], multi: dict[str, int]) -> list[str]:
+    """How many planned shapes search in two or more steps: a route `split` serves any plan, one filtered search
+    too."""
+    planned = {r: routes[r] for r in multi if routes[r]}
+    if not planned:
+        return []
+    parts = [f"{r}: {multi[r]} of {n}" for r, n in planned.items()]
+    return [f"Plans of two or more steps ({', '.join(parts)}); the other planned shapes search once, with a "
+            "filter.", ""]
+
+
 def _plan_section(out: Path, tpl_path: Path, questions: Path, manifest: dict[str, Any], b: Bill) -> list[str]:
     tpls = pq.read_table(tpl_path).to_pylist()
     routes = Counter(t["route"] for t in tpls)
@@ -195,6 +210,7 @@ def _plan_section(out: Path, tpl_path: Path, questions: Path, manifest: dict[str
         + ", ".join(f"{r} {n}" for r, n in sorted(routes.items()))
         + f"; {len(rejected)} rejected by validation or the constraint check (served as one search).",
         "",
+        *_steps_line(routes, multi_step(tpls)),
     ]
     config_path = tpl_path.parent / CONFIG.name
     if config_path.exists():
