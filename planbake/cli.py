@@ -426,7 +426,7 @@ def _parse_filters(items: list[str]) -> dict[str, str]:
 def search(
     question: Annotated[str, typer.Argument(help="The search text.")],
     k: Annotated[int, typer.Option("-k", min=1, max=MAX_DEPTH, help="Number of hits.")] = 5,
-    filter_: Annotated[list[str] | None, typer.Option("--filter", help="FACET=VALUE exact filter (an alias or "
+    filter_: Annotated[list[str] | None, typer.Option("--filter", help="FACET=VALUE filter (an alias or "
                                                                        "another casing names its value).")] = None,
     all_versions: Annotated[bool, typer.Option("--all-versions", help="Include superseded versions.")] = False,
     config: Annotated[str | None, typer.Option("--config", callback=_given,
@@ -436,7 +436,7 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """Search the published index as plan steps do (the config's `planning.search`: by cosine, or hybrid), with
-    exact facet prefilters. The score shown is the cosine.
+    facet prefilters in their scope (a category value also finds chunks with none). The score shown is the cosine.
 
     Example: planbake search "parental leave for the second parent, Amsterdam office" --filter office=Amsterdam
     """
@@ -816,7 +816,9 @@ def retrieve(
                           markup=False)
         for p in parts:
             filled = f" answer={p['answer']}" if p["answer"] else ""
-            out_console.print(f"Part {p['id']}: {p['query']} {p['filters']}{filled}", markup=False)
+            scope = p.get("scope")
+            answered = f" answered by {scope['answered']} chunk {scope['by']}" if scope else ""
+            out_console.print(f"Part {p['id']}: {p['query']} {p['filters']}{filled}{answered}", markup=False)
             if p["error"]:
                 out_console.print(f"  not covered: {p['error']}", markup=False)
             for cid in p["context"]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -18,9 +18,11 @@ from schemas.followup import MAX_CHAIN, NO_PREVIOUS, Conversation, Followups
 from schemas.instruction import score
 from schemas.members import ShapeMembers
 from schemas.pii import read_plain_words
-from schemas.plan import CONSTRAINT_SLOT, Plan, drop_repeated_steps
+from schemas.plan import CONSTRAINT_SLOT, STEP_SLOT, Plan, drop_repeated_steps
 from schemas.plan_view import PlanView
 from schemas.publication import POINTER, check_run, current_run, enclosing_root, index_location, read_manifest, run_root
+from schemas.scope import H, override_order
+from schemas.scope import where as scope_where
 from schemas.text import words
 from schemas.vocabulary import Vocabulary
 
@@ -43,6 +45,7 @@ class LookupResult:
     trace: dict[str, Any] = field(default_factory=dict)
     followup: bool = False
     resolved: str | None = None  # a follow-up: the standalone question it resolved to
+    where: dict[str, str | None] = field(default_factory=dict)  # step id -> its LanceDB where clause (schemas.scope)
 
     def __post_init__(self) -> None:
         if self.plan is not None and not isinstance(self.plan, PlanView):
@@ -52,8 +55,8 @@ class LookupResult:
         return {"hit": self.hit, "route": self.route, "key": self.key, "shape": self.shape_id,
                 "shape_type": self.shape_type, "skeleton": self.skeleton,
                 "constraints": [{"facet": f, "value": v} for f, v in self.constraints], "plan": self.plan,
-                "source": self.source, "reason": self.reason, "followup": self.followup, "resolved": self.resolved,
-                "trace": self.trace}
+                "where": self.where, "source": self.source, "reason": self.reason, "followup": self.followup,
+                "resolved": self.resolved, "trace": self.trace}
 
 
 class PlanCache:
@@ -136,6 +139,9 @@ class PlanCache:
             raise TypeError(f"history must be a list of earlier questions, got {type(history).__name__}")
         recent = self._recent(history or ())
         res = self._answer(question, recent, when)
+        if res.plan:
+            res.where = {s["id"]: self.where(s.get("filters", {})) for s in res.plan["steps"]
+                         if not any(STEP_SLOT.search(v) for v in s.get("filters", {}).values())}
         template = self._template_trace.get(res.shape_id or "")
         res.trace = {**self._run_trace, "key": res.key, "skeleton": res.skeleton, "constraints": res.constraints,
                      "reason": res.reason, "resolved": res.resolved, **(json.loads(template) if template else {})}
@@ -209,6 +215,16 @@ class PlanCache:
         for sk in reversed(tail):
             talk.add(sk)
         return talk
+
+    def where(self, filters: Mapping[str, str], all_versions: bool = False) -> str | None:
+        """A step's filters as the LanceDB `where` clause the executor searches with: each category value or none
+        where the facet inherits, years and dates exactly, current versions unless a year or date is named
+        (`schemas.scope`). A step whose filter waits on an answer (`{s1}`) gets its clause once it is filled."""
+        return scope_where(filters, self.lexicon.config, all_versions)
+
+    def order(self, hits: Sequence[H], filters: Mapping[str, str]) -> list[H]:
+        """A step's hits with each topic's local chunks above its company-wide ones (`schemas.scope`)."""
+        return override_order(hits, filters, self.lexicon.config)
 
     def uses_vocabulary(self, shape_id: str) -> bool:
         """Whether the shape's evaluation chose sub-queries in the corpus's words (see tasks.plan.routing)."""

@@ -32,6 +32,8 @@ class Facet(_Strict):
     kind "category": a closed list of values (offices, sources), named in text by value or alias.
     kind "year": four-digit years and relative years ("this year"), resolved against the log row's time.
     kind "date": ISO dates and "in November 2023" style months, stored as YYYY-MM-DD strings.
+    scope (category only): "inherit", a chunk with no value applies to every value (a company-wide rule); "exact",
+    it applies to none (`schemas.scope`).
     """
 
     name: str
@@ -40,6 +42,7 @@ class Facet(_Strict):
     aliases: dict[str, str] = Field(default_factory=dict)
     from_index: bool = True  # add the values the index holds to the lexicon
     key: str | None = None  # the corpus's metadata key holding the value, when it is not `name` ("Source")
+    scope: Literal["inherit", "exact"] = "inherit"
 
     @property
     def metadata_key(self) -> str:
@@ -68,10 +71,15 @@ class Facet(_Strict):
     @model_validator(mode="after")
     def _sound_values(self) -> Facet:
         """A year facet's values are years; no value is listed twice in another case ("Berlin", "berlin"), which
-        would make one office two filters."""
+        would make one office two filters; only a category facet inherits (a year or date facet is exact)."""
         if self.kind == "year" and (bad := [v for v in self.values if not re.fullmatch(r"\d{1,4}", str(v))]):
             raise ValueError(f"facet {self.name!r} is a year facet, but its values list {bad[0]!r}; list years such "
                              "as 2026, or leave `values:` out (years are read from questions and the corpus)")
+        if self.kind != "category":
+            if self.scope == "inherit" and "scope" in self.model_fields_set:
+                raise ValueError(f"facet {self.name!r} is a {self.kind} facet, whose filters are always exact; "
+                                 "`scope: inherit` is for category facets: remove it")
+            self.scope = "exact"  # as published in config.json, which is read back with this check
         seen: dict[str, str] = {}
         for v in self.values:
             key = fold(v)  # as the lexicon compares them: case, accents and spacing aside

@@ -14,6 +14,7 @@ from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.extract import Lexicon
 from schemas.plan import Plan, Step, fill_step_slot, step_slots, validate_plan
+from schemas.scope import scope_trace
 from tasks.index.store import Hit, Index, rank_fusion
 
 
@@ -27,10 +28,11 @@ class StepResult:
     answer_facet: str | None = None
     answer_kind: str | None = None  # what the step extracts: "facet" (answer_facet's value), "name", or nothing
     error: str | None = None
+    scope: dict[str, Any] = field(default_factory=dict)  # which chunk answered: local or company-wide (scope_trace)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "query": self.query, "filters": self.filters, "answer": self.answer,
-                "error": self.error, "hits": [h.id for h in self.hits]}
+                "error": self.error, "hits": [h.id for h in self.hits], **({"scope": self.scope} if self.scope else {})}
 
 
 def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int = 32) -> list[StepResult]:
@@ -68,6 +70,7 @@ def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int 
             except ExtractRefused as exc:
                 result.error = str(exc)
             result.hits = result.hits[:k]  # it searched deeper to extract; its part is k deep like the others
+        result.scope = scope_trace(result.hits, filters, index.config)
         return result
 
     with ThreadPoolExecutor(max_workers=max(1, min(8, len(order)))) as pool:

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from schemas.cache import PlanCache
-from schemas.config import load_config
+from schemas.config import Config, load_config
 from schemas.plan import Plan
 from tasks.executor import MERGES, best_score, reciprocal_rank, reranked, retrieve, round_robin
 from tasks.index.store import Hit, Index, best_cosine, rank_fusion, score_fusion
@@ -121,8 +121,15 @@ def test_rerank_in_retrieve_keeps_each_part_and_its_quota(seed_eval: dict) -> No
     for part in again.parts:  # the context holds each part's two chunks most similar to the question
         best_two = [c for c, _ in reranked(part.hits, qv)][:2]
         assert set(best_two) <= set(again.context)
-    offices = [{h.facets["office"] for h in again.hits_by_id().values() if h.id in again.context}]
-    assert offices == [{"Berlin", "Amsterdam"}]
+    offices = {h.facets["office"] for h in again.hits_by_id().values() if h.id in again.context}
+    assert offices == {"Berlin", "Amsterdam", None}  # each office's chunks, and the company-wide policy
+
+
+def _exact_office() -> Config:
+    """The demo config with `scope: exact` offices: a step finds only its office's own chunks."""
+    config = load_config(DEMO_CONFIG)
+    return config.model_copy(update={"facets": [f.model_copy(update={"scope": "exact"}) if f.name == "office" else f
+                                                for f in config.facets]})
 
 
 def test_a_split_fills_the_budget_from_its_parts(seed_eval: dict) -> None:
@@ -130,9 +137,9 @@ def test_a_split_fills_the_budget_from_its_parts(seed_eval: dict) -> None:
     question = "Compare parental leave for the second parent in Berlin and Amsterdam."
     plan = Plan.model_validate(cache.lookup(question, now=date(2026, 11, 29)).plan)
     manifest = json.loads((cache.run_dir / "manifest.json").read_text())
-    index = Index(manifest["index"]["uri"], load_config(DEMO_CONFIG), manifest["index"]["version"])
+    index = Index(manifest["index"]["uri"], _exact_office(), manifest["index"]["version"])
     run = retrieve(question, plan, index, cache.lexicon, 5, 1, keep_original=False)
-    # k=1 per step, but each step searches as deep as the budget: Berlin has 5 chunks, Amsterdam 3
+    # k=1 per step, but each step searches as deep as the budget: Berlin has 5 chunks, Amsterdam 3 (exact offices)
     assert [len(p.hits) for p in run.parts] == [5, 3]
     assert len(run.context) == 5  # none of the budget left unused (2 chunks with one per step)
     assert {h.facets["office"] for h in run.hits_by_id().values() if h.id in run.context} == {"Berlin", "Amsterdam"}
@@ -143,9 +150,9 @@ def test_a_split_its_parts_leave_short_is_topped_up_from_the_whole_question(seed
     question = "Compare parental leave for the second parent in Berlin and Amsterdam."
     plan = Plan.model_validate(cache.lookup(question, now=date(2026, 11, 29)).plan)
     manifest = json.loads((cache.run_dir / "manifest.json").read_text())
-    index = Index(manifest["index"]["uri"], load_config(DEMO_CONFIG), manifest["index"]["version"])
+    index = Index(manifest["index"]["uri"], _exact_office(), manifest["index"]["version"])
     run = retrieve(question, plan, index, cache.lexicon, 12, 4, keep_original=False)
-    # Berlin holds 5 chunks and Amsterdam 3: the whole question's best chunks fill the other 4 of the budget
+    # Berlin holds 5 chunks and Amsterdam 3 (exact offices): the whole question's best chunks fill the other 4
     steps, original = run.parts[:2], run.parts[2]
     assert [len(p.hits) for p in steps] == [5, 3] and original.id == "original" and run.searches == 3
     from_steps = {h.id for p in steps for h in p.hits}

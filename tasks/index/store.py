@@ -19,6 +19,7 @@ from schemas.arrow import chunk_schema, embedded_fields, facet_columns
 from schemas.config import Config
 from schemas.digest import fingerprint, text_digest
 from schemas.errors import FacetColumnsMissing, IndexUnreachable, InputError, NoPublication
+from schemas.scope import override_order, where
 from schemas.sql import sql_string
 from schemas.text import plain_words
 from tasks.embed import Embedder
@@ -271,30 +272,13 @@ class Hit:
     superseded_by: str | None
     is_current: bool
     vector: np.ndarray | None = field(default=None, repr=False, compare=False)  # unit length
+    policy: str | None = None  # its topic: local and company-wide chunks of one policy key (`schemas.scope`)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "score": round(self.score, 4), "text": self.text, "facets": self.facets,
                 "effective_from": self.effective_from.isoformat() if self.effective_from else None,
                 "supersedes": self.supersedes, "superseded_by": self.superseded_by,
                 "is_current": self.is_current}
-
-
-def filter_sql(filters: dict[str, str], config: Config, all_versions: bool) -> str | None:
-    """Exact facet prefilters. A year or date filter names the version wanted, so it lifts version pruning."""
-    clauses = []
-    for facet, value in filters.items():
-        kind = config.facet(facet).kind
-        if kind == "year":
-            if not (len(str(value)) == 4 and str(value).isascii() and str(value).isdigit()):
-                raise InputError(f"filter {facet}={value}: a year filter takes a year of four digits, such as 2026")
-            clauses.append(f"{facet} = {int(value)}")
-        elif kind == "date":
-            clauses.append(f"{facet} LIKE {sql_string(value + '%')}")
-        else:
-            clauses.append(f"{facet} = {sql_string(value)}")
-    if not all_versions and not any(config.facet(f).kind != "category" for f in filters):
-        clauses.append("is_current")
-    return " AND ".join(clauses) or None
 
 
 RRF_K = 60  # reciprocal rank fusion's constant (Cormack et al., 2009)
@@ -389,10 +373,11 @@ class Index:
                all_versions: bool = False, mode: Literal["vector", "hybrid"] | None = None) -> list[Hit]:
         """Top k chunks for a query, by cosine or hybrid for a text query (`mode`, default the config's
         `planning.search`); a text query's results are remembered for this handle's table version. A hit's score
-        is always its cosine. A floor check wants the best cosine, so it searches with mode "vector"."""
+        is always its cosine. A floor check wants the best cosine, so it searches with mode "vector". Filters
+        search in their facets' scope, each topic's local chunks above its company-wide ones (`schemas.scope`)."""
         mode = mode or self.config.planning.search
         if not isinstance(query, str):
-            return self._search(query, k, filters, all_versions)
+            return override_order(self._search(query, k, filters, all_versions), filters or {}, self.config)
         depth = self.config.planning.hybrid_depth if mode == "hybrid" else 0
         key = (query, k, tuple(sorted((filters or {}).items())), all_versions, mode, depth)
         hits = self._memo.get(key)
@@ -404,6 +389,7 @@ class Index:
                 hits = self._hybrid(query, vec, max(k, depth), k, filters, all_versions)
             else:
                 hits = self._search(vec, k, filters, all_versions)
+            hits = override_order(hits, filters or {}, self.config)
             self._memo[key] = hits
         return list(hits)
 
@@ -438,14 +424,14 @@ class Index:
         return [hits[c] for c in order[:k]]
 
     def _filtered(self, q: Any, filters: dict[str, str] | None, all_versions: bool) -> Any:
-        """A LanceDB query with the facet prefilters and version pruning of `filter_sql`."""
-        where = filter_sql(filters or {}, self.config, all_versions)
-        return q.where(where, prefilter=True) if where else q
+        """A LanceDB query with the facet prefilters and version pruning of `schemas.scope.where`."""
+        clause = where(filters or {}, self.config, all_versions)
+        return q.where(clause, prefilter=True) if clause else q
 
     def _hit(self, r: dict[str, Any], score: float) -> Hit:
         return Hit(r["id"], score, r["text"], {f.name: r[f.name] for f in self.config.facets}, r["effective_from"],
                    r["supersedes"], r["superseded_by"], bool(r["is_current"]),
-                   np.asarray(r["vector"], dtype=np.float32))
+                   np.asarray(r["vector"], dtype=np.float32), r.get("policy"))
 
     def best_scores(self, vectors: np.ndarray, rows_per_block: int = 65_536) -> list[float | None]:
         """Each query vector's best cosine over every chunk of this version, superseded ones too: what a k=1

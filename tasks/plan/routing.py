@@ -3,12 +3,13 @@
 Facet coverage: the share of a question's constrained facet values (and bridge values its plan extracts)
 that have their evidence in the context. A value's evidence is its own step's best chunks: as many as its
 part's share of the budget (budget / steps rounded up when the plan splits, else one), each within
-`planning.evidence_margin` of the best. The route is the cheapest way that reaches the best facet coverage. A
-question none of whose filtered values has a chunk at or above the similarity floor (searched with the whole
-question), whose plan steps' best chunks average below the floor, or where neither the question nor any step
-finds a chunk at `planning.split_floor`, has no evidence: no route can do better than one search. The whole
-question's top chunks (its share of the budget, current versions) that a split leaves out make the route split
-plus the original.
+`planning.evidence_margin` of the best; a step searches its value's chunks and the company-wide ones
+(`schemas.scope`), so a company-wide chunk is evidence of each value whose step ranks it high enough.
+The route is the cheapest way that reaches the best facet coverage. A question none of whose filtered values
+has a chunk at or above the similarity floor (searched with the whole question), whose plan steps' best chunks
+average below the floor, or where neither the question nor any step finds a chunk at `planning.split_floor`,
+has no evidence: no route can do better than one search. The whole question's top chunks (its share of the
+budget, current versions) that a split leaves out make the route split plus the original.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from schemas.config import Config
 from schemas.extract import Lexicon, Skeleton, fill_skeleton
 from schemas.plan import Plan, fill_slots
+from schemas.scope import in_scope
 from schemas.vocabulary import Vocabulary
 from tasks.executor import (
     Retrieved,
@@ -47,7 +50,7 @@ def evidence_depth(budget: int, steps: int) -> int:
 def part_targets(needed: set[tuple[str, str]], plan_run: Retrieved | None, depth: int = 1,
                  margin: float = EVIDENCE_MARGIN) -> dict[tuple[str, str], set[str]]:
     """For each needed facet value, the best chunks (up to `depth`, within `margin` of the best) of the plan
-    steps that filter on it."""
+    steps that filter on it: in the value's scope, its own chunks and the company-wide ones (`schemas.scope`)."""
     out: dict[tuple[str, str], set[str]] = {}
     if plan_run is None:
         return out
@@ -92,15 +95,19 @@ def finds_answer(original: StepResult, split: Retrieved, split_floor: float) -> 
     return best_cosine([h for p in (original, *split.parts) for h in p.hits], -1.0) >= split_floor
 
 
-def facet_coverage(needed: set[tuple[str, str]], got: Retrieved, targets: dict[tuple[str, str], set[str]]) -> float:
+def facet_coverage(needed: set[tuple[str, str]], got: Retrieved, targets: dict[tuple[str, str], set[str]],
+                   config: Config) -> float:
     """Share of needed values reached: the share of the value's evidence chunks in the context, or, where no
-    step filters on the value, whether any chunk carries it."""
+    step filters on the value, whether any chunk applies to it (holds it, or none where the facet inherits)."""
     if not needed:
         return 1.0
     hits = got.hits_by_id()
-    present = {(f, str(v)) for cid in got.context for f, v in hits[cid].facets.items() if v is not None}
     context = set(got.context)
-    reached = sum(len(targets[v] & context) / len(targets[v]) if targets.get(v) else v in present for v in needed)
+
+    def present(f: str, v: str) -> bool:
+        return any(in_scope(hits[cid].facets, {f: v}, config) for cid in got.context)
+
+    reached = sum(len(targets[v] & context) / len(targets[v]) if targets.get(v) else present(*v) for v in needed)
     return reached / len(needed)
 
 
@@ -195,7 +202,7 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         targets = part_targets(need, split, evidence_depth(budget, len(plan.steps)), margin)
         refused += any(p.error for p in split.parts)
         for name, run in (("one_search", one), ("split", split), ("split_original", both)):
-            cov[name] += facet_coverage(need, run, targets)
+            cov[name] += facet_coverage(need, run, targets, index.config)
             evidence |= {h.id for p in run.parts for h in p.hits}
             searches[name] += run.searches
         kept += all(c in split.context for c in original_top(one, budget, len(plan.steps)))

@@ -240,11 +240,12 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     rejections: Counter[str] = Counter()
     rejected = 0
     todo: list[tuple[dict[str, Any], list[tuple[Skeleton, int]], str]] = []
+    scopes = {f.name: f.scope for f in config.facets if f.kind == "category"}  # which chunks a step searches
     for shape in shapes:
         counted = _samples(by_shape[shape["shape_id"]], shape["skeleton"])
         shape_sig = _fingerprint([shape["skeleton"], shape["type"], [s.slots for s, _ in counted],
                                   config.planning.model_dump(), config.mining.null_floor, ROUTER_VERSION,
-                                  vocabulary.digest()])  # the floor gates clause splits and routes
+                                  vocabulary.digest(), scopes])  # the floor gates clause splits and routes
         old = prev_tpls.get(shape["shape_id"])
         if (old is not None and not corpus_added and old.get("shape_sig") == shape_sig
                 and all(h in (hashes.get(i), legacy.get(i)) for i, h in json.loads(old.get("evidence") or "[]"))):

@@ -61,7 +61,8 @@ def partition_reach(plan: Plan, index: Index, depth: int) -> list[tuple[dict[str
 
 
 def reached(filters: dict[str, str], hits: list[Hit]) -> bool:
-    """Whether an unfiltered sub-query's hits include a chunk of its own partition."""
+    """Whether an unfiltered sub-query's hits include a chunk of its own partition: one that holds its values (a
+    company-wide chunk, in every scope, says nothing of how one partition is worded)."""
     return any(all(str(h.facets.get(f)) == v for f, v in filters.items()) for h in hits)
 
 
