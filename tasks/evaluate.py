@@ -79,13 +79,13 @@ def read_labeled(path: str | Path, option: str = "--questions") -> list[Labeled]
                                    shape, str(answer) if answer is not None else None, n))
             except json.JSONDecodeError as exc:  # its own "line 1" would be a second line number
                 raise LabelError(f"{p}:{n}: not JSON ({exc.msg} at column {exc.colno}); each line is one JSON object "
-                                 "with 'question' and 'parts' (a list of lists of chunk ids)") from None
+                                 "with 'question' and 'parts' (a list of lists of document ids)") from None
             except (KeyError, TypeError) as exc:
-                raise LabelError(f"{p}:{n}: expected JSON with 'question' and 'parts' (a list of lists of chunk "
+                raise LabelError(f"{p}:{n}: expected JSON with 'question' and 'parts' (a list of lists of document "
                                  f"ids); {exc.__class__.__name__}: {exc}") from None
     if not out:  # scored, it would build an index for nothing and fail on a log of no rows, or guard nothing
         raise LabelError(f"{p}: holds no labeled question; write one JSON object a line with 'question' and "
-                         "'parts' (a list of lists of chunk ids)")
+                         "'parts' (a list of lists of document ids)")
     return out
 
 

@@ -8,6 +8,7 @@ import types
 import typing
 from pathlib import Path
 
+import pytest
 from pydantic import BaseModel
 
 from schemas.config import Config
@@ -65,3 +66,25 @@ def test_docs_pages_linked_from_the_readme_exist() -> None:
     assert pages, "README.md links no docs/ page"
     missing = [page for page in pages if not (ROOT / page).is_file()]
     assert not missing, f"README.md links docs pages that do not exist: {missing}"
+
+
+def test_the_labeled_questions_example_reads_and_names_documents_of_the_handbook(tmp_path: Path) -> None:
+    """The example under "Labeled questions" (docs/publication.md) is a labeled set `eval` reads: its parts name
+    document ids of the seed handbook (a document cut into chunks is still one id), and a chunk id is refused."""
+    from schemas.errors import LabelError
+    from tasks.evaluate import check_parts, read_labeled
+    from tasks.index.corpus import read_corpus
+
+    page = (ROOT / "docs" / "publication.md").read_text(encoding="utf-8")
+    section = page.split("## Labeled questions", 1)[1].split("\n## ", 1)[0]
+    example = re.search(r"```json\n(.*?)```", section, re.S)
+    assert example is not None
+    path = tmp_path / "questions.jsonl"
+    path.write_text(example.group(1), encoding="utf-8")
+    [labeled] = read_labeled(path)
+    assert labeled.parts == [{"leave-berlin"}, {"leave-amsterdam"}] and labeled.should_split is True
+    held = {d.id for d in read_corpus(ROOT / "tests" / "fixtures" / "seed_handbook" / "corpus.jsonl")}
+    check_parts([labeled], held, str(path))
+    path.write_text(example.group(1).replace('["leave-berlin"]', '["leave-berlin#0"]'), encoding="utf-8")
+    with pytest.raises(LabelError, match=r"questions.jsonl:1: .*leave-berlin#0"):
+        check_parts(read_labeled(path), held, str(path))
