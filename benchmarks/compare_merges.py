@@ -1,6 +1,6 @@
 """Search once, merge many ways: the all-parts rate of each way to merge a plan's parts, side by side.
 
-    .venv/bin/planbake eval ... --budget 10 --out /tmp/evb10      # any eval publication
+    .venv/bin/planbake eval ... --in-sample --budget 10 --out /tmp/evb10   # an eval publication of every question
     .venv/bin/python -m benchmarks.compare_merges --publication /tmp/evb10 \\
         --questions ../shared/benchmarks/multihop_rag_500/questions.jsonl --budget 10
 

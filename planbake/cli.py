@@ -865,9 +865,16 @@ def eval_(
     plot: Annotated[Path | None, typer.Option("--plot", parser=_path, help="PNG of the four systems per question type "
                                                              "(default: eval.png in --out, else here).")] = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the rows as a Markdown table.")] = False,
+    folds: Annotated[int | None, typer.Option("--folds", min=2, help="Out of sample (the default, 2 folds): each "
+                                              "fold's questions are scored by plans mined from the others'.")] = None,
+    logs: Annotated[str | None, typer.Option("--logs", callback=_given, help="Out of sample: mine this query log "
+                                             "(file or folder) instead of the questions.")] = None,
+    in_sample: Annotated[bool, typer.Option("--in-sample", help="Mine the very questions it scores (plans seen "
+                                            "before they are scored: an upper bound).")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Build the index and plans for a labeled set (its questions as the log) and compare four systems.
+    """Build the index and plans for a labeled set and compare four systems. Out of sample by default: the plans
+    that score a question were mined from other questions (--folds) or from a query log (--logs).
 
     Example: planbake eval --corpus corpus.jsonl --questions questions.jsonl --budget 4 --plot eval.png
     """
@@ -887,18 +894,26 @@ def eval_(
         plot_rows,
         questions_as_log,
         read_labeled,
+        sample_note,
+        split_folds,
     )
     from tasks.index.corpus import read_corpus
     from tasks.index.store import Index
 
+    if sum([folds is not None, logs is not None, in_sample]) > 1:
+        raise typer.BadParameter("give one of --folds, --logs and --in-sample")
     labeled = read_labeled(questions)
-    check_inputs(["index"], cfg, corpus=corpus, out=out or ".")
+    rounds = ([([], labeled)] if logs is not None else [(labeled, labeled)] if in_sample
+              else split_folds(labeled, folds or 2))  # (questions mined, questions scored); --logs: the log is mined
+    check_inputs(["index", "mine"] if logs else ["index"], cfg, corpus=corpus, logs=logs, out=out or ".")
     check_parts(labeled, {doc.id for doc in read_corpus(corpus)}, questions)  # before the build, not after it
     check_plot(plot or (out or Path(".")) / "eval.png")
     if out is not None:
         _own_eval_folder(out)
-    cfg.mining.min_count = cfg.mining.min_users = 1
+    if logs is None:  # each labeled question is asked once
+        cfg.mining.min_count = cfg.mining.min_users = 1
     cfg.gate.enabled = False  # a throwaway publication: nothing to guard
+    cfg.retention.runs = max(cfg.retention.runs, len(rounds) + 1)  # each round's publication stays readable
     if budget:
         cfg.planning.budget = budget
     if merge:
@@ -907,29 +922,40 @@ def eval_(
         cfg.planning.rerank = rerank
     with tempfile.TemporaryDirectory(prefix="planbake-eval-") as tmp:
         root = out or Path(tmp)
-        log = questions_as_log(labeled, Path(tmp) / "questions-log.jsonl", date.today().isoformat() + "T12:00:00")
         from prefect import flow
 
         _tie_local_server()
-        try:
-            flow(name="eval", log_prints=True)(run_stages)(["index", "mine", "plan"], corpus=corpus, logs=str(log),
-                                                            config=cfg, out=str(root), quiet=True)
-        except Exception as exc:  # the index and plans are whole once published: the scores can follow
-            lost = _api_error(exc)
-            if lost is None or _published_here(root) is None:
-                raise
-            console.print(f"warning: {_api_lost(lost)}", markup=False)
+        caches: dict[str, PlanCache] = {}
+        for n, (mined, scored) in enumerate(rounds):
+            log = logs or str(questions_as_log(mined, Path(tmp) / f"questions-log-{n}.jsonl",
+                                               date.today().isoformat() + "T12:00:00"))
+            if len(rounds) > 1:
+                console.print(f"fold {n + 1} of {len(rounds)}: plans mined from {len(mined)} questions, "
+                              f"scoring {len(scored)}", markup=False)
+            try:
+                flow(name="eval", log_prints=True)(run_stages)(["index", "mine", "plan"] if n == 0 else
+                                                                ["mine", "plan"], corpus=corpus, logs=log,
+                                                                config=cfg, out=str(root), quiet=True)
+            except Exception as exc:  # the index and plans are whole once published: the scores can follow
+                lost = _api_error(exc)
+                if lost is None or _published_here(root) is None:
+                    raise
+                console.print(f"warning: {_api_lost(lost)}", markup=False)
+            cache = PlanCache.open(root)
+            caches.update({q.id: cache for q in scored})
         if out is not None:
             _mark_eval_folder(out)
-        cache = PlanCache.open(root)
-        result = evaluate(labeled, cache, Index(cache.index_uri, cfg, cache.manifest["index"]["version"]),
+        result = evaluate(labeled, caches, Index(cache.index_uri, cfg, cache.manifest["index"]["version"]),
                           cfg.planning.budget, cfg.planning.per_step_k, cfg.planning.merge, rerank=cfg.planning.rerank)
+    result["sample"] = {"in_sample": in_sample, "folds": len(rounds) if logs is None and not in_sample else None,
+                        "logs": logs, "note": sample_note(in_sample, len(rounds), logs)}
     result["budget"] = cfg.planning.budget
     result["plot"] = str(plot_rows(result["rows"], plot or (out or Path(".")) / "eval.png",
                                    f"{Path(questions).parent.name or questions}, budget {cfg.planning.budget}, "
                                    f"merge {cfg.planning.merge}" + (", re-ranked" if cfg.planning.rerank else "")))
 
     def human() -> None:
+        out_console.print(result["sample"]["note"], markup=False, soft_wrap=True)
         if markdown:
             out_console.print("\n".join(markdown_rows(result["rows"])), markup=False, soft_wrap=True)
         else:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,34 @@ def questions_as_log(labeled: list[Labeled], path: Path, ts: str) -> Path:
         for q in labeled:
             fh.write(json.dumps({"ts": ts, "user": f"eval-{q.id}", "query": q.question}) + "\n")
     return path
+
+
+def split_folds(labeled: list[Labeled], k: int) -> list[tuple[list[Labeled], list[Labeled]]]:
+    """(the questions mined, the questions scored) of each of `k` folds: every question is scored once, by plans
+    mined from the other folds' questions alone (out of sample). A question's fold follows a hash of its id, so it
+    is the same on every run and machine; a question whose text another fold also holds is not mined there."""
+    if not 2 <= k <= len(labeled):
+        raise LabelError(f"--folds {k}: a labeled set of {len(labeled)} question(s) takes 2 to {len(labeled)} folds; "
+                         "give a number in that range, or --in-sample")
+    order = sorted(labeled, key=lambda q: hashlib.sha256(q.id.encode("utf-8")).hexdigest())
+    folds = [order[i::k] for i in range(k)]
+    out = []
+    for i, scored in enumerate(folds):
+        asked = {q.question.strip().casefold() for q in scored}
+        others = [q for j, fold in enumerate(folds) if j != i for q in fold]
+        out.append(([q for q in others if q.question.strip().casefold() not in asked], scored))
+    return out
+
+
+def sample_note(in_sample: bool, folds: int, logs: str | None) -> str:
+    """What the figures are: in sample, or out of sample and how."""
+    if in_sample:
+        return ("in sample: the plans were mined from the very questions scored, so every question's shape was "
+                "seen before it was scored (an upper bound, not what a new question gets)")
+    if logs is not None:
+        return f"out of sample: the plans were mined from the log {logs}, none from the questions scored"
+    return (f"out of sample: {folds} folds; each question was scored by plans mined from the other folds' "
+            "questions")
 
 
 def _doc(chunk_id: str) -> str:
@@ -260,16 +289,18 @@ def _row(system: str, shape: str, a: dict[str, float]) -> dict[str, Any]:
             "steps_per_plan": _ratio(a["plan_steps"], a["plans"], 2), "plans": int(a["plans"])}
 
 
-def evaluate(labeled: list[Labeled], cache: PlanCache, index: Index, budget: int, k: int,
+def evaluate(labeled: list[Labeled], caches: PlanCache | Mapping[str, PlanCache], index: Index, budget: int, k: int,
              merge: str = "round_robin", systems: tuple[str, ...] = SYSTEMS, rerank: bool = False) -> dict[str, Any]:
     """Rows of {system, shape, n, part_coverage, all_parts, searches_per_question, split_against_label,
     missed_splits, labeled_splits, multi_step, bridge_accuracy, plan_validity, steps_per_plan}, per shape and
-    "ALL"; plus per-question detail and notes on what the rows cannot say. Only `systems` are run."""
+    "ALL"; plus per-question detail and notes on what the rows cannot say. Only `systems` are run. `caches`: the
+    publication every question is looked up in, or question id -> its fold's (`split_folds`)."""
     acc: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
     words_acc: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     facets = doc_facets(index)
     detail = []
     for q in labeled:
+        cache = caches[q.id] if isinstance(caches, Mapping) else caches
         res = cache.lookup(q.question)
         shape = q.shape or res.shape_type or "unknown"
         filled = _filled(cache, q, res)

@@ -63,7 +63,8 @@ def seed_eval(tmp_path_factory: pytest.TempPathFactory, prefect_harness: None) -
 
     out = tmp_path_factory.mktemp("seed-eval")
     res = CliRunner().invoke(app, ["eval", "--corpus", str(SEED / "corpus.jsonl"), "--questions",
-                                   str(SEED / "questions.jsonl"), "--budget", "4", "--out", str(out), "--json"])
+                                   str(SEED / "questions.jsonl"), "--budget", "4", "--out", str(out), "--json",
+                                   "--in-sample"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     doc["out"] = str(out)

@@ -136,15 +136,17 @@ def test_losing_most_of_the_corpus_is_refused_without_labels(tmp_path: Path, pre
     assert current_run(out) == live  # CURRENT unchanged
     for says in ("chunks deleted 0.5556 (last n/a; limit <= 0.2): 10 of the last publication's 18 chunks are gone",
                  "facet values lost 2 (last n/a; limit <= 0): office: Amsterdam, Berlin (no chunk holds them now)",
-                 "route coverage (measured)", "'compare parental leave for the second parent in {office} and {office}' "
-                 "1 -> 0", "plan changes (cache hits)"):
+                 "route coverage (measured)", "'what is the per diem in {office} and in {office}' 1 -> 0",
+                 "plan changes (cache hits)"):
         assert says in doc["message"], doc["message"]
+    # the company-wide parental leave policy still answers both offices' steps (facet scope)
+    assert "'compare parental leave for the second parent in {office} and {office}'" not in doc["message"]
     rejected = read_manifest(Path(doc["report"]).parent.parent)
     assert rejected["gate"]["regressions"] == ["chunks deleted", "facet values lost", "route coverage (measured)",
                                                "plan changes (cache hits)"]
     figures = json.loads((Path(doc["report"]).parent.parent / GATE.name).read_text())  # kept beside the report
     assert figures["index_change"]["facet_values_lost"] == {"office": ["Amsterdam", "Berlin"]}
-    assert figures["route_coverage"]["value"] < 0.5 < figures["route_coverage"]["last"]
+    assert figures["route_coverage"]["value"] < figures["route_coverage"]["last"] - 0.1
     text = Path(doc["report"]).read_text()
     assert "| chunks deleted | n/a | 0.5556 | <= 0.2 | **regressed** |" in text
 

@@ -1,0 +1,92 @@
+"""`planbake eval` is out of sample by default: a question is scored by plans mined from other questions (k folds
+by its id) or from a query log (`--logs`); in sample (the questions it scores are the ones it mines) only with
+`--in-sample`, and the output says which it was."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from planbake.cli import app
+from schemas.errors import LabelError
+from tasks.evaluate import Labeled, split_folds
+from tests.conftest import SEED
+
+ROOT = Path(__file__).resolve().parent.parent
+ITPOLICY = ROOT / "data" / "itpolicy"
+
+
+def _labeled(ids: list[str], texts: list[str]) -> list[Labeled]:
+    return [Labeled(i, t, [{"doc"}], None, None) for i, t in zip(ids, texts, strict=True)]
+
+
+@given(st.lists(st.text(min_size=1, max_size=8), min_size=2, max_size=30, unique=True), st.integers(2, 6),
+       st.data())
+def test_each_question_is_scored_once_by_plans_mined_without_it(ids: list[str], k: int, data: st.DataObject) -> None:
+    texts = data.draw(st.lists(st.sampled_from(["leave in Berlin?", "Leave in Berlin? ", "per diem in Lisbon",
+                                                "VPN at Porto"]), min_size=len(ids), max_size=len(ids)))
+    labeled = _labeled(ids, texts)
+    if k > len(labeled):
+        with pytest.raises(LabelError, match=f"--folds {k}: a labeled set of {len(labeled)} question"):
+            split_folds(labeled, k)
+        return
+    folds = split_folds(labeled, k)
+    assert len(folds) == k
+    assert sorted(q.id for _, scored in folds for q in scored) == sorted(ids)  # each scored once
+    for mined, scored in folds:
+        asked = {q.question.strip().casefold() for q in scored}
+        assert not {q.id for q in mined} & {q.id for q in scored}
+        assert not {q.question.strip().casefold() for q in mined} & asked  # not even the same text elsewhere
+    # the fold of a question follows its id alone: the same in any order
+    again = split_folds(list(reversed(labeled)), k)
+    assert [sorted(q.id for q in s) for _, s in again] == [sorted(q.id for q in s) for _, s in folds]
+
+
+def _eval(*args: str) -> tuple[int, dict, str]:
+    res = CliRunner().invoke(app, ["eval", "--budget", "4", "--json", *args])
+    return res.exit_code, json.loads(res.stdout) if res.exit_code == 0 else {}, res.output
+
+
+def test_eval_is_out_of_sample_by_default(tmp_path: Path, seed_eval: dict, prefect_harness: None) -> None:
+    """Two folds of the seed handbook: every question scored once, by plans of the other fold; a question whose
+    shape no other question has gets no plan, as a new question would; in sample every question hits."""
+    code, doc, output = _eval("--corpus", str(SEED / "corpus.jsonl"), "--questions", str(SEED / "questions.jsonl"),
+                              "--plot", str(tmp_path / "eval.png"))
+    assert code == 0, output
+    assert doc["sample"]["folds"] == 2 and not doc["sample"]["in_sample"]
+    assert doc["sample"]["note"].startswith("out of sample: 2 folds")
+    assert sorted(q["id"] for q in doc["questions"]) == sorted(q["id"] for q in seed_eval["questions"])
+    hits = [q["id"] for q in doc["questions"] if q["route"] != "online_planner"]
+    assert all(q["route"] != "online_planner" for q in seed_eval["questions"])
+    assert len(hits) < len(seed_eval["questions"])
+    assert seed_eval["sample"]["in_sample"] and seed_eval["sample"]["note"].startswith("in sample")
+    one = next(r for r in doc["rows"] if r["system"] == "one-search" and r["shape"] == "ALL")
+    assert one == next(r for r in seed_eval["rows"] if r["system"] == "one-search" and r["shape"] == "ALL")
+
+
+def test_eval_with_a_log_scores_plans_mined_from_it_alone(tmp_path: Path, prefect_harness: None) -> None:
+    """The itpolicy set, whose log holds none of its labeled questions: routed plans find at least what one
+    search finds on every question type, and more overall (facet scope keeps the company-wide rules)."""
+    code, doc, output = _eval("--config", str(ROOT / "data" / "configs" / "itpolicy.yaml"), "--corpus",
+                              str(ITPOLICY / "corpus.jsonl"), "--questions", str(ITPOLICY / "questions.jsonl"),
+                              "--logs", str(ITPOLICY / "logs"), "--plot", str(tmp_path / "eval.png"))
+    assert code == 0, output
+    assert doc["sample"]["logs"] == str(ITPOLICY / "logs") and doc["sample"]["note"].startswith("out of sample")
+    rows = {(r["system"], r["shape"]): r for r in doc["rows"]}
+    types = {shape for _, shape in rows}
+    assert {"comparison", "bridge", "temporal", "aggregation", "null", "single"} <= types
+    for shape in types:
+        assert rows[("routed", shape)]["part_coverage"] >= rows[("one-search", shape)]["part_coverage"], shape
+    assert rows[("routed", "ALL")]["part_coverage"] > rows[("one-search", "ALL")]["part_coverage"]
+    assert sum(q["route"] != "online_planner" for q in doc["questions"]) >= 15  # the log's shapes reach them (19 of 50)
+
+
+def test_one_sample_option_at_a_time() -> None:
+    for args in (["--in-sample", "--folds", "3"], ["--in-sample", "--logs", "x"], ["--folds", "3", "--logs", "x"]):
+        res = CliRunner().invoke(app, ["eval", "--corpus", "c", "--questions", "q", *args])
+        assert res.exit_code == 2 and "give one of --folds, --logs and --in-sample" in res.output, res.output
