@@ -1,6 +1,6 @@
 """Search once 100 deep, fuse many ways: the all-parts rate of each hybrid weight and depth, side by side.
 
-    .venv/bin/planbake eval ... --in-sample --budget 10 --out /tmp/evb10   # an eval publication of every question with hybrid search
+    .venv/bin/planbake eval ... --in-sample --budget 10 --out /tmp/evb10   # every question, hybrid search
     .venv/bin/python -m benchmarks.sweep_hybrid --publication /tmp/evb10 \\
         --questions ../shared/benchmarks/multihop_rag_500/questions.jsonl --budget 10
 
