@@ -66,6 +66,7 @@ SHAPE_SCHEMA = pa.schema([  # shapes.parquet: the recurring shapes, classified
     ("count", pa.int64()), ("users", pa.int64()), ("first_seen", pa.timestamp("us")),
     ("last_seen", pa.timestamp("us")), ("examples", pa.list_(pa.string())), ("signature", pa.string()),
     ("example", pa.string()), ("member_hashes", pa.list_(pa.string())),
+    ("bridge", pa.string()),  # the term the corpus ties to a facet value, as JSON (`tasks.mine.bridges`), or null
 ])
 # questions.parquet: every mined question, by time (written by DuckDB, which marks some columns not null)
 QUESTION_SCHEMA = pa.schema([

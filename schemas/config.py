@@ -212,7 +212,7 @@ class Classify(_Strict):
                                                          "compared to", "between", "since"])
     comparison: list[str] = Field(default_factory=lambda: ["compare", "vs", "versus", "difference", "or",
                                                            "and", "more", "less", "than"])
-    bridge: list[str] = Field(default_factory=lambda: ["offsite", "kickoff", "hosts", "hosted", "held"])
+    bridge: list[str] = Field(default_factory=list)  # words beside the ties the corpus shows (tasks.mine.bridges)
 
 
 class Lookup(_Strict):

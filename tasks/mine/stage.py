@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -18,6 +20,7 @@ from tasks.embed import Embedder, resolve_dtype
 from tasks.index.store import Index
 from tasks.ingest.stage import Ingested
 from tasks.mine import followups
+from tasks.mine.bridges import find_bridges, mark_bridges
 from tasks.mine.extracted import ExtractionMemo
 from tasks.mine.memory import MergeMemory
 from tasks.mine.mining import (
@@ -78,6 +81,7 @@ def mine(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, plain: list[str], con
         linked = followups.link(ing, config, rules, followups.shape_lookup(shapes), replaying.result())
         writing = background.submit(write_questions, cursor, ing, shapes, staging)  # once the sort is done
         classifying.result()
+        mark_bridges(shapes, find_bridges(shapes, _bridge_rows(index, config), lexicon, config))
         saving = beside.submit(vectors.save)  # the store's write beside the shapes'
         write_shapes(shapes, staging)
         memory.remember_examples(s["example"] for s in shapes if s["recurring"])
@@ -105,3 +109,8 @@ def skeleton_embedder(index: Index, config: Config) -> Embedder:
 def _best_scores(index: Index, vectors: np.ndarray) -> list[float | None]:
     return index.best_scores(vectors)
 
+
+def _bridge_rows(index: Index, config: Config) -> Iterator[dict[str, Any]]:
+    """The chunks' text and their category and year facets, read when a shape asks for them (`find_bridges`)."""
+    names = ["text", *(f.name for f in config.facets if f.kind in ("category", "year"))]
+    return (row for batch in index.table.to_lance().to_batches(columns=names) for row in batch.to_pylist())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from schemas.bridge import Bridge, phrase
 from schemas.config import Config
 from schemas.plan import Extract, Plan, Step, slots_by_facet
 from schemas.text import words as folded
@@ -81,6 +82,27 @@ def _bridge(text: str, config: Config) -> Plan | None:
     ])
 
 
+def _term_bridge(text: str, bridge: Bridge, config: Config) -> Plan | None:
+    """`what per diem do i get at the {year_1} engineering offsite`, whose "engineering offsite" the corpus ties
+    to an office: s1 searches the phrase naming it under the question's time values and code reads the office
+    from its best chunk; s2 asks the rest of the question under that office (the whole question when the phrase
+    does not end it)."""
+    span = phrase(text, bridge.term)
+    if span is None:
+        return None
+    tokens = text.split()
+    named = " ".join(tokens[span[0]:span[1]])
+    kinds = {f.name: f.kind for f in config.facets}
+    times = {facet: "{" + slots[-1] + "}" for facet, slots in slots_by_facet(text).items()
+             if kinds.get(facet) in ("year", "date")}
+    need = " ".join(tokens[:span[0]]) if span[1] == len(tokens) else text
+    need = re.sub(rf"(?:\s+\b(?:{_JOINERS}|the|a|an))+\s*$", "", need).strip() or text
+    return Plan(steps=[
+        Step(id="s1", query=named, filters=times, extract=Extract(facet=bridge.facet, top=1)),
+        Step(id="s2", query=f"{need} in {{s1}}", depends_on=["s1"], filters={bridge.facet: "{s1}"}),
+    ])
+
+
 def unframed(plan: Plan, frame_words: list[str]) -> Plan:
     """The plan with `planning.frame_words` left out of its steps' queries (a query of nothing else is kept)."""
     drop = {w for f in frame_words for w in folded(f).split()}
@@ -91,16 +113,19 @@ def unframed(plan: Plan, frame_words: list[str]) -> Plan:
     return plan.model_copy(update={"steps": steps})
 
 
-def write_template(skeleton: str, shape_type: str, config: Config, reach: Reach | None = None) -> Plan:
+def write_template(skeleton: str, shape_type: str, config: Config, reach: Reach | None = None,
+                   bridge: Bridge | None = None) -> Plan:
     """A template for one shape (see `_template`), its queries without the question's framing words."""
-    return unframed(_template(skeleton, shape_type, config, reach), config.planning.frame_words)
+    return unframed(_template(skeleton, shape_type, config, reach, bridge), config.planning.frame_words)
 
 
-def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | None) -> Plan:
-    """Bridge chains; with `reach` (evidence scores from the index), a question of two or more clauses splits by
-    clause (tasks/plan/clauses.py); else comparison and temporal split per value, the rest is one step."""
+def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | None, bridge: Bridge | None) -> Plan:
+    """Bridge chains (through the term the corpus ties to a value, `bridge`, else the configured bridge words);
+    with `reach` (evidence scores from the index), a question of two or more clauses splits by clause
+    (tasks/plan/clauses.py); else comparison and temporal split per value, the rest is one step."""
     text = slotted(skeleton, config.facet_names)
-    if shape_type == "bridge" and (plan := _bridge(text, config)):
+    if shape_type == "bridge" and (plan := (_term_bridge(text, bridge, config) if bridge else None)
+                                   or _bridge(text, config)):
         return plan
     parts = clauses(text, config.planning.clause_words, config.planning.clause_min_words,
                     config.planning.frame_words)

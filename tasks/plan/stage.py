@@ -15,6 +15,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from schemas.arrow import CacheRow, read_published
+from schemas.bridge import Bridge
 from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.digest import fingerprint
@@ -181,7 +182,8 @@ def write_templates(todo: list[tuple[dict[str, Any], list[Skeleton]]], config: C
             fallbacks += generate is not None
             seen: set[str] = set()
             reach = evidence_reach(index, samples[:SAMPLES_PER_SHAPE], seen) if index is not None else None
-            plan = write_template(shape["skeleton"], shape["type"], config, reach)
+            bridge = Bridge.from_json(shape.get("bridge"))
+            plan = write_template(shape["skeleton"], shape["type"], config, reach, bridge)
             status = {**check_template(plan, shape, config, lexicon, samples), "writer": "rules", "model": "",
                       **meta[i], "fallback": generate is not None, "reach_evidence": seen}
         out.append((plan, status))
@@ -243,7 +245,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     scopes = {f.name: f.scope for f in config.facets if f.kind == "category"}  # which chunks a step searches
     for shape in shapes:
         counted = _samples(by_shape[shape["shape_id"]], shape["skeleton"])
-        shape_sig = _fingerprint([shape["skeleton"], shape["type"], [s.slots for s, _ in counted],
+        shape_sig = _fingerprint([shape["skeleton"], shape["type"], shape.get("bridge"), [s.slots for s, _ in counted],
                                   config.planning.model_dump(), config.mining.null_floor, ROUTER_VERSION,
                                   vocabulary.digest(), scopes])  # the floor gates clause splits and routes
         old = prev_tpls.get(shape["shape_id"])
