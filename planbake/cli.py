@@ -903,10 +903,10 @@ def eval_(
     if sum([folds is not None, logs is not None, in_sample]) > 1:
         raise typer.BadParameter("give one of --folds, --logs and --in-sample")
     labeled = read_labeled(questions)
-    rounds = ([([], labeled)] if logs is not None else [(labeled, labeled)] if in_sample
-              else split_folds(labeled, folds or 2))  # (questions mined, questions scored); --logs: the log is mined
     check_inputs(["index", "mine"] if logs else ["index"], cfg, corpus=corpus, logs=logs, out=out or ".")
     check_parts(labeled, {doc.id for doc in read_corpus(corpus)}, questions)  # before the build, not after it
+    rounds = ([([], labeled)] if logs is not None else [(labeled, labeled)] if in_sample
+              else split_folds(labeled, folds or 2))  # (questions mined, questions scored); --logs: the log is mined
     check_plot(plot or (out or Path(".")) / "eval.png")
     if out is not None:
         _own_eval_folder(out)

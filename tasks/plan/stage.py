@@ -124,7 +124,9 @@ def partition_excerpts(skeleton: str, samples: list[Skeleton], config: Config, i
         question = fill_skeleton(skeleton, sk.slots)
         for c in sk.constraints:
             if c.facet in cats and c.value not in out:
-                out[c.value] = [excerpt(h.text) for h in index.search(question, per_value, {c.facet: c.value})]
+                # the value's own chunks: its step also searches the company-wide ones (facet scope)
+                hits = index.search(question, per_value * 4, {c.facet: c.value})
+                out[c.value] = [excerpt(h.text) for h in hits if h.facets.get(c.facet) == c.value][:per_value]
     return out
 
 
