@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,6 +15,8 @@ from typer.testing import CliRunner
 
 from planbake.cli import app
 from schemas.errors import LabelError
+from schemas.files import TEMPLATES
+from schemas.publication import current_run
 from tasks.evaluate import Labeled, split_folds
 from tests.conftest import SEED
 
@@ -74,8 +77,10 @@ def test_eval_with_a_log_scores_plans_mined_from_it_alone(tmp_path: Path, prefec
     search finds on every question type, and more overall (facet scope keeps the company-wide rules)."""
     code, doc, output = _eval("--config", str(ROOT / "data" / "configs" / "itpolicy.yaml"), "--corpus",
                               str(ITPOLICY / "corpus.jsonl"), "--questions", str(ITPOLICY / "questions.jsonl"),
-                              "--logs", str(ITPOLICY / "logs"), "--plot", str(tmp_path / "eval.png"))
+                              "--logs", str(ITPOLICY / "logs"), "--plot", str(tmp_path / "eval.png"), "--out",
+                              str(tmp_path / "out"))
     assert code == 0, output
+    _assert_routes_find_more(tmp_path / "out")
     assert doc["sample"]["logs"] == str(ITPOLICY / "logs") and doc["sample"]["note"].startswith("out of sample")
     rows = {(r["system"], r["shape"]): r for r in doc["rows"]}
     types = {shape for _, shape in rows}
@@ -84,6 +89,22 @@ def test_eval_with_a_log_scores_plans_mined_from_it_alone(tmp_path: Path, prefec
         assert rows[("routed", shape)]["part_coverage"] >= rows[("one-search", shape)]["part_coverage"], shape
     assert rows[("routed", "ALL")]["part_coverage"] > rows[("one-search", "ALL")]["part_coverage"]
     assert sum(q["route"] != "online_planner" for q in doc["questions"]) >= 15  # the log's shapes reach them (19 of 50)
+
+
+def _assert_routes_find_more(out: Path) -> None:
+    """No shape is routed to a plan that its own measure estimates finds less than one search, or no more."""
+    templates = pq.read_table(current_run(out) / TEMPLATES.name).to_pylist()
+    split = 0
+    for t in templates:
+        if t["route"] != "one_search" and t["evaluation"]:
+            coverage = json.loads(t["evaluation"])["coverage"]
+            assert coverage[t["route"]] > coverage["one_search"], (t["skeleton"], coverage)
+            split += 1
+    assert split > 0
+
+
+def test_the_demo_routes_a_split_only_where_its_measure_finds_more(demo_publication: Path) -> None:
+    _assert_routes_find_more(demo_publication)
 
 
 def test_one_sample_option_at_a_time() -> None:
