@@ -871,6 +871,9 @@ def eval_(
                                              "(file or folder) instead of the questions.")] = None,
     in_sample: Annotated[bool, typer.Option("--in-sample", help="Mine the very questions it scores (plans seen "
                                             "before they are scored: an upper bound).")] = False,
+    half_: Annotated[str | None, typer.Option("--half", callback=_one_of("dev", "test"), help="Score the dev or "
+                                              "test half only (split.json beside the questions, else by id hash)."
+                                              )] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Build the index and plans for a labeled set and compare four systems. Out of sample by default: the plans
@@ -889,6 +892,7 @@ def eval_(
         check_parts,
         check_plot,
         evaluate,
+        half,
         markdown_rows,
         markdown_vocabulary,
         plot_rows,
@@ -903,6 +907,8 @@ def eval_(
     if sum([folds is not None, logs is not None, in_sample]) > 1:
         raise typer.BadParameter("give one of --folds, --logs and --in-sample")
     labeled = read_labeled(questions)
+    if half_ is not None:
+        labeled = half(labeled, half_, questions)
     check_inputs(["index", "mine"] if logs else ["index"], cfg, corpus=corpus, logs=logs, out=out or ".")
     check_parts(labeled, {doc.id for doc in read_corpus(corpus)}, questions)  # before the build, not after it
     rounds = ([([], labeled)] if logs is not None else [(labeled, labeled)] if in_sample
@@ -947,6 +953,7 @@ def eval_(
             _mark_eval_folder(out)
         result = evaluate(labeled, caches, Index(cache.index_uri, cfg, cache.manifest["index"]["version"]),
                           cfg.planning.budget, cfg.planning.per_step_k, cfg.planning.merge, rerank=cfg.planning.rerank)
+    result["half"] = half_
     result["sample"] = {"in_sample": in_sample, "folds": len(rounds) if logs is None and not in_sample else None,
                         "logs": logs, "note": sample_note(in_sample, len(rounds), logs)}
     result["budget"] = cfg.planning.budget

@@ -137,6 +137,23 @@ def split_folds(labeled: list[Labeled], k: int) -> list[tuple[list[Labeled], lis
     return out
 
 
+def half(labeled: list[Labeled], which: str, source: str | Path) -> list[Labeled]:
+    """The dev or test half of a labeled set: the ids `split.json` beside it lists under `which`, else the same
+    rule it states: the questions sorted by the SHA-256 of their id, the first half dev, the second test."""
+    split = Path(source).parent / "split.json"
+    if split.is_file():
+        chosen = set(json.loads(split.read_text(encoding="utf-8")).get(which, []))
+    else:
+        order = sorted(labeled, key=lambda q: hashlib.sha256(q.id.encode("utf-8")).hexdigest())
+        cut = (len(order) + 1) // 2
+        chosen = {q.id for q in (order[:cut] if which == "dev" else order[cut:])}
+    out = [q for q in labeled if q.id in chosen]
+    if not out:
+        raise LabelError(f"{split if split.is_file() else source}: no question of the {which} half; list their ids "
+                         f"under {which!r} in split.json, or leave --half out")
+    return out
+
+
 def sample_note(in_sample: bool, folds: int, logs: str | None) -> str:
     """What the figures are: in sample, or out of sample and how."""
     if in_sample:

@@ -18,7 +18,7 @@ from schemas.errors import LabelError
 from schemas.files import TEMPLATES
 from schemas.publication import current_run
 from tasks.evaluate import Labeled, split_folds
-from tests.conftest import SEED
+from tests.conftest import SEED, SHARED
 
 ROOT = Path(__file__).resolve().parent.parent
 ITPOLICY = ROOT / "data" / "itpolicy"
@@ -111,3 +111,26 @@ def test_one_sample_option_at_a_time() -> None:
     for args in (["--in-sample", "--folds", "3"], ["--in-sample", "--logs", "x"], ["--folds", "3", "--logs", "x"]):
         res = CliRunner().invoke(app, ["eval", "--corpus", "c", "--questions", "q", *args])
         assert res.exit_code == 2 and "give one of --folds, --logs and --in-sample" in res.output, res.output
+
+
+def test_the_halves_are_disjoint_and_follow_the_shared_split(tmp_path: Path) -> None:
+    """`--half`: split.json beside the questions when there is one; else its rule (SHA-256 of the id, first half
+    dev), which gives the shared sets' own split.json."""
+    from tasks.evaluate import half, read_labeled
+
+    labeled = _labeled([f"q{n}" for n in range(7)], ["a question"] * 7)
+    dev, test = half(labeled, "dev", tmp_path / "q.jsonl"), half(labeled, "test", tmp_path / "q.jsonl")
+    assert len(dev) == 4 and len(test) == 3 and sorted(q.id for q in dev + test) == sorted(q.id for q in labeled)
+    shared = SHARED
+    for name in ("multihop_rag_500", "hotpotqa_100"):
+        if not (shared / name / "split.json").is_file():
+            continue
+        questions = read_labeled(shared / name / "questions.jsonl")
+        split = json.loads((shared / name / "split.json").read_text(encoding="utf-8"))
+        for which in ("dev", "test"):
+            assert {q.id for q in half(questions, which, tmp_path / "q.jsonl")} == set(split[which]), name
+            assert {q.id for q in half(questions, which, shared / name / "questions.jsonl")} == set(split[which])
+    (tmp_path / "split.json").write_text(json.dumps({"dev": ["q1"], "test": []}), encoding="utf-8")
+    assert [q.id for q in half(labeled, "dev", tmp_path / "q.jsonl")] == ["q1"]
+    with pytest.raises(LabelError, match="no question of the test half"):
+        half(labeled, "test", tmp_path / "q.jsonl")

@@ -27,6 +27,8 @@ from tasks.index.corpus import Chunk
 from tasks.index.enrich import EnrichedChunk
 from tasks.index.ordinary import dropped_values, without
 
+BACKGROUND_CHUNKS = 2048  # chunks a query's background scores are read from (`Index.background`)
+
 
 @dataclass
 class IndexResult:
@@ -364,6 +366,7 @@ class Index:
         self._memo: dict[tuple[Any, ...], list[Hit]] = {}  # one table version: the same search, the same hits
         self._plain: list[str] | None = None
         self._dropped: dict[str, list[str]] | None = None
+        self._sample: np.ndarray | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as where to reopen it (for a task on another process), not as a table handle and a model."""
@@ -446,6 +449,22 @@ class Index:
             chunks = chunks / np.maximum(np.linalg.norm(chunks, axis=1, keepdims=True), 1e-12)
             best = np.maximum(best, (queries @ chunks.T).max(axis=1))
         return [None if np.isinf(b) else float(b) for b in best]
+
+    def background(self, query: str) -> tuple[float, float]:
+        """Mean and spread of the query's cosine to the chunks at large (an even sample of at most
+        `BACKGROUND_CHUNKS` rows, the same on every read of this version): what a chunk scores that is not about
+        the query. Read once per handle."""
+        if self._sample is None:
+            ds = self.table.to_lance()
+            n = ds.count_rows()
+            rows = list(range(0, n, max(1, n // BACKGROUND_CHUNKS)))[:BACKGROUND_CHUNKS]
+            vecs = np.stack(ds.take(rows, columns=["vector"]).column("vector").to_numpy(zero_copy_only=False)
+                            ).astype(np.float32) if rows else np.zeros((0, self.embedder.dim), np.float32)
+            self._sample = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        if not len(self._sample):
+            return 0.0, 0.0
+        scores = self._sample @ self.embedder.encode_one(query).astype(np.float32)
+        return float(scores.mean()), float(scores.std())
 
     def columns(self, names: Sequence[str]) -> pa.Table:
         """Some columns of this version's rows, read without the others (`to_arrow` reads the vectors too)."""

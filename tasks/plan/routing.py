@@ -35,9 +35,10 @@ from tasks.index.store import Index, best_cosine
 from tasks.plan.vocabulary import keeps_constraints, subquery_reach, worded
 
 ROUTES = ("one_search", "split", "split_original")
-ROUTER_VERSION = 14  # part of a template's signature: a changed rule writer, router or executor redoes every shape
+ROUTER_VERSION = 15  # part of a template's signature: a changed rule writer, router or executor redoes every shape
 
 EVIDENCE_MARGIN = 0.2  # default: cosine below a step's best chunk within which a chunk is still evidence
+RELEVANT_SPREADS = 3.0  # a chunk this many spreads above the query's background score is about the query
 
 
 def evidence_depth(budget: int, steps: int) -> int:
@@ -60,6 +61,29 @@ def part_targets(needed: set[tuple[str, str]], plan_run: Retrieved | None, depth
             if (facet, value) in needed:
                 out.setdefault((facet, value), set()).update(h.id for h in p.hits[:depth] if h.score >= best - margin)
     return out
+
+
+def step_targets(steps: list[StepResult], index: Index, depth: int = 1,
+                 margin: float = EVIDENCE_MARGIN) -> list[set[str]]:
+    """For a plan whose questions name no facet value, each step's part: its best chunks (up to `depth`, within
+    `margin` of the best) that are about the step's query, judged against the index itself: at least
+    `RELEVANT_SPREADS` spreads above what the query scores against the chunks at large (`Index.background`). A
+    step none of whose chunks is about it finds nothing a part needs, and counts for no route."""
+    out = []
+    for p in steps:
+        if p.error is not None or not p.hits or p.answer_kind == "name":  # a name step only feeds the next
+            continue
+        mean, spread = index.background(p.query)
+        floor = max(mean + RELEVANT_SPREADS * spread, best_cosine(p.hits, 0.0) - margin)
+        if ids := {h.id for h in p.hits[:depth] if h.score >= floor}:
+            out.append(ids)
+    return out
+
+
+def step_coverage(targets: list[set[str]], got: Retrieved) -> float:
+    """The share of each step's part (`step_targets`) in the context, averaged; 1.0 with no part to find."""
+    context = set(got.context)
+    return sum(len(t & context) / len(t) for t in targets) / len(targets) if targets else 1.0
 
 
 def whole_question_probe(question: str, plan_run: Retrieved, index: Index) -> Retrieved:
@@ -195,14 +219,17 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         both = merge_parts(question, [original, *steps], index, budget, merge, rerank)
         need = needed_values(sk, split, lexicon)
         own = Retrieved([], steps, len(steps))  # the steps alone, without the whole question's top-up
-        if not (parts_find_evidence(own, floor) and finds_answer(original, own, split_floor)  # no search: first
-                and has_evidence(need, whole_question_probe(question, own, index), floor)):
+        answerable = (parts_find_evidence(own, floor) and finds_answer(original, own, split_floor)  # no search: first
+                      and has_evidence(need, whole_question_probe(question, own, index), floor))
+        if not answerable:
             need = set()  # the corpus holds no answer: every route covers the same (nothing)
             unanswered += 1
         targets = part_targets(need, split, evidence_depth(budget, len(plan.steps)), margin)
+        parts = (step_targets(steps, index, evidence_depth(budget, len(plan.steps)), margin)
+                 if answerable and not need and len(plan.steps) >= 2 else [])
         refused += any(p.error for p in split.parts)
         for name, run in (("one_search", one), ("split", split), ("split_original", both)):
-            cov[name] += facet_coverage(need, run, targets, index.config)
+            cov[name] += step_coverage(parts, run) if parts else facet_coverage(need, run, targets, index.config)
             evidence |= {h.id for p in run.parts for h in p.hits}
             searches[name] += run.searches
         kept += all(c in split.context for c in original_top(one, budget, len(plan.steps)))
