@@ -10,6 +10,11 @@ has a chunk at or above the similarity floor (searched with the whole question),
 average below the floor, or where neither the question nor any step finds a chunk at `planning.split_floor`,
 has no evidence: no route can do better than one search. The whole question's top chunks (its share of the
 budget, current versions) that a split leaves out make the route split plus the original.
+
+Step coverage: a plan of two or more steps whose questions name no facet value (entities, topics, chains) is
+measured by its steps' parts instead: each step's best chunks that are about its query (`step_targets`: above
+the query's own background in this index, so no floor is set per data set), and the share of them each route's
+context holds.
 """
 
 from __future__ import annotations
