@@ -451,9 +451,10 @@ class Index:
         return [None if np.isinf(b) else float(b) for b in best]
 
     def background(self, query: str) -> tuple[float, float]:
-        """Mean and spread of the query's cosine to the chunks at large (an even sample of at most
-        `BACKGROUND_CHUNKS` rows, the same on every read of this version): what a chunk scores that is not about
-        the query. Read once per handle."""
+        """Median and spread (the median absolute deviation, scaled to a normal's standard deviation) of the
+        query's cosine to the chunks at large (an even sample of at most `BACKGROUND_CHUNKS` rows, the same on
+        every read of this version): what a chunk scores that is not about the query. Robust, so the chunks that
+        are about it do not widen the spread. The sample is read once per handle."""
         if self._sample is None:
             ds = self.table.to_lance()
             n = ds.count_rows()
@@ -464,7 +465,8 @@ class Index:
         if not len(self._sample):
             return 0.0, 0.0
         scores = self._sample @ self.embedder.encode_one(query).astype(np.float32)
-        return float(scores.mean()), float(scores.std())
+        middle = float(np.median(scores))
+        return middle, float(np.median(np.abs(scores - middle))) * 1.4826
 
     def columns(self, names: Sequence[str]) -> pa.Table:
         """Some columns of this version's rows, read without the others (`to_arrow` reads the vectors too)."""

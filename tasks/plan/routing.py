@@ -43,7 +43,7 @@ ROUTES = ("one_search", "split", "split_original")
 ROUTER_VERSION = 15  # part of a template's signature: a changed rule writer, router or executor redoes every shape
 
 EVIDENCE_MARGIN = 0.2  # default: cosine below a step's best chunk within which a chunk is still evidence
-RELEVANT_SPREADS = 3.0  # a chunk this many spreads above the query's background score is about the query
+RELEVANT_SPREADS = 4.0  # a chunk this many spreads above the query's background score is about the query
 
 
 def evidence_depth(budget: int, steps: int) -> int:
@@ -71,17 +71,17 @@ def part_targets(needed: set[tuple[str, str]], plan_run: Retrieved | None, depth
 def step_targets(steps: list[StepResult], index: Index, depth: int = 1,
                  margin: float = EVIDENCE_MARGIN) -> list[set[str]]:
     """For a plan whose questions name no facet value, each step's part: its best chunks (up to `depth`, within
-    `margin` of the best) that are about the step's query, judged against the index itself: at least
+    `margin` of the best), where the best is about the step's query, judged against the index itself: at least
     `RELEVANT_SPREADS` spreads above what the query scores against the chunks at large (`Index.background`). A
-    step none of whose chunks is about it finds nothing a part needs, and counts for no route."""
+    step whose best chunk is not about it finds nothing a part needs, and counts for no route."""
     out = []
     for p in steps:
         if p.error is not None or not p.hits or p.answer_kind == "name":  # a name step only feeds the next
             continue
-        mean, spread = index.background(p.query)
-        floor = max(mean + RELEVANT_SPREADS * spread, best_cosine(p.hits, 0.0) - margin)
-        if ids := {h.id for h in p.hits[:depth] if h.score >= floor}:
-            out.append(ids)
+        middle, spread = index.background(p.query)
+        best = best_cosine(p.hits, -1.0)
+        if best >= middle + RELEVANT_SPREADS * spread:
+            out.append({h.id for h in p.hits[:depth] if h.score >= best - margin})
     return out
 
 
