@@ -827,6 +827,37 @@ def retrieve(
     _emit(as_json, doc, human)
 
 
+@app.command()
+@_errors
+def serve(
+    out: RunOutOpt = Path("data/out"),
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on.")] = 8080,
+    request_log: Annotated[str | None, typer.Option("--request-log", callback=_given, help="Folder the served "
+                           "questions go to, scrubbed, as a log 'planbake mine --logs' reads (default: none).")] = None,
+    check_ms: Annotated[int, typer.Option("--check-ms", min=10, help="How often CURRENT is checked for a new "
+                                                                     "publication (ms).")] = 500,
+    step_timeout: Annotated[float, typer.Option("--step-timeout", min=0.01, help="Seconds a retrieve step's search "
+                                                "may take before its part is reported not covered.")] = 5.0,
+) -> None:
+    """Serve lookups and retrieves over HTTP (JSON; OpenAPI at /docs), following CURRENT as publications switch.
+
+    Example: planbake serve --out data/out --port 8080 --request-log data/request-log
+    """
+    import uvicorn
+
+    from planbake.serve import create_app
+    from schemas.cache import PlanCache
+
+    PlanCache.open(out)  # nothing published, or a damaged publication: one line and its exit code, not a server
+    _quiet_libraries()
+    served_log = logging.getLogger("planbake.serve")  # reloads and refused publications, one line each
+    served_log.setLevel(logging.INFO)
+    served_log.addHandler(logging.StreamHandler())
+    app_ = create_app(out, Path(request_log) if request_log else None, check_ms, step_timeout)
+    uvicorn.run(app_, host=host, port=port, log_level="warning", access_log=False)
+
+
 EVAL_MARK = ".planbake-eval"  # in an --out folder eval builds: the run id of eval's last publication there
 
 
