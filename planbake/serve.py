@@ -7,9 +7,11 @@ CURRENT; every served question goes to the request log (`serve_log.RequestLog`),
 from __future__ import annotations
 
 import json
+import socket
+import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -237,3 +239,27 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
 def openapi_document(app: FastAPI | None = None) -> dict[str, Any]:
     """The API's OpenAPI document (docs/ holds a copy, checked by a test)."""
     return (app or create_app(Path("."))).openapi()
+
+
+@contextmanager
+def serving(app: FastAPI, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+    """Run `app` on uvicorn in a thread of this process (port 0: a free one); yields its base URL, stops at exit."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="planbake-serve", daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the server did not start; see its log")
+            time.sleep(0.01)
+        yield f"http://{host}:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
