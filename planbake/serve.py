@@ -10,7 +10,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from datetime import date, datetime
 from pathlib import Path
@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from planbake.serve_live import Live, Served
 from planbake.serve_log import RequestLog
@@ -118,6 +119,34 @@ def _problem(status: int, error: str, message: str) -> Response:
     return JSONResponse({"error": error, "message": message}, status_code=status)
 
 
+class Measured:
+    """Counts each request by endpoint and status and times it (plain ASGI: no per-request task, unlike
+    `@app.middleware`)."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app, self.metrics = app, metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        status = 500
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            endpoint = getattr(scope.get("route"), "path", "other")  # the router sets it on the scope
+            self.metrics.requests.labels(endpoint, str(status)).inc()
+            self.metrics.latency.labels(endpoint).observe(time.perf_counter() - start)
+
+
 def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK_MS,
                step_timeout_s: float = STEP_TIMEOUT_S) -> FastAPI:
     """The API over the publication root (or run folder) `out`; `request_log`: the folder rows go to (none: off)."""
@@ -139,15 +168,7 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
                   description="Query-decomposition plans precomputed offline, looked up online.")
     app.state.live, app.state.metrics, app.state.request_log = live, metrics, log
 
-    @app.middleware("http")
-    async def count(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        start = time.perf_counter()
-        response = await call_next(request)
-        route = request.scope.get("route")
-        endpoint = getattr(route, "path", "other")
-        metrics.requests.labels(endpoint, str(response.status_code)).inc()
-        metrics.latency.labels(endpoint).observe(time.perf_counter() - start)
-        return response
+    app.add_middleware(Measured, metrics=metrics)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> Response:
