@@ -62,39 +62,67 @@ def _pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))] if ordered else float("nan")
 
 
-async def _clients(url: str, questions: list[str], clients: int, seconds: float, runs: set[str]) -> dict[str, Any]:
-    import httpx
+class _Connection:
+    """One keep-alive HTTP/1.1 connection on asyncio streams: a client cheap enough that the server is measured,
+    not the client library."""
 
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def post(self, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        assert self.reader is not None
+        data = json.dumps(body).encode()
+        self.writer.write(f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
+                          f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        length = next(int(line.split(":", 1)[1]) for line in lines if line.lower().startswith("content-length:"))
+        return status, await self.reader.readexactly(length)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+
+async def _clients(url: str, questions: list[str], clients: int, seconds: float, runs: set[str]) -> dict[str, Any]:
+    host, port = url.removeprefix("http://").split(":")
     latencies: list[float] = []
     failed = mixed = 0
     seen: dict[str, int] = {}
     stop = time.monotonic() + seconds
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
 
-    async def client(n: int, http: httpx.AsyncClient) -> None:
+    async def client(n: int) -> None:
         nonlocal failed, mixed
+        conn = _Connection(host, int(port))
         i = n
         while time.monotonic() < stop:
             q = questions[i % len(questions)]
             i += clients
             t = time.perf_counter()
             try:
-                r = await http.post("/v1/lookup", json={"question": q, "user": f"bench-{n}", "now": "2026-11-25"})
-                doc = r.json()
-            except (httpx.HTTPError, ValueError):
+                status, raw = await conn.post("/v1/lookup", {"question": q, "user": f"bench-{n}", "now": "2026-11-25"})
+                doc = json.loads(raw)
+            except (OSError, ValueError, asyncio.IncompleteReadError, StopIteration):
                 failed += 1
+                conn.close()
                 continue
             latencies.append(time.perf_counter() - t)
-            if r.status_code != 200:
+            if status != 200:
                 failed += 1
                 continue
             run_id = doc.get("run_id")
             if run_id != doc.get("trace", {}).get("run_id") or run_id not in runs:
                 mixed += 1
             seen[run_id] = seen.get(run_id, 0) + 1
+        conn.close()
 
-    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as http:
-        await asyncio.gather(*(client(n, http) for n in range(clients)))
+    await asyncio.gather(*(client(n) for n in range(clients)))
     return {"requests": len(latencies) + failed, "ok": len(latencies), "failed": failed, "mixed": mixed,
             "latencies": latencies, "runs_seen": seen}
 
@@ -116,7 +144,7 @@ def run(entries: int, clients: int, seconds: float, switches: int, workdir: Path
           file=sys.stderr, flush=True)
 
     port = _free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     server = subprocess.Popen([sys.executable, "-m", "planbake.cli", "serve", "--out", str(root), "--port", str(port),
                                "--request-log", str(workdir / "request-log"), "--check-ms", "100"],
                               cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
@@ -182,8 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--switches", type=int, default=10, help="publications switched to while measuring (default 10)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
     args = ap.parse_args(argv)
-    if min(args.entries, args.clients, args.switches) < 1 or args.seconds <= 0:
-        ap.error("--entries, --clients, --switches and --seconds must be positive")
+    if min(args.entries, args.clients) < 1 or args.switches < 0 or args.seconds <= 0:
+        ap.error("--entries, --clients and --seconds must be positive, --switches at least 0")
     with tempfile.TemporaryDirectory(prefix="bench_serve_") as tmp:
         report = run(args.entries, args.clients, args.seconds, args.switches, Path(tmp))
     if args.json:

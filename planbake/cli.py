@@ -851,6 +851,9 @@ def serve(
 
     PlanCache.open(out)  # nothing published, or a damaged publication: one line and its exit code, not a server
     _quiet_libraries()
+    # a reload (opening a publication, about a second for 100,000 entries) runs in a thread beside the requests:
+    # switching threads every 0.5 ms, not the default 5, keeps the requests waiting behind it short
+    sys.setswitchinterval(0.0005)
     served_log = logging.getLogger("planbake.serve")  # reloads and refused publications, one line each
     served_log.setLevel(logging.INFO)
     served_log.addHandler(logging.StreamHandler())

@@ -25,21 +25,28 @@ class Served:
     cache: PlanCache
     run_id: str
     published_at: datetime | None
+    embedders: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)  # shared by a server's publications
     _index: Any = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def index(self) -> Any:
-        """The published index version (`tasks.index.store.Index`), opened at the first retrieve."""
+        """The published index version (`tasks.index.store.Index`), opened at the first retrieve; the embedding
+        model is loaded once per server, not once per publication."""
         with self._lock:
             if self._index is None:
+                from tasks.embed import Embedder
                 from tasks.index.store import Index
 
-                cache = self.cache
-                self._index = Index(cache.index_uri, cache.lexicon.config, cache.manifest["index"]["version"])
+                cfg = self.cache.lexicon.config
+                model = (cfg.model_path, cfg.embed_batch_size, cfg.embed_dtype)
+                if model not in self.embedders:
+                    self.embedders[model] = Embedder(*model)
+                self._index = Index(self.cache.index_uri, cfg, self.cache.manifest["index"]["version"],
+                                    embedder=self.embedders[model])
             return self._index
 
 
-def load(path: Path) -> Served:
+def load(path: Path, embedders: dict[tuple[Any, ...], Any] | None = None) -> Served:
     """A publication opened fully (`PlanCache.open` checks its files), ready to be swapped in."""
     cache = PlanCache.open(path)
     stamp = cache.manifest.get("published_at")
@@ -49,7 +56,8 @@ def load(path: Path) -> Served:
         published = None
     if published is not None and published.tzinfo is None:
         published = published.replace(tzinfo=UTC)
-    return Served(cache, str(cache.manifest.get("run_id") or cache.run_dir.name), published)
+    return Served(cache, str(cache.manifest.get("run_id") or cache.run_dir.name), published,
+                  embedders if embedders is not None else {})
 
 
 class Live:
@@ -63,6 +71,7 @@ class Live:
         self.reloads = 0
         self.refused = 0
         self.last_error = ""
+        self._embedders: dict[tuple[Any, ...], Any] = {}
         self._seen: tuple[int, int, int] | None | str = "unread"
         self._on_reload, self._on_refused = on_reload, on_refused
         self._check_lock = threading.Lock()
@@ -90,7 +99,7 @@ class Live:
             if self.served is not None and run == self.served.run_id:
                 return False
             try:
-                new = load(self.root)
+                new = load(self.root, self._embedders)
             except (PlanbakeError, OSError, ValueError) as exc:
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 log.warning("publication %s refused, still serving %s: %s", run or "(none)",
