@@ -108,7 +108,7 @@ def test_under_load_every_response_names_the_one_publication_that_answered(root:
         jobs = [pool.submit(ask, url) for _ in range(4)]
         for n in range(6):
             point(root, runs[(n + 1) % 3])
-            stop.wait(0.6)
+            stop.wait(0.4)
         stop.set()
         for job in jobs:
             job.result()
