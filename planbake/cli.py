@@ -839,6 +839,13 @@ def serve(
                                                                      "publication (ms).")] = 500,
     step_timeout: Annotated[float, typer.Option("--step-timeout", min=0.01, help="Seconds a retrieve step's search "
                                                 "may take before its part is reported not covered.")] = 5.0,
+    planner_url: Annotated[str | None, typer.Option("--planner-url", callback=_given, help="An OpenAI-compatible "
+                           "endpoint (vllm serve: http://127.0.0.1:8000/v1) that plans misses at request time "
+                           "(default: none; a miss says so).")] = None,
+    planner_model: Annotated[str | None, typer.Option("--planner-model", callback=_given, help="The model the "
+                             "planner asks for (default: the publication's planning.model).")] = None,
+    planner_budget: Annotated[float, typer.Option("--planner-budget", min=0.05, help="Seconds an online plan may "
+                                                  "take before the miss falls back to one search.")] = 1.5,
 ) -> None:
     """Serve lookups and retrieves over HTTP (JSON; OpenAPI at /docs), following CURRENT as publications switch.
 
@@ -857,7 +864,12 @@ def serve(
     served_log = logging.getLogger("planbake.serve")  # reloads and refused publications, one line each
     served_log.setLevel(logging.INFO)
     served_log.addHandler(logging.StreamHandler())
-    app_ = create_app(out, Path(request_log) if request_log else None, check_ms, step_timeout)
+    planner = None
+    if planner_url:
+        from planbake.serve_planner import OnlinePlanner
+
+        planner = OnlinePlanner(planner_url, planner_model or "", planner_budget)
+    app_ = create_app(out, Path(request_log) if request_log else None, check_ms, step_timeout, planner)
     uvicorn.run(app_, host=host, port=port, log_level="warning", access_log=False)
 
 

@@ -12,11 +12,12 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -28,6 +29,9 @@ from planbake.serve_live import Live, Served
 from planbake.serve_log import RequestLog
 from planbake.serve_metrics import Metrics
 from schemas.cache import MAX_QUESTION_CHARS, LookupResult
+
+if TYPE_CHECKING:  # imported by whoever makes one: the planner brings the plan stage's modules
+    from planbake.serve_planner import OnlinePlanner
 
 API_VERSION = "1"
 CHECK_MS = 500  # how often the pointer is checked
@@ -148,8 +152,9 @@ class Measured:
 
 
 def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK_MS,
-               step_timeout_s: float = STEP_TIMEOUT_S) -> FastAPI:
-    """The API over the publication root (or run folder) `out`; `request_log`: the folder rows go to (none: off)."""
+               step_timeout_s: float = STEP_TIMEOUT_S, planner: OnlinePlanner | None = None) -> FastAPI:
+    """The API over the publication root (or run folder) `out`; `request_log`: the folder rows go to (none: off);
+    `planner`: plans misses at request time (none: a miss says so and the caller decides)."""
     metrics = Metrics()
     live = Live(out, on_reload=lambda new, old: metrics.served(new.run_id, old.run_id if old else None),
                 on_refused=lambda run: metrics.refused.inc())
@@ -161,6 +166,8 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
         live.start(check_ms)
         yield
         live.stop()
+        if planner is not None:
+            planner.close()
         if log is not None:
             log.close()
 
@@ -188,12 +195,18 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
     def served_now() -> Served | None:
         return live.served
 
-    def answer(served: Served, body: LookupRequest) -> LookupResult | Response:
-        """The lookup, counted and logged; a question of the wrong form is a 400 with the reason."""
+    async def answer(served: Served, body: LookupRequest) -> LookupResult | Response:
+        """The lookup (a miss planned online where a planner is set), counted and logged; a question of the wrong
+        form is a 400 with the reason."""
         try:
             res = served.cache.lookup(body.question, body.now, history=body.history)
         except TypeError as exc:
             return _problem(400, "bad_request", str(exc))
+        if planner is not None and res.route == "online_planner" and res.skeleton:
+            res, outcome = await run_in_threadpool(planner.plan, served.cache, res, body.question, _day(body.now))
+            metrics.planner.labels(outcome).inc()
+            if outcome != "planned":
+                metrics.fallbacks.inc()
         if res.hit:
             metrics.hits.inc()
         else:
@@ -212,7 +225,7 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
         served = served_now()
         if served is None:
             return _json(not_ready, 503)
-        res = answer(served, body)
+        res = await answer(served, body)
         if isinstance(res, Response):
             return res
         return _json({"run_id": served.run_id, **res.to_json()})
@@ -220,7 +233,7 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
     @app.post("/v1/retrieve", response_model=None, responses={200: {"model": RetrieveResponse},
                                                               400: {"model": Problem}, 422: {"model": Problem},
                                                               503: {"model": Problem}})
-    def retrieve(body: RetrieveRequest) -> Response:
+    async def retrieve(body: RetrieveRequest) -> Response:
         """The lookup, then its plan run against the publication's index version: context by part, with each part
         not covered and why. A step whose search fails or passes its timeout leaves the other parts in the answer."""
         from planbake.serve_retrieve import serve_retrieve
@@ -228,10 +241,11 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
         served = served_now()
         if served is None:
             return _json(not_ready, 503)
-        res = answer(served, body)
+        res = await answer(served, body)
         if isinstance(res, Response):
             return res
-        doc = serve_retrieve(served.cache, served.index(), res, body.question, body.budget, step_timeout_s)
+        doc = await run_in_threadpool(lambda: serve_retrieve(served.cache, served.index(), res, body.question,
+                                                             body.budget, step_timeout_s))
         metrics.not_covered.inc(len(doc["not_covered"]))
         return _json({"run_id": served.run_id, "lookup": {"run_id": served.run_id, **res.to_json()}, **doc})
 
@@ -255,6 +269,15 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     return app
+
+
+def _day(now: date | datetime | None) -> date:
+    """The date a lookup resolves "this year" against: `now`'s (in UTC for a time with a zone), else today in UTC."""
+    if now is None:
+        return datetime.now(UTC).date()
+    if isinstance(now, datetime):
+        return (now.astimezone(UTC) if now.tzinfo is not None else now).date()
+    return now
 
 
 def openapi_document(app: FastAPI | None = None) -> dict[str, Any]:

@@ -29,6 +29,11 @@ class Metrics:
         self.refused = Counter("planbake_reloads_refused", "Publications refused (damaged); the old one stayed.",
                                registry=r)
 
+        self.planner = Counter("planbake_online_planner_calls", "Misses sent to the online planner, by outcome "
+                               "(planned, invalid, late, failed).", ["outcome"], registry=r)
+        self.fallbacks = Counter("planbake_online_planner_fallbacks", "Online planner calls that fell back to one "
+                                 "search.", registry=r)
+
     def served(self, run_id: str, old: str | None) -> None:
         if old is not None:
             self.publication.remove(old)
