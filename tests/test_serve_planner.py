@@ -54,7 +54,7 @@ def model() -> Iterator[tuple[ModelServer, str]]:
     server = ModelServer()
     with serving(server.app) as url:
         yield server, url + "/v1"
-    server.release.set()
+        server.release.set()  # the slow answer's handler ends, so the server stops at once
 
 
 @pytest.fixture(scope="module")
