@@ -29,6 +29,7 @@ from planbake.serve_live import Live, Served
 from planbake.serve_log import RequestLog
 from planbake.serve_metrics import Metrics
 from schemas.cache import MAX_QUESTION_CHARS, LookupResult
+from schemas.errors import PlanbakeError
 
 if TYPE_CHECKING:  # imported by whoever makes one: the planner brings the plan stage's modules
     from planbake.serve_planner import OnlinePlanner
@@ -188,6 +189,11 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
     async def http_error(request: Request, exc: HTTPException) -> Response:
         return _problem(exc.status_code, "http_error", str(exc.detail))
 
+    @app.exception_handler(PlanbakeError)
+    async def unavailable(request: Request, exc: PlanbakeError) -> Response:
+        """An expected failure of what a request needs (the published index version gone): 503 and its message."""
+        return _problem(503, exc.kind, str(exc))
+
     @app.exception_handler(Exception)
     async def internal(request: Request, exc: Exception) -> Response:
         return _problem(500, "internal", f"{type(exc).__name__}; see the server's log")
@@ -202,6 +208,7 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
             res = served.cache.lookup(body.question, body.now, history=body.history)
         except TypeError as exc:
             return _problem(400, "bad_request", str(exc))
+        reason = res.reason  # the lookup's own: a fixed text, so the metric's labels stay few
         if planner is not None and res.route == "online_planner" and res.skeleton:
             res, outcome = await run_in_threadpool(planner.plan, served.cache, res, body.question, _day(body.now))
             metrics.planner.labels(outcome).inc()
@@ -210,7 +217,7 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
         if res.hit:
             metrics.hits.inc()
         else:
-            metrics.miss(res.reason)
+            metrics.miss(reason)
         if log is not None:
             log.append(body.question, body.user, served.cache.scrub)
         return res

@@ -116,3 +116,11 @@ def test_under_load_every_response_names_the_one_publication_that_answered(root:
     assert failures == []
     assert len(seen) > 50 and all(a == b and a in runs for a, b in seen)
     assert {a for a, _ in seen} == set(runs) and reloads == 6
+
+
+def test_a_retrieve_whose_index_is_gone_is_a_503_with_the_reason(root: Path, client: TestClient) -> None:
+    shutil.rmtree(root / "lancedb")
+    r = client.post("/v1/retrieve", json={"question": COMPARE})
+    assert r.status_code == 503 and "Traceback" not in r.text, r.text
+    assert r.json()["error"] != "internal" and "planbake index" in r.json()["message"], r.json()
+    assert client.post("/v1/lookup", json={"question": COMPARE}).status_code == 200  # lookups need no index
