@@ -832,7 +832,7 @@ def retrieve(
 def serve(
     out: RunOutOpt = Path("data/out"),
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on.")] = 8080,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")] = 8080,
     request_log: Annotated[str | None, typer.Option("--request-log", callback=_given, help="Folder the served "
                            "questions go to, scrubbed, as a log 'planbake mine --logs' reads (default: none).")] = None,
     check_ms: Annotated[int, typer.Option("--check-ms", min=10, help="How often CURRENT is checked for a new "
