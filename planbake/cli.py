@@ -827,6 +827,52 @@ def retrieve(
     _emit(as_json, doc, human)
 
 
+@app.command()
+@_errors
+def serve(
+    out: RunOutOpt = Path("data/out"),
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on.")] = 8080,
+    request_log: Annotated[str | None, typer.Option("--request-log", callback=_given, help="Folder the served "
+                           "questions go to, scrubbed, as a log 'planbake mine --logs' reads (default: none).")] = None,
+    check_ms: Annotated[int, typer.Option("--check-ms", min=10, help="How often CURRENT is checked for a new "
+                                                                     "publication (ms).")] = 500,
+    step_timeout: Annotated[float, typer.Option("--step-timeout", min=0.01, help="Seconds a retrieve step's search "
+                                                "may take before its part is reported not covered.")] = 5.0,
+    planner_url: Annotated[str | None, typer.Option("--planner-url", callback=_given, help="An OpenAI-compatible "
+                           "endpoint (vllm serve: http://127.0.0.1:8000/v1) that plans misses at request time "
+                           "(default: none; a miss says so).")] = None,
+    planner_model: Annotated[str | None, typer.Option("--planner-model", callback=_given, help="The model the "
+                             "planner asks for (default: the publication's planning.model).")] = None,
+    planner_budget: Annotated[float, typer.Option("--planner-budget", min=0.05, help="Seconds an online plan may "
+                                                  "take before the miss falls back to one search.")] = 1.5,
+) -> None:
+    """Serve lookups and retrieves over HTTP (JSON; OpenAPI at /docs), following CURRENT as publications switch.
+
+    Example: planbake serve --out data/out --port 8080 --request-log data/request-log
+    """
+    import uvicorn
+
+    from planbake.serve import create_app
+    from schemas.cache import PlanCache
+
+    PlanCache.open(out)  # nothing published, or a damaged publication: one line and its exit code, not a server
+    _quiet_libraries()
+    # a reload (opening a publication, about a second for 100,000 entries) runs in a thread beside the requests:
+    # switching threads every 0.5 ms, not the default 5, keeps the requests waiting behind it short
+    sys.setswitchinterval(0.0005)
+    served_log = logging.getLogger("planbake.serve")  # reloads and refused publications, one line each
+    served_log.setLevel(logging.INFO)
+    served_log.addHandler(logging.StreamHandler())
+    planner = None
+    if planner_url:
+        from planbake.serve_planner import OnlinePlanner
+
+        planner = OnlinePlanner(planner_url, planner_model or "", planner_budget)
+    app_ = create_app(out, Path(request_log) if request_log else None, check_ms, step_timeout, planner)
+    uvicorn.run(app_, host=host, port=port, log_level="warning", access_log=False)
+
+
 EVAL_MARK = ".planbake-eval"  # in an --out folder eval builds: the run id of eval's last publication there
 
 
