@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from planbake.serve_live import Live, Served
 from planbake.serve_log import RequestLog
 from planbake.serve_metrics import Metrics
-from schemas.cache import MAX_QUESTION_CHARS, LookupResult
+from schemas.cache import MAX_QUESTION_CHARS, LookupResult, utc_date
 from schemas.errors import PlanbakeError
 
 if TYPE_CHECKING:  # imported by whoever makes one: the planner brings the plan stage's modules
@@ -210,7 +210,7 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
             return _problem(400, "bad_request", str(exc))
         reason = res.reason  # the lookup's own: a fixed text, so the metric's labels stay few
         if planner is not None and res.route == "online_planner" and res.skeleton:
-            res, outcome = await run_in_threadpool(planner.plan, served.cache, res, body.question, _day(body.now))
+            res, outcome = await run_in_threadpool(planner.plan, served.cache, res, body.question, utc_date(body.now))
             metrics.planner.labels(outcome).inc()
             if outcome != "planned":
                 metrics.fallbacks.inc()
@@ -224,17 +224,24 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
 
     not_ready = {"error": "not_ready", "message": "no publication loaded yet; see /readyz"}
 
+    async def served_answer(body: LookupRequest) -> tuple[Served, LookupResult] | Response:
+        """The live publication and its answer to the question, or the response that ends the request (503
+        before a publication is loaded, 400 for a question of the wrong form)."""
+        served = served_now()
+        if served is None:
+            return _json(not_ready, 503)
+        res = await answer(served, body)
+        return res if isinstance(res, Response) else (served, res)
+
     @app.post("/v1/lookup", response_model=None, responses={200: {"model": LookupResponse},
                                                             400: {"model": Problem}, 422: {"model": Problem},
                                                             503: {"model": Problem}})
     async def lookup(body: LookupRequest) -> Response:
         """The question's plan from the live publication: a hit (route, plan, per-step filters) or a miss and why."""
-        served = served_now()
-        if served is None:
-            return _json(not_ready, 503)
-        res = await answer(served, body)
-        if isinstance(res, Response):
-            return res
+        got = await served_answer(body)
+        if isinstance(got, Response):
+            return got
+        served, res = got
         return _json({"run_id": served.run_id, **res.to_json()})
 
     @app.post("/v1/retrieve", response_model=None, responses={200: {"model": RetrieveResponse},
@@ -245,12 +252,10 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
         not covered and why. A step whose search fails or passes its timeout leaves the other parts in the answer."""
         from planbake.serve_retrieve import serve_retrieve
 
-        served = served_now()
-        if served is None:
-            return _json(not_ready, 503)
-        res = await answer(served, body)
-        if isinstance(res, Response):
-            return res
+        got = await served_answer(body)
+        if isinstance(got, Response):
+            return got
+        served, res = got
         doc = await run_in_threadpool(lambda: serve_retrieve(served.cache, served.index(), res, body.question,
                                                              body.budget, step_timeout_s))
         metrics.not_covered.inc(len(doc["not_covered"]))
@@ -276,15 +281,6 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
         return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     return app
-
-
-def _day(now: date | datetime | None) -> date:
-    """The date a lookup resolves "this year" against: `now`'s (in UTC for a time with a zone), else today in UTC."""
-    if now is None:
-        return datetime.now(UTC).date()
-    if isinstance(now, datetime):
-        return (now.astimezone(UTC) if now.tzinfo is not None else now).date()
-    return now
 
 
 def openapi_document(app: FastAPI | None = None) -> dict[str, Any]:

@@ -132,7 +132,7 @@ class PlanCache:
         The lookup reads at most the newest `lookup.history_entries` entries of the history, and of them at most
         `lookup.history_chars` characters in all: a longer history costs no more than that.
         A question, history (or an entry of the history it reads) or `now` of the wrong type is a TypeError."""
-        when = _utc_date(now)
+        when = utc_date(now)
         if not isinstance(question, str):
             raise TypeError(f"question must be a str, got {type(question).__name__}")
         if isinstance(history, str | bytes) or not (history is None or isinstance(history, Sequence)):
@@ -264,7 +264,7 @@ class PlanCache:
         return base
 
 
-def _utc_date(now: date | datetime | None) -> date:
+def utc_date(now: date | datetime | None) -> date:
     """The date relative years resolve against: `now`'s date, in UTC for a datetime with a time zone."""
     if now is None:
         return datetime.now(UTC).date()

@@ -120,6 +120,11 @@ def questions_as_log(labeled: list[Labeled], path: Path, ts: str) -> Path:
     return path
 
 
+def by_id_hash(labeled: list[Labeled]) -> list[Labeled]:
+    """The questions sorted by the SHA-256 of their id: an order the same on every run and machine."""
+    return sorted(labeled, key=lambda q: hashlib.sha256(q.id.encode("utf-8")).hexdigest())
+
+
 def split_folds(labeled: list[Labeled], k: int) -> list[tuple[list[Labeled], list[Labeled]]]:
     """(the questions mined, the questions scored) of each of `k` folds: every question is scored once, by plans
     mined from the other folds' questions alone (out of sample). A question's fold follows a hash of its id, so it
@@ -127,7 +132,7 @@ def split_folds(labeled: list[Labeled], k: int) -> list[tuple[list[Labeled], lis
     if not 2 <= k <= len(labeled):
         raise LabelError(f"--folds {k}: a labeled set of {len(labeled)} question(s) takes 2 to {len(labeled)} folds; "
                          "give a number in that range, or --in-sample")
-    order = sorted(labeled, key=lambda q: hashlib.sha256(q.id.encode("utf-8")).hexdigest())
+    order = by_id_hash(labeled)
     folds = [order[i::k] for i in range(k)]
     out = []
     for i, scored in enumerate(folds):
@@ -144,7 +149,7 @@ def half(labeled: list[Labeled], which: str, source: str | Path) -> list[Labeled
     if split.is_file():
         chosen = set(json.loads(split.read_text(encoding="utf-8")).get(which, []))
     else:
-        order = sorted(labeled, key=lambda q: hashlib.sha256(q.id.encode("utf-8")).hexdigest())
+        order = by_id_hash(labeled)
         cut = (len(order) + 1) // 2
         chosen = {q.id for q in (order[:cut] if which == "dev" else order[cut:])}
     out = [q for q in labeled if q.id in chosen]

@@ -140,9 +140,12 @@ def mark_bridges(shapes: list[dict[str, Any]], bridges: dict[str, Bridge]) -> No
     """Each shape's `bridge` (JSON or None); a shape of one need that names a tied term becomes a bridge."""
     for s in shapes:
         b = bridges.get(s["shape_id"])
-        s["bridge"] = b.to_json() if b is not None and s.get("type") in ("single", "bridge") else None
-        if s["bridge"] and s["type"] == "single":
-            s["type"], s["reason"] = "bridge", b.reason() if b else s["reason"]
+        if b is None or s.get("type") not in ("single", "bridge"):
+            s["bridge"] = None
+            continue
+        s["bridge"] = b.to_json()
+        if s["type"] == "single":
+            s["type"], s["reason"] = "bridge", b.reason()
 
 
 def _written_as_name(text: str, term: str) -> bool:
