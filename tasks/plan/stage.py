@@ -19,6 +19,7 @@ from schemas.bridge import Bridge
 from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.digest import fingerprint
+from schemas.entity import ENTITY
 from schemas.extract import Lexicon, Skeleton, cache_key, fill_skeleton
 from schemas.files import CACHE, CONFIG, LEXICON, TEMPLATES, VOCABULARY
 from schemas.plan import (
@@ -93,7 +94,7 @@ def check_template(template: Plan, shape: dict[str, Any], config: Config, lexico
     from the constraint check."""
     facets: dict[str, set[str]] = {f.name: set() for f in config.facets}
     facets.update(lexicon.known_values())
-    slots = set(_slot_names(shape["skeleton"], config.facet_names))
+    slots = set(_slot_names(shape["skeleton"], config.slot_facets))
     status: dict[str, Any] = {"valid": True, "check_ok": True, "complaint": ""}
     try:
         validate_plan(template, max_steps=config.planning.max_steps, facets=facets, slot_names=slots)
@@ -102,7 +103,8 @@ def check_template(template: Plan, shape: dict[str, Any], config: Config, lexico
         time_facets = [f.name for f in config.facets if f.kind in ("year", "date")]
         for sk in samples[:SAMPLES_PER_SHAPE]:
             filled = fill_slots(template, sk.slots)
-            result = check_plan(filled, list(sk.constraints), lambda text: lexicon.extract(text), time_facets)
+            result = check_plan(filled, list(sk.constraints), lambda text: lexicon.extract(text), time_facets,
+                                text_facets=[ENTITY])
             if not result.ok:
                 kind = "invented_value" if result.invented else "dropped_constraint"
                 status.update(check_ok=False, complaint=f"{kind}: {result.complaint()}")
