@@ -35,6 +35,15 @@ _POSSESSIVE = re.compile(r"['\u2019]s$", re.IGNORECASE)
 PARTICLES = frozenset({"of", "the", "de", "la", "le", "du", "del", "della", "da", "di", "van", "von", "der", "den",
                        "y", "al", "el", "bin", "ibn", "upon", "on"})
 _SENTENCE_END = re.compile(r"[.!?:;]\s*$")
+# Words that open a question or a request, plain whatever the corpus writes: "Are" in "Are Ang Lee and ..." is no
+# part of a name even in a corpus that never writes "are".
+OPENERS = frozenset({
+    "a", "an", "the", "is", "are", "was", "were", "am", "be", "do", "does", "did", "has", "have", "had", "can",
+    "could", "will", "would", "shall", "should", "may", "might", "must", "who", "whom", "whose", "what", "which",
+    "where", "when", "why", "how", "in", "on", "at", "for", "of", "to", "from", "by", "with", "about", "and", "or",
+    "but", "if", "i", "i'm", "my", "we", "our", "you", "your", "it", "its", "this", "that", "these", "those",
+    "there", "please", "name", "list", "tell", "give", "show", "find", "count", "compare", "between", "both",
+})
 
 
 def _capitalised(word: str) -> bool:
@@ -90,5 +99,7 @@ def entity_spans(text: str, plain: Collection[str]) -> list[tuple[int, int]]:
 
 def _plain(word: str, plain: Collection[str]) -> bool:
     """Whether a word is one the corpus writes in lower case (any of its letter runs: "Start+Flug" is two)."""
+    if word.casefold() in OPENERS:
+        return True
     runs = re.findall(r"[^\W\d_]+", word.casefold())
     return bool(runs) and all(r in plain for r in runs)
