@@ -34,7 +34,7 @@ _POSSESSIVE = re.compile(r"['\u2019]s$", re.IGNORECASE)
 # Lower-case particles inside a name, between two capitalised words.
 PARTICLES = frozenset({"of", "the", "de", "la", "le", "du", "del", "della", "da", "di", "van", "von", "der", "den",
                        "y", "al", "el", "bin", "ibn", "upon", "on"})
-_SENTENCE_END = re.compile(r"[.!?:;]\s*$")
+_SENTENCE_END = re.compile(r"[.!?:;]")  # between two words: the second opens a sentence
 # Words that open a question or a request, plain whatever the corpus writes: "Are" in "Are Ang Lee and ..." is no
 # part of a name even in a corpus that never writes "are".
 OPENERS = frozenset({
@@ -53,7 +53,7 @@ def _capitalised(word: str) -> bool:
 def entity_spans(text: str, plain: Collection[str]) -> list[tuple[int, int]]:
     """(start, end) of each name in `text` (normalised but not case-folded: `schemas.text.fold_cased`), in order.
     `plain`: the corpus's plain words, case-folded."""
-    if not any(c.isupper() for c in text):
+    if text.islower() or text == text.lower():  # no capital: no name (most of a log, and fast to tell)
         return []
     words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
     spans: list[tuple[int, int]] = []
@@ -64,7 +64,7 @@ def entity_spans(text: str, plain: Collection[str]) -> list[tuple[int, int]]:
         if not _capitalised(word):
             i += 1
             continue
-        first_of_sentence = i == 0 or bool(_SENTENCE_END.search(text[:start]))
+        first_of_sentence = i == 0 or _SENTENCE_END.search(text, words[i - 1][1] - 1, start) is not None
         if first_of_sentence and _plain(word, plain):
             i += 1
             continue
