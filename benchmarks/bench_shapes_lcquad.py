@@ -114,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=2))
     else:
         print(f"{len(rows)} questions, {report['templates']} templates, each asked by {args.users} users")
-        print(f"{'entity_slots':<14}{'shapes':>8}{'recurring':>11}{'in shared':>11}{'ARI':>8}{'homog.':>8}{'compl.':>8}")
+        print(f"{'entity_slots':<14}{'shapes':>8}{'recurring':>11}{'in shared':>11}{'ARI':>8}"
+              f"{'homog.':>8}{'compl.':>8}")
         for key in ("entity_slots_false", "entity_slots_true"):
             r = report[key]
             print(f"{key.rsplit('_', 1)[1]:<14}{r['shapes']:>8}{r['recurring_shapes']:>11}"

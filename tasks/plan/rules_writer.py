@@ -19,15 +19,18 @@ from tasks.plan.clauses import (
     name_bridge,
     slot_groups,
 )
+from tasks.plan.readable import FUNCTION_WORDS
 
-_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+# a placeholder, with the function words that lead to it ("call me at {phone}")
+_PLACEHOLDER = re.compile(r"(?:\b(?:" + "|".join(sorted(FUNCTION_WORDS)) + r")\s+)*\{([a-z_]+)\}")
 _JOINERS = r"(?:and|or|to|vs|versus|with|than|from|between|in|for|at|on|of|about)"
 
 
 def slotted(skeleton: str, facets: list[str] | None = None) -> str:
     """`compare {office} and {office}` -> `compare {office_1} and {office_2}` (slot order = text order).
 
-    Placeholders that are not facets (the scrubber's {email}, {phone}, ...) are dropped from the text.
+    Placeholders that are not facets (the scrubber's {email}, {phone}, ...) are dropped from the text, with the
+    function words that lead to them: `call me at {phone}` -> `call me`, no dangling "at" (`tasks.plan.readable`).
     """
     seen: dict[str, int] = {}
 
@@ -35,7 +38,7 @@ def slotted(skeleton: str, facets: list[str] | None = None) -> str:
         if facets is not None and m.group(1) not in facets:
             return ""
         seen[m.group(1)] = seen.get(m.group(1), 0) + 1
-        return "{" + f"{m.group(1)}_{seen[m.group(1)]}" + "}"
+        return m.group(0)[:m.start(1) - 1 - m.start(0)] + "{" + f"{m.group(1)}_{seen[m.group(1)]}" + "}"
 
     return " ".join(_PLACEHOLDER.sub(number, skeleton).split())
 

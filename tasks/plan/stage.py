@@ -37,6 +37,7 @@ from schemas.vocabulary import Vocabulary
 from tasks.index.store import Index, best_cosine
 from tasks.plan.clauses import Reach
 from tasks.plan.model_writer import Generate, excerpt, write_batch
+from tasks.plan.readable import check_readable
 from tasks.plan.routing import ROUTER_VERSION, ROUTES, ShapeEvaluation, decide_route
 from tasks.plan.rules_writer import slotted, write_template
 from tasks.plan.vocabulary import mine_vocabulary, worded
@@ -100,9 +101,12 @@ def check_template(template: Plan, shape: dict[str, Any], config: Config, lexico
         validate_plan(template, max_steps=config.planning.max_steps, facets=facets, slot_names=slots)
         allowed = lexicon.name_words() | set(words(shape["skeleton"]).split()) | set(corpus_words)
         check_words(template, allowed)
+        own = {s.id for s in template.steps if s.query == slotted(shape["skeleton"], config.slot_facets)}
+        check_readable(template, lexicon.year_facet, own=own)
         time_facets = [f.name for f in config.facets if f.kind in ("year", "date")]
         for sk in samples[:SAMPLES_PER_SHAPE]:
             filled = fill_slots(template, sk.slots)
+            check_readable(filled, lexicon.year_facet, filled=True, own=own)
             result = check_plan(filled, list(sk.constraints), lambda text: lexicon.extract(text), time_facets,
                                 text_facets=[ENTITY])
             if not result.ok:
