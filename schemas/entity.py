@@ -53,7 +53,7 @@ def _capitalised(word: str) -> bool:
 def entity_spans(text: str, plain: Collection[str]) -> list[tuple[int, int]]:
     """(start, end) of each name in `text` (normalised but not case-folded: `schemas.text.fold_cased`), in order.
     `plain`: the corpus's plain words, case-folded."""
-    if text.islower() or text == text.lower():  # no capital: no name (most of a log, and fast to tell)
+    if text == text.lower():  # no capital: no name (most of a log, and fast to tell)
         return []
     words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
     spans: list[tuple[int, int]] = []

@@ -10,7 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
+from planbake.cli import app
 from schemas.config import load_config
 from schemas.constraint import Constraint
 from schemas.extract import Lexicon, Skeleton
@@ -20,7 +22,7 @@ from schemas.publication import current_run
 from tasks.plan.readable import ARTICLES, CONJUNCTIONS, check_readable, unreadable
 from tasks.plan.rules_writer import slotted, write_template
 from tasks.plan.stage import check_template
-from tests.conftest import DEMO_CONFIG
+from tests.conftest import DEMO_CONFIG, ROOT, SHARED
 
 CONFIG = load_config(DEMO_CONFIG)
 
@@ -144,4 +146,20 @@ def test_every_step_query_of_the_demo_publication_reads(demo_publication: Path) 
     bad = [(s["query"], why) for s, filled in queries
            if (why := unreadable(s["query"], filled=filled, year_filter="year" in s.get("filters", {})))]
     assert bad == []
+    assert not [t["complaint"] for t in templates if t["complaint"].startswith("unreadable")]
+
+
+@pytest.mark.skipif(not (SHARED / "hotpotqa_100" / "corpus.jsonl").is_file(), reason="needs the shared HotpotQA set")
+def test_every_step_query_of_the_hotpotqa_publication_reads(tmp_path: Path, prefect_harness: None) -> None:
+    """The HotpotQA publication (entity slots: a step searches each name with the question's content words): every
+    template's steps pass the check, and none was rejected as unreadable."""
+    shared = SHARED / "hotpotqa_100"
+    res = CliRunner().invoke(app, ["eval", "--config", str(ROOT / "data" / "configs" / "hotpotqa.yaml"), "--corpus",
+                                   str(shared / "corpus.jsonl"), "--questions", str(shared / "questions.jsonl"),
+                                   "--budget", "4", "--in-sample", "--out", str(tmp_path / "ev"), "--json"])
+    assert res.exit_code == 0, res.output
+    templates = pq.read_table(current_run(tmp_path / "ev") / TEMPLATES.name).to_pylist()
+    steps = [s for t in templates for s in json.loads(t["template"])["steps"]]
+    assert len(templates) > 50 and any("{entity_1}" in s["query"] for s in steps)
+    assert [(s["query"], why) for s in steps if (why := unreadable(s["query"]))] == []
     assert not [t["complaint"] for t in templates if t["complaint"].startswith("unreadable")]
