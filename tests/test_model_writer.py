@@ -127,6 +127,10 @@ def test_prompt_has_only_skeleton_and_lexicon() -> None:
     assert "{office} and {office}" in text
     user = messages[1]["content"]
     assert not re.search(r"\b(Berlin|Warsaw)\b", user)  # values appear only as the lexicon in the system prompt
+    assert "{entity_1}" not in text  # names are slots only with entity_slots, and the rules say so then
+    names = CONFIG.model_copy(update={"entity_slots": True})
+    system = build_messages("are {entity} and {entity} both film directors", "comparison", names, {})[0]["content"]
+    assert "{entity_1}, {entity_2}, ... are the names" in system and "never in filters" in system
 
 
 def test_rules_writer_without_model() -> None:

@@ -50,6 +50,12 @@ named, {year_1} the first year. Return JSON for a plan: steps s1, s2, ... Each s
 Facets and their known values: LEXICON"""
 
 
+# With `entity_slots`, names are slots too (schemas/entity.py)
+ENTITY_RULE = """
+{entity_1}, {entity_2}, ... are the names the question is about (a person, a work, a place, an organisation):
+they go in query text, never in filters. A question about two or more names may search each name with the words
+of the question it needs ("{entity_1} nationality")."""
+
 EXCERPT_CHARS = 300
 
 
@@ -68,6 +74,8 @@ def build_messages(skeleton: str, shape_type: str, config: Config, known: dict[s
     lexicon = "; ".join(f"{f.name} ({f.kind}): " + (", ".join(sorted(known.get(f.name, []))[:40]) or "any")
                         for f in config.facets)
     system = RULES.replace("MAX_STEPS", str(config.planning.max_steps)).replace("LEXICON", lexicon)
+    if config.entity_slots:
+        system += ENTITY_RULE
     user = f"Shape type: {shape_type}\n{SKELETON_LINE}{skeleton}"
     if excerpts:
         user += ("\nThe documents of each value word things their own way. Excerpts (corpus text); where a part's "
