@@ -13,6 +13,7 @@ from schemas.config import Config
 from schemas.errors import ConfigError, LogError, NoPublication
 from schemas.extract import Lexicon
 from schemas.files import CHUNKS, QUESTIONS, SHAPES
+from schemas.pii import read_plain_words
 from schemas.publication import EMBED_CACHE, index_location, memo_folder
 from tasks.index.stage import build_index_task, export_parquet_task, index_uri
 from tasks.index.store import Index, reset_head
@@ -110,7 +111,8 @@ def plan_stage(run: Run, config: Config, index: Index, quiet: bool, writer: str 
     src = run.staging if (run.staging / SHAPES.name).exists() else run.prev_dir
     if src is None or not (src / SHAPES.name).exists():
         raise NoPublication(f"{run.out}: no mined shapes; run 'planbake mine' or 'planbake nightly' first")
-    lexicon = Lexicon(config, index.lexicon_values(), index.plain_words() if config.entity_slots else ())
+    # names are read against the plain words the shapes were mined with, as lookup reads them
+    lexicon = Lexicon(config, index.lexicon_values(), read_plain_words(src) if config.entity_slots else ())
     idx = run.manifest.get("index", {})
     # a chunk added, or one that came into force, can rank for any shape: every template's evidence is stale
     added = "index" in run.stages and (idx.get("inserted", 1) > 0 or idx.get("now_current", 0) > 0)

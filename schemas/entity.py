@@ -28,8 +28,8 @@ from collections.abc import Collection
 ENTITY = "entity"
 
 # A word: letters or digits, with inner apostrophes, periods, hyphens, plus signs or ampersands ("L'Enfant",
-# "Start+Flug", "Jean-Luc"); an initial keeps its period ("E." in "Stephen E. Ambrose").
-_WORD = re.compile(r"[^\W_]+(?:['\u2019.+&-][^\W_]+)*(?:\.(?=\s|$))?")
+# "Start+Flug", "Jean-Luc").
+_WORD = re.compile(r"[^\W_]+(?:['\u2019.+&-][^\W_]+)*")
 _POSSESSIVE = re.compile(r"['\u2019]s$", re.IGNORECASE)
 # Lower-case particles inside a name, between two capitalised words.
 PARTICLES = frozenset({"of", "the", "de", "la", "le", "du", "del", "della", "da", "di", "van", "von", "der", "den",
@@ -71,8 +71,9 @@ def entity_spans(text: str, plain: Collection[str]) -> list[tuple[int, int]]:
         run = [i]
         j = i + 1
         while j < len(words):
-            gap = text[words[j - 1][1]:words[j][0]]
-            if gap != " " or _POSSESSIVE.search(text[words[j - 1][0]:words[j - 1][1]]):
+            gap, last = text[words[j - 1][1]:words[j][0]], text[words[j - 1][0]:words[j - 1][1]]
+            # one space apart, or after an initial's period ("Stephen E. Ambrose"); a sentence's ends the name
+            if not (gap == " " or (gap == ". " and len(last) == 1 and last.isupper())) or _POSSESSIVE.search(last):
                 break
             nxt = text[words[j][0]:words[j][1]]
             if _capitalised(nxt) or nxt.isdigit():

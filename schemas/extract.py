@@ -107,8 +107,9 @@ class Lexicon:
         self._fillers = (re.compile(r"(?<!\S)(?:" + "|".join(re.escape(f) for f in self.filler_words) + r")(?!\S)")
                          if self.filler_words else None)
         # A placeholder typed literally ("{office}") would pass for a constraint the question does not name.
-        slot_names = [f.name for f in config.facets] + ([ENTITY] if self.entity_slots else [])
-        self._literal_slot = re.compile(r"\{(" + "|".join(re.escape(fold(f)) for f in slot_names) + r")\}")
+        # what fills a placeholder: the facets, and the names with entity slots
+        self.slot_names = [f.name for f in config.facets] + ([ENTITY] if self.entity_slots else [])
+        self._literal_slot = re.compile(r"\{(" + "|".join(re.escape(fold(f)) for f in self.slot_names) + r")\}")
         self.year_facet = next((f.name for f in config.facets if f.kind == "year"), None)
         self.date_facet = next((f.name for f in config.facets if f.kind == "date"), None)
 

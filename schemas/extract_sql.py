@@ -136,7 +136,7 @@ class SqlSkeletons:
     def eligible(self, col: str = "query") -> str:
         """True for a question SQL takes (see the module docstring)."""
         # Each scrubber pattern, its lookarounds dropped (which only widens it), or a gate it needs.
-        slot = r"(?i:\{(?:" + "|".join(_escape(fold(f)) for f in self.lexicon.kinds) + r")\})"  # typed "{office}"
+        slot = r"(?i:\{(?:" + "|".join(_escape(fold(f)) for f in self.lexicon.slot_names) + r")\})"  # typed "{office}"
         scrubbed = "|".join([slot, *(_re2(_without_lookarounds(p.pattern, p.flags)) for _, p, _ in PATTERNS),
                              _python_only()])
         if self.lexicon.date_facet:

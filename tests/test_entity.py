@@ -42,6 +42,8 @@ LEXICON = Lexicon(CONFIG, {}, PLAIN)
     ("What is the Bank of America in?", ["Bank of America"]),  # a particle between capitals
     ("how many movies did stanley kubrick direct", []),  # no capital: no name (the SQL fast path's rule)
     ("Time. Name it", []),  # each sentence's first word is capitalised by convention
+    ("Tell me about Stanley Kubrick.", ["Stanley Kubrick"]),  # a sentence's full stop ends a name
+    ("Movies by Stanley Kubrick. Who else?", ["Stanley Kubrick"]),
 ])
 def test_names_are_runs_of_capitalised_words(question: str, names: list[str]) -> None:
     cased = fold_cased(question)
@@ -91,6 +93,17 @@ def test_two_names_are_a_comparison_searched_one_by_one() -> None:
     # one name: one search of the question, the name in its text
     [step] = write_template("how many movies did {entity} direct in {year}", "single", CONFIG).steps
     assert (step.query, step.filters) == ("how many movies did {entity_1} direct in {year_1}", {"year": "{year_1}"})
+
+
+def test_names_beside_a_facet_named_twice_keep_its_slots_in_text() -> None:
+    office = Config(facets=[Facet(name="office", values=["Berlin", "Lisbon"])], entity_slots=True)
+    plan = write_template("did {entity} and {entity} work in {office} and {office}", "comparison", office)
+    assert [s.query for s in plan.steps] == ["{entity_1} work {office_1} {office_2}",
+                                             "{entity_2} work {office_1} {office_2}"]
+    # without entity slots a facet of that name is a facet like any other
+    legal = Config(facets=[Facet(name="entity", values=["Acme GmbH"])])
+    [step] = write_template("how many leave days at {entity}", "single", legal).steps
+    assert step.filters == {"entity": "{entity_1}"}
 
 
 def test_a_facet_named_entity_is_refused_beside_entity_slots(tmp_path: Path) -> None:

@@ -63,7 +63,7 @@ TOKENS = [
     "hi", "hey", "please", "pls", "thank you", "thanks", "quick question", "question", "questions",
     "how many", "vacation", "days", "do", "we", "get", "in", "and", "or", "vs", "compare", "the", "per diem",
     "{office}", "{year}", "{email}", "{name}", "{", "}", "office", "year", "_", "x1", "a2024", "24", "123456",
-    "Stanley Kubrick", "Bank of America", "Apollo 11", "How", "Office",
+    "{entity}", "Stanley Kubrick", "Bank of America", "Apollo 11", "How", "Office",
     "Jan Kowalski", "jan kowalski", "Ann", "my manager Sanne de Vries", "Mei-Ling Chau from HR", "EMP-123456",
     "MY MANAGER", "I'M", "THIS IS", "JAN KOWALSKI", "APPROVED REMOTE", "MEI-LING", "PER DIEM", "BERLIN OFFICE",
     "me@example.com", "www.example.com", "https://x.y", "+49 30 1234 5678", "employee id 123456", "staff",

@@ -7,7 +7,7 @@ import re
 from schemas.bridge import Bridge, phrase
 from schemas.config import Config
 from schemas.entity import ENTITY
-from schemas.plan import CONSTRAINT_SLOT, PLAN_WORDS, Extract, Plan, Step, slots_by_facet
+from schemas.plan import PLAN_WORDS, Extract, Plan, Step, slots_by_facet
 from schemas.text import words as folded
 from tasks.plan.clauses import (
     Reach,
@@ -118,7 +118,10 @@ def _entity_plan(text: str, shape_type: str, config: Config) -> Plan:
     if len(names) < 2 or len(names) > config.planning.max_steps or shape_type == "null":
         return Plan(steps=[Step(id="s1", query=text, filters=filters)])
     drop = PLAN_WORDS | {w for c in config.classify.comparison for w in folded(c).split()}
-    content = [w for w in CONSTRAINT_SLOT.sub(" ", text).split() if w not in drop and not w.startswith("{")]
+    # the names and the filtered slots leave the text; a facet named twice stays in it ("in {office_1} and
+    # {office_2}"): no one filter holds it
+    gone = {*names, *(v.strip("{}") for v in filters.values())}
+    content = [w for w in text.split() if w not in drop and w.strip("{}") not in gone]
     rest = " ".join(dict.fromkeys(content))
     return Plan(steps=[Step(id=f"s{n}", query=f"{{{name}}} {rest}".strip(), filters=filters)
                        for n, name in enumerate(names, 1)])
@@ -145,7 +148,7 @@ def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | Non
     with `reach` (evidence scores from the index), a question of two or more clauses splits by clause
     (tasks/plan/clauses.py); else comparison and temporal split per value, the rest is one step."""
     text = slotted(skeleton, config.slot_facets)
-    if ENTITY in slots_by_facet(text):
+    if config.entity_slots and ENTITY in slots_by_facet(text):
         return _entity_plan(text, shape_type, config)
     if shape_type == "bridge" and (plan := (_term_bridge(text, bridge, config) if bridge else None)
                                    or _bridge(text, config)):

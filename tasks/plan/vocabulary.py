@@ -7,6 +7,7 @@ from typing import Any
 
 from schemas.config import Config
 from schemas.constraint import QUALIFIER
+from schemas.entity import ENTITY
 from schemas.extract import Lexicon, Skeleton
 from schemas.plan import CheckResult, Key, Plan, check_plan, plan_doc
 from schemas.vocabulary import Vocabulary, count_terms, synonym_groups
@@ -38,7 +39,7 @@ def keeps_constraints(plan: Plan, sk: Skeleton, lexicon: Lexicon, vocabulary: Vo
     by its synonym ("partner" for "second parent"); a swap that makes a step say another constraint (a group
     that holds two qualifiers, or a term the lexicon reads as another one) fails."""
     reworded = worded(plan, vocabulary)
-    check = check_plan(reworded, sk.constraints, lexicon.extract)
+    check = check_plan(reworded, sk.constraints, lexicon.extract, text_facets=[ENTITY] if lexicon.entity_slots else ())
     swapped: set[Key] = set()
     for before, after in zip(plan.steps, reworded.steps, strict=True):
         if before.query != after.query:
