@@ -311,10 +311,12 @@ def percentiles(values_ns: list[int] | list[float], scale: float) -> dict[str, f
             "mean": statistics.fmean(xs) / scale}
 
 
-def run(entries_target: int, n_questions: int, n_embed: int, workdir: Path, profile: bool = False) -> dict[str, Any]:
+def run(entries_target: int, n_questions: int, n_embed: int, workdir: Path, profile: bool = False,
+        entity_slots: bool = False) -> dict[str, Any]:
     from tasks.embed import Embedder
 
     config = load_config(CONFIG)
+    config.entity_slots = entity_slots  # names read by their capitals in every question (schemas/entity.py)
     t0 = time.perf_counter()
     built = build_publication(workdir / "run", entries_target, config)
     build_seconds = time.perf_counter() - t0
@@ -486,11 +488,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="of those, questions for the embedding lookup (default 300)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     ap.add_argument("--profile", action="store_true", help="also cProfile one extra pass of the lookups")
+    ap.add_argument("--entity-slots", action="store_true", help="publish and look up with `entity_slots: true`")
     args = ap.parse_args(argv)
     if args.entries < 1 or args.questions < 1 or args.embed_questions < 1:
         ap.error("--entries, --questions and --embed-questions must be at least 1")
     with tempfile.TemporaryDirectory(prefix="bench_lookup_") as tmp:
-        report = run(args.entries, args.questions, args.embed_questions, Path(tmp), args.profile)
+        report = run(args.entries, args.questions, args.embed_questions, Path(tmp), args.profile, args.entity_slots)
     print(json.dumps(report, indent=2) if args.json else render(report))
     return 0
 

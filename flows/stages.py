@@ -53,9 +53,9 @@ def mine_logs(logs: str | Path, config: Config, index: Index, staging: Path, *, 
     """The mining stage's task: ingest the log window (`tasks.ingest`: the window from `since` to `until`, or,
     with neither, the last `mining.window_days` logged days), then mine its rows into `staging` (`tasks.mine`).
     One task: the rows stay in one DuckDB session."""
-    lexicon = Lexicon(config, index.lexicon_values())
-    lexicon.check_aliases()
     plain = index.plain_words()
+    lexicon = Lexicon(config, index.lexicon_values(), plain)
+    lexicon.check_aliases()
     scrub = lexicon.scrubber(plain)
     max_chars = config.mining.max_query_chars
     ing = ingest(logs, since=since, until=until, max_query_chars=max_chars, now=now, scrub=scrub,
@@ -110,7 +110,7 @@ def plan_stage(run: Run, config: Config, index: Index, quiet: bool, writer: str 
     src = run.staging if (run.staging / SHAPES.name).exists() else run.prev_dir
     if src is None or not (src / SHAPES.name).exists():
         raise NoPublication(f"{run.out}: no mined shapes; run 'planbake mine' or 'planbake nightly' first")
-    lexicon = Lexicon(config, index.lexicon_values())
+    lexicon = Lexicon(config, index.lexicon_values(), index.plain_words() if config.entity_slots else ())
     idx = run.manifest.get("index", {})
     # a chunk added, or one that came into force, can rank for any shape: every template's evidence is stale
     added = "index" in run.stages and (idx.get("inserted", 1) > 0 or idx.get("now_current", 0) > 0)

@@ -76,10 +76,10 @@ class PlanCache:
         self.index_uri = index_location(self.manifest["index"], run_root(run_dir)) if "index" in self.manifest else ""
         config = read_published_config(run_dir / CONFIG.name)
         values = json.loads((run_dir / LEXICON.name).read_text(encoding="utf-8"))
-        self.lexicon = Lexicon(config, values)
+        plain = read_plain_words(run_dir)
+        self.lexicon = Lexicon(config, values, plain)
         # memoised: a server's request log scrubs the question its lookup has just scrubbed
-        scrubber = self.lexicon.scrubber(read_plain_words(run_dir))
-        self.scrub: Callable[[str], str] = lru_cache(maxsize=SCRUB_MEMO)(scrubber)
+        self.scrub: Callable[[str], str] = lru_cache(maxsize=SCRUB_MEMO)(self.lexicon.scrubber(plain))
         learned = self.manifest.get("mine", {}).get("followups", {}).get("skeletons", [])
         self.followups = Followups(config.mining, learned)  # mining learned them; the manifest carries them
         self._row_chars = config.mining.max_query_chars  # a longer log row is quarantined: no one's turn

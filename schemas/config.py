@@ -305,6 +305,8 @@ class Config(_Strict):
     fillers: list[str] = Field(default_factory=lambda: ["hi", "hey", "hello", "please", "pls", "thanks",
                                                         "thank you", "quick question", "question"])
     pii_names: list[str] = Field(default_factory=list)
+    # Names in questions (runs of capitalised words) become {entity} slots that fill query text (schemas/entity.py)
+    entity_slots: bool = False
     classify: Classify = Field(default_factory=lambda: Classify())
     chunking: Chunking = Field(default_factory=lambda: Chunking())
     mining: Mining = Field(default_factory=lambda: Mining())
@@ -350,6 +352,11 @@ class Config(_Strict):
     @property
     def facet_names(self) -> list[str]:
         return [f.name for f in self.facets]
+
+    @property
+    def slot_facets(self) -> list[str]:
+        """What fills a template's constraint slots: the facets, and with `entity_slots` the names too."""
+        return self.facet_names + (["entity"] if self.entity_slots else [])
 
     def fingerprint(self) -> str:
         return fingerprint(self.model_dump())
@@ -491,7 +498,15 @@ def load_config(path: str | Path | None = None) -> Config:
     cfg._path = p
     _check_pii_names(cfg)
     _check_one_per_kind(cfg)
+    _check_entity_name(cfg)
     return cfg
+
+
+def _check_entity_name(cfg: Config) -> None:
+    """With `entity_slots`, a name in a question fills the slot `{entity}`: a facet of that name would share it."""
+    if cfg.entity_slots and (at := next((i for i, f in enumerate(cfg.facets) if f.name == "entity"), None)) is not None:
+        raise ConfigError(f"{cfg.place(['facets', at, 'name'])}: facet 'entity' would share its slot with the names "
+                          "`entity_slots: true` reads from questions; rename the facet")
 
 
 def _check_one_per_kind(cfg: Config) -> None:

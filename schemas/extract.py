@@ -12,9 +12,10 @@ from datetime import date, datetime
 from schemas.config import Config
 from schemas.constraint import QUALIFIER, Constraint
 from schemas.digest import fingerprint
+from schemas.entity import ENTITY, entity_spans
 from schemas.errors import ConfigError
 from schemas.pii import PLACEHOLDER, Scrubber
-from schemas.text import fold, folded_words, words
+from schemas.text import fold, fold_cased, folded_words, words
 
 # ASCII digits only: \d would also take other scripts' digits ("20٢٥") and make a year value no filter matches.
 # An amount is no year: "$2000", "2000 euros", "2000€" stay text.
@@ -72,8 +73,13 @@ class Skeleton:
 class Lexicon:
     """Facet values, aliases and qualifier terms, matched case- and accent-insensitively on whole words."""
 
-    def __init__(self, config: Config, index_values: Mapping[str, Iterable[str]] | None = None) -> None:
+    def __init__(self, config: Config, index_values: Mapping[str, Iterable[str]] | None = None,
+                 plain: Iterable[str] = ()) -> None:
+        """`plain`: the corpus's plain words (`Index.plain_words`, published with each run), which tell a name
+        from a word written in capitals when `entity_slots` is on (`schemas.entity`)."""
         self.config = config
+        self.entity_slots = config.entity_slots
+        self.plain = frozenset(plain) if self.entity_slots else frozenset()
         self.kinds = {f.name: f.kind for f in config.facets}
         self.values: dict[str, set[str]] = {}
         surface: list[tuple[str, str, str]] = []  # (folded surface form, facet, canonical value)
@@ -101,7 +107,8 @@ class Lexicon:
         self._fillers = (re.compile(r"(?<!\S)(?:" + "|".join(re.escape(f) for f in self.filler_words) + r")(?!\S)")
                          if self.filler_words else None)
         # A placeholder typed literally ("{office}") would pass for a constraint the question does not name.
-        self._literal_slot = re.compile(r"\{(" + "|".join(re.escape(fold(f.name)) for f in config.facets) + r")\}")
+        slot_names = [f.name for f in config.facets] + ([ENTITY] if self.entity_slots else [])
+        self._literal_slot = re.compile(r"\{(" + "|".join(re.escape(fold(f)) for f in slot_names) + r")\}")
         self.year_facet = next((f.name for f in config.facets if f.kind == "year"), None)
         self.date_facet = next((f.name for f in config.facets if f.kind == "date"), None)
 
@@ -165,6 +172,8 @@ class Lexicon:
         """The lexicon hash recorded in the manifest: a cache is only valid with the same lexicon."""
         body = {"lookup": sorted(self.forms.items()), "kinds": sorted(self.kinds.items()),
                 "fillers": self._fillers.pattern if self._fillers else ""}
+        if self.entity_slots:  # names are read against the plain words: other words, other skeletons
+            body["entities"] = fingerprint(sorted(self.plain))
         return fingerprint(body, sort_keys=False)
 
     def extract(self, question: str, now: date | datetime | None = None) -> list[Constraint]:
@@ -172,9 +181,11 @@ class Lexicon:
 
         Relative years resolve against `now` (the log row's timestamp); without it they are left out.
         """
-        return self._extract_folded(fold(question), now)
+        cased = fold_cased(question)
+        return self._extract_folded(cased.casefold(), now, cased)
 
-    def _extract_folded(self, text: str, now: date | datetime | None) -> list[Constraint]:
+    def _extract_folded(self, text: str, now: date | datetime | None, cased: str) -> list[Constraint]:
+        """Constraints of `text`, the case-folded `cased` (`schemas.text.fold_cased`)."""
         found: list[Constraint] = []
         spans: list[tuple[int, int]] = []  # taken by the passes so far: disjoint and sorted
         starts: list[int] = []
@@ -216,12 +227,15 @@ class Lexicon:
             if now is not None:
                 take((year, str(now.year + _RELATIVE_OFFSET[m.group(1)]), m.start(), m.end())
                      for m in _RELATIVE_YEAR.finditer(text))
+        if self.entity_slots:  # last: a facet value, year or qualifier written in capitals is that, no name
+            take(_names(cased, text, self.plain))
         return sorted(found, key=lambda c: c.start)
 
     def skeleton(self, question: str, now: date | datetime | None = None) -> Skeleton:
         """Normalised question with each constraint value replaced by {facet}; qualifiers by their term."""
-        text = fold(question)
-        constraints = self._extract_folded(text, now)
+        cased = fold_cased(question)
+        text = cased.casefold()
+        constraints = self._extract_folded(text, now, cased)
         literal = (lambda t: self._literal_slot.sub(r" \1 ", t)) if "{" in text else (lambda t: t)
         parts: list[str] = []
         pos = 0
@@ -234,6 +248,15 @@ class Lexicon:
         if self._fillers is not None:
             skeleton = " ".join(self._fillers.sub(" ", skeleton).split())
         return Skeleton(skeleton, tuple(constraints))
+
+
+def _names(cased: str, folded: str, plain: frozenset[str]) -> Iterable[tuple[str, str | None, int, int]]:
+    """`entity_spans` of the cased text as matches at their offsets in the folded text (the same offsets, unless
+    case folding lengthened a character before them: "Straße" folds to "strasse")."""
+    same = len(cased) == len(folded)
+    for start, end in entity_spans(cased, plain):
+        at = (start, end) if same else (len(cased[:start].casefold()), len(cased[:end].casefold()))
+        yield ENTITY, cased[start:end], at[0], at[1]
 
 
 def own_words(text: str) -> str:

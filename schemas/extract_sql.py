@@ -152,6 +152,8 @@ class SqlSkeletons:
         if self.names:
             listed = r"(?i:\b(?:" + "|".join(_escape(n) for n in self.names) + r")\b)"
             parts.append(f"NOT regexp_matches({col}, {sql_string(listed)})")
+        if self.lexicon.entity_slots:  # a name is read by its capitals (schemas/entity.py): Python reads them
+            parts.append(f"NOT regexp_matches({col}, '[A-Z]')")
         if self.python_forms:  # anywhere, boundaries or not: a wider check only sends more to Python
             forms = "|".join(_escape(f) for f in self.python_forms)
             parts.append(f"NOT regexp_matches(lower({col}), {sql_string(forms)})")

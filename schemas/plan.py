@@ -384,20 +384,26 @@ def _step_constraints(
 
 def check_plan(
     plan: Plan, constraints: Iterable[Constraint], extract_constraints: Callable[[str], list[Constraint]],
-    time_facets: Collection[str] = ("year",),
+    time_facets: Collection[str] = ("year",), text_facets: Collection[str] = (),
 ) -> CheckResult:
     """Check a filled plan against its question's constraints: none dropped, none invented.
 
     Text and filters both cover a constraint (qualifiers live in text); values compare case-insensitively.
     A value of one of `time_facets` (the year and date facets) that sits only in query text is reported
     (`year_only_in_text`): a search does not tell one year's version from another's by its words.
+    A value of one of `text_facets` (names, `schemas.entity`) is covered where a step's query holds its words;
+    the words around it may read as another name ("Paris Hilton" before "hotels"), so its extraction is not used.
     """
     need = {_norm(c.key): c.key for c in constraints}
     covered: set[Key] = set()
     invented: set[Key] = set()
     year_only_in_text: set[Key] = set()
+    named = {key: f" {words(key[1])} " for key in need if key[0] in text_facets}
     for step in plan.steps:
         in_text, in_filters = _step_constraints(step, extract_constraints)
+        in_text = {k for k in in_text if k[0] not in text_facets}
+        query = f" {words(step.query)} "
+        covered |= {key for key, said in named.items() if said in query}
         filtered = {_norm(k) for k in in_filters}
         for key in in_text | in_filters:
             covered.add(_norm(key))

@@ -23,13 +23,18 @@ def fold(text: str) -> str:
 
     Character offsets in the result are what constraint spans refer to.
     """
+    return fold_cased(text).casefold()  # case folding maps no character to or from whitespace
+
+
+def fold_cased(text: str) -> str:
+    """`fold` without the case folding: where names are read by their capitals (`schemas.entity`)."""
     if not text.isascii():  # ASCII is already NFKC and has no combining marks
         text = _DASH_IN_WORD.sub("-", unicodedata.normalize("NFKC", text).translate(_HYPHEN))
         text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
     if not text.isprintable():  # every control character is unprintable; most questions skip the pass
         text = _CONTROL.sub(" ", _JOINERS.sub("", text))
     # str.split() and the regex \s agree on what whitespace is (both use str.isspace)
-    return " ".join(text.casefold().split())
+    return " ".join(text.split())
 
 
 def words(text: str) -> str:

@@ -35,7 +35,9 @@ def _lexicons() -> dict[str, tuple[Lexicon, Scrubber]]:
     edges = DEMO.model_copy(deep=True)  # forms SQL cannot match: punctuation at an edge, letters beyond ASCII
     edges.facets = [Facet(name="source", kind="category", values=["Yahoo!", "Berlin", "Łódź", "C++ Weekly", "Zürich"]),
                     Facet(name="year", kind="year")]
+    names = DEMO.model_copy(update={"entity_slots": True})  # names by their capitals: SQL takes none of them
     return {
+        "names": (ln := Lexicon(names, None, ["how", "many", "days", "office"]), ln.scrubber()),
         "edges": (lx := Lexicon(edges), Scrubber(keep=lx.name_words())),
         "demo": (demo, demo.scrubber()),
         "synthetic": (ls := Lexicon(synthetic), Scrubber(["Jan Kowalski", "Ann"], keep=ls.name_words())),
@@ -61,6 +63,7 @@ TOKENS = [
     "hi", "hey", "please", "pls", "thank you", "thanks", "quick question", "question", "questions",
     "how many", "vacation", "days", "do", "we", "get", "in", "and", "or", "vs", "compare", "the", "per diem",
     "{office}", "{year}", "{email}", "{name}", "{", "}", "office", "year", "_", "x1", "a2024", "24", "123456",
+    "Stanley Kubrick", "Bank of America", "Apollo 11", "How", "Office",
     "Jan Kowalski", "jan kowalski", "Ann", "my manager Sanne de Vries", "Mei-Ling Chau from HR", "EMP-123456",
     "MY MANAGER", "I'M", "THIS IS", "JAN KOWALSKI", "APPROVED REMOTE", "MEI-LING", "PER DIEM", "BERLIN OFFICE",
     "me@example.com", "www.example.com", "https://x.y", "+49 30 1234 5678", "employee id 123456", "staff",

@@ -36,8 +36,8 @@ ROW = ("key", "len", "t", "uid", "question_id", "y", "skh", "vsh")  # a line's r
 TEXTS = ("skeleton", "slots", "constraints", "signature")
 # the modules whose code reads a log line into its row: a memo made by other code starts anew
 # the modules whose code extracts a question from a line's text (the SQL passes are in `tasks.mine.mining`)
-EXTRACTION_MODULES = ("schemas.constraint", "schemas.extract", "schemas.extract_sql", "schemas.pii", "schemas.text",
-                      "tasks.mine.extract_rows", "tasks.mine.mining")
+EXTRACTION_MODULES = ("schemas.constraint", "schemas.entity", "schemas.extract", "schemas.extract_sql", "schemas.pii",
+                      "schemas.text", "tasks.mine.extract_rows", "tasks.mine.mining")
 READER_MODULES = tuple(f"tasks.ingest.{m}" for m in ("files", "sql", "checks", "numbering", "stage", "lines"))
 REFRESH_SHARE = 0.1  # a file's memo is written again when its rows read anew that recur reach this share of it
 

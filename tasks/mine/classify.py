@@ -6,6 +6,7 @@ import functools
 import re
 
 from schemas.config import Config
+from schemas.entity import ENTITY
 
 TYPES = ("single", "comparison", "temporal", "bridge", "aggregation", "verification", "null")
 
@@ -43,6 +44,8 @@ def classify(skeleton: str, signature: str, config: Config, top_score: float | N
     same = max((cats.count(f) for f in set(cats)), default=0)
     if same >= 2:
         return "comparison", f"{same} values of one category facet"
+    if (names := facets.count(ENTITY)) >= 2:
+        return "comparison", f"{names} named entities"
     if (w := _has(rules.bridge, skeleton)) and not cats and re.search(
             rf"\S\s+(?:at|for|during|of|in)\s+the\s+.*\b{re.escape(w)}\b", skeleton):
         return "bridge", f"indicator '{w}' and no category value named: a step must find it"

@@ -44,7 +44,9 @@ named, {year_1} the first year. Return JSON for a plan: steps s1, s2, ... Each s
   skeleton with "extract": {"kind": "name", "facet": null, "top": 10}; a name fills query text only, never
   a filter. Never fill such a value in yourself.
 - At most MAX_STEPS steps. Queries are short search phrases in the skeleton's own words, lexicon terms and
-  slots; no other words, no instructions, no URLs.
+  slots; no other words, no instructions, no URLs. Each reads as a question or keyword query a person would
+  write: no word left dangling where a part was cut out ("when did invade the"), no "this year" in a step
+  whose filter holds the year.
 Facets and their known values: LEXICON"""
 
 

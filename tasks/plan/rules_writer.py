@@ -6,7 +6,8 @@ import re
 
 from schemas.bridge import Bridge, phrase
 from schemas.config import Config
-from schemas.plan import Extract, Plan, Step, slots_by_facet
+from schemas.entity import ENTITY
+from schemas.plan import CONSTRAINT_SLOT, PLAN_WORDS, Extract, Plan, Step, slots_by_facet
 from schemas.text import words as folded
 from tasks.plan.clauses import (
     Reach,
@@ -18,15 +19,18 @@ from tasks.plan.clauses import (
     name_bridge,
     slot_groups,
 )
+from tasks.plan.readable import FUNCTION_WORDS
 
-_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+# a placeholder, with the function words that lead to it ("call me at {phone}")
+_PLACEHOLDER = re.compile(r"(?:\b(?:" + "|".join(sorted(FUNCTION_WORDS)) + r")\s+)*\{([a-z_]+)\}")
 _JOINERS = r"(?:and|or|to|vs|versus|with|than|from|between|in|for|at|on|of|about)"
 
 
 def slotted(skeleton: str, facets: list[str] | None = None) -> str:
     """`compare {office} and {office}` -> `compare {office_1} and {office_2}` (slot order = text order).
 
-    Placeholders that are not facets (the scrubber's {email}, {phone}, ...) are dropped from the text.
+    Placeholders that are not facets (the scrubber's {email}, {phone}, ...) are dropped from the text, with the
+    function words that lead to them: `call me at {phone}` -> `call me`, no dangling "at" (`tasks.plan.readable`).
     """
     seen: dict[str, int] = {}
 
@@ -34,7 +38,7 @@ def slotted(skeleton: str, facets: list[str] | None = None) -> str:
         if facets is not None and m.group(1) not in facets:
             return ""
         seen[m.group(1)] = seen.get(m.group(1), 0) + 1
-        return "{" + f"{m.group(1)}_{seen[m.group(1)]}" + "}"
+        return m.group(0)[:m.start(1) - 1 - m.start(0)] + "{" + f"{m.group(1)}_{seen[m.group(1)]}" + "}"
 
     return " ".join(_PLACEHOLDER.sub(number, skeleton).split())
 
@@ -103,6 +107,23 @@ def _term_bridge(text: str, bridge: Bridge, config: Config) -> Plan | None:
     ])
 
 
+def _entity_plan(text: str, shape_type: str, config: Config) -> Plan:
+    """A question about two or more named things searches each on its own: the name and the question's content
+    words ("were {entity_1} and {entity_2} of the same nationality" -> "{entity_1} nationality", "{entity_2}
+    nationality"), under the facet values it names once. A name fills query text, never a filter; one name (or
+    a null shape) is one search of the question."""
+    by_facet = slots_by_facet(text)
+    names = by_facet.pop(ENTITY)
+    filters = {facet: "{" + slots[0] + "}" for facet, slots in by_facet.items() if len(slots) == 1}
+    if len(names) < 2 or len(names) > config.planning.max_steps or shape_type == "null":
+        return Plan(steps=[Step(id="s1", query=text, filters=filters)])
+    drop = PLAN_WORDS | {w for c in config.classify.comparison for w in folded(c).split()}
+    content = [w for w in CONSTRAINT_SLOT.sub(" ", text).split() if w not in drop and not w.startswith("{")]
+    rest = " ".join(dict.fromkeys(content))
+    return Plan(steps=[Step(id=f"s{n}", query=f"{{{name}}} {rest}".strip(), filters=filters)
+                       for n, name in enumerate(names, 1)])
+
+
 def unframed(plan: Plan, frame_words: list[str]) -> Plan:
     """The plan with `planning.frame_words` left out of its steps' queries (a query of nothing else is kept)."""
     drop = {w for f in frame_words for w in folded(f).split()}
@@ -123,7 +144,9 @@ def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | Non
     """Bridge chains (through the term the corpus ties to a value, `bridge`, else the configured bridge words);
     with `reach` (evidence scores from the index), a question of two or more clauses splits by clause
     (tasks/plan/clauses.py); else comparison and temporal split per value, the rest is one step."""
-    text = slotted(skeleton, config.facet_names)
+    text = slotted(skeleton, config.slot_facets)
+    if ENTITY in slots_by_facet(text):
+        return _entity_plan(text, shape_type, config)
     if shape_type == "bridge" and (plan := (_term_bridge(text, bridge, config) if bridge else None)
                                    or _bridge(text, config)):
         return plan

@@ -19,6 +19,7 @@ from schemas.bridge import Bridge
 from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.digest import fingerprint
+from schemas.entity import ENTITY
 from schemas.extract import Lexicon, Skeleton, cache_key, fill_skeleton
 from schemas.files import CACHE, CONFIG, LEXICON, TEMPLATES, VOCABULARY
 from schemas.plan import (
@@ -36,6 +37,7 @@ from schemas.vocabulary import Vocabulary
 from tasks.index.store import Index, best_cosine
 from tasks.plan.clauses import Reach
 from tasks.plan.model_writer import Generate, excerpt, write_batch
+from tasks.plan.readable import check_readable
 from tasks.plan.routing import ROUTER_VERSION, ROUTES, ShapeEvaluation, decide_route
 from tasks.plan.rules_writer import slotted, write_template
 from tasks.plan.vocabulary import mine_vocabulary, worded
@@ -93,16 +95,20 @@ def check_template(template: Plan, shape: dict[str, Any], config: Config, lexico
     from the constraint check."""
     facets: dict[str, set[str]] = {f.name: set() for f in config.facets}
     facets.update(lexicon.known_values())
-    slots = set(_slot_names(shape["skeleton"], config.facet_names))
+    slots = set(_slot_names(shape["skeleton"], config.slot_facets))
     status: dict[str, Any] = {"valid": True, "check_ok": True, "complaint": ""}
     try:
         validate_plan(template, max_steps=config.planning.max_steps, facets=facets, slot_names=slots)
         allowed = lexicon.name_words() | set(words(shape["skeleton"]).split()) | set(corpus_words)
         check_words(template, allowed)
+        own = {s.id for s in template.steps if s.query == slotted(shape["skeleton"], config.slot_facets)}
+        check_readable(template, lexicon.year_facet, own=own)
         time_facets = [f.name for f in config.facets if f.kind in ("year", "date")]
         for sk in samples[:SAMPLES_PER_SHAPE]:
             filled = fill_slots(template, sk.slots)
-            result = check_plan(filled, list(sk.constraints), lambda text: lexicon.extract(text), time_facets)
+            check_readable(filled, lexicon.year_facet, filled=True, own=own)
+            result = check_plan(filled, list(sk.constraints), lambda text: lexicon.extract(text), time_facets,
+                                text_facets=[ENTITY])
             if not result.ok:
                 kind = "invented_value" if result.invented else "dropped_constraint"
                 status.update(check_ok=False, complaint=f"{kind}: {result.complaint()}")
