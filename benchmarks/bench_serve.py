@@ -1,6 +1,7 @@
 """Benchmark `planbake serve` on loopback: concurrent clients calling /v1/lookup while publications switch.
 
-    .venv/bin/python -m benchmarks.bench_serve [--entries N] [--clients C] [--seconds S] [--switches W] [--json]
+    .venv/bin/python -m benchmarks.bench_serve [--entries N] [--clients C] [--seconds S] [--switches W]
+        [--server ARGS ...] [--rounds R] [--json]
 
 A publication of N cache entries (default 100,000) is built as `benchmarks.bench_lookup` builds it, and copied W
 times (default 10) under one root as further runs. The server (`planbake serve`, its own process, with a request
@@ -8,6 +9,8 @@ log) answers C concurrent clients (asyncio and httpx in this process, keep-alive
 benchmark's question mix for S seconds, while CURRENT switches to the next copy every S / (W + 1) seconds. A
 response is failed when it is no 200 or no JSON, mixed when its `run_id` differs from the run id of the trace it
 carries (the publication that answered) or names no run of the root. Latency is the client's, send to parsed.
+Each `--server` (extra `planbake serve` arguments; `DIR::ARGS` serves from the source tree DIR, an older checkout)
+is measured in turn over the same publication, `--rounds` times: compare them by their ratios within one run.
 """
 
 from __future__ import annotations
@@ -127,7 +130,8 @@ async def _clients(url: str, questions: list[str], clients: int, seconds: float,
             "latencies": latencies, "runs_seen": seen}
 
 
-def run(entries: int, clients: int, seconds: float, switches: int, workdir: Path) -> dict[str, Any]:
+def prepare(entries: int, switches: int, workdir: Path) -> tuple[Path, list[str], list[str], int]:
+    """The publication root (its `switches` + 1 runs, CURRENT at the first), the run ids and the questions."""
     from benchmarks.bench_lookup import CONFIG, SEED, build_publication, make_questions
     from schemas.config import load_config
 
@@ -138,16 +142,23 @@ def run(entries: int, clients: int, seconds: float, switches: int, workdir: Path
     ids = [f"20261125T0000{n:02d}Z-bench" for n in range(switches + 1)]
     for run_id in ids:
         copy_run(root, workdir / "built", run_id)
-    point(root, ids[0])
     questions = [q for q, _ in make_questions(20_000, synthetic, SEED + 7)]
     print(f"publication: {built['entries']:,} entries, {len(ids)} runs; {time.perf_counter() - t0:.1f}s",
           file=sys.stderr, flush=True)
+    return root, ids, questions, int(built["entries"])
 
+
+def measure(root: Path, ids: list[str], questions: list[str], clients: int, seconds: float,
+            serve_args: tuple[str, ...] = (), tree: Path = ROOT) -> dict[str, Any]:
+    """One server (`planbake serve` of the source tree `tree`, with `serve_args`) measured from its first run on,
+    CURRENT switching through the others."""
+    point(root, ids[0])
+    switches = len(ids) - 1
     port = _free_port()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))}
     server = subprocess.Popen([sys.executable, "-m", "planbake.cli", "serve", "--out", str(root), "--port", str(port),
-                               "--request-log", str(workdir / "request-log"), "--check-ms", "100"],
-                              cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+                               "--request-log", str(root.parent / "request-log"), "--check-ms", "100", *serve_args],
+                              cwd=tree, env=env, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_ready(url, server)
@@ -170,10 +181,10 @@ def run(entries: int, clients: int, seconds: float, switches: int, workdir: Path
         server.terminate()
         _, err = server.communicate(timeout=30)
     lat = got.pop("latencies")
-    reloads = next((float(line.split()[-1]) for line in metrics.splitlines()
-                    if line.startswith("planbake_reloads_total")), 0.0)
-    return {"entries": built["entries"], "clients": clients, "seconds": seconds, "switches": switches,
-            **got, "lookups_per_s": round(len(lat) / seconds, 1),
+    reloads = sum(float(line.split()[-1]) for line in metrics.splitlines()
+                  if line.startswith("planbake_reloads_total"))
+    return {"server": " ".join(serve_args), "tree": str(tree), "clients": clients, "seconds": seconds,
+            "switches": switches, **got, "lookups_per_s": round(len(lat) / seconds, 1),
             "p50_ms": round(_pct(lat, 50) * 1000, 2), "p99_ms": round(_pct(lat, 99) * 1000, 2),
             "mean_ms": round(statistics.fmean(lat) * 1000, 2) if lat else None, "server_reloads": reloads,
             "server_log": [line for line in err.splitlines() if "refused" in line][:5],
@@ -208,19 +219,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clients", type=int, default=16, help="concurrent clients (default 16)")
     ap.add_argument("--seconds", type=float, default=30.0, help="measured seconds (default 30)")
     ap.add_argument("--switches", type=int, default=10, help="publications switched to while measuring (default 10)")
+    ap.add_argument("--server", action="append", default=None, metavar="ARGS",
+                    help="a server to measure: extra 'planbake serve' arguments, or 'TREE::ARGS' to run the serve "
+                         "of another source tree (an older checkout); repeat to compare (default: one, as is)")
+    ap.add_argument("--rounds", type=int, default=1, help="measure the servers in turn this many times (default 1)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
     args = ap.parse_args(argv)
-    if min(args.entries, args.clients) < 1 or args.switches < 0 or args.seconds <= 0:
-        ap.error("--entries, --clients and --seconds must be positive, --switches at least 0")
+    if min(args.entries, args.clients, args.rounds) < 1 or args.switches < 0 or args.seconds <= 0:
+        ap.error("--entries, --clients, --rounds and --seconds must be positive, --switches at least 0")
+    servers = [(Path(v.split("::", 1)[0]).resolve(), v.split("::", 1)[1]) if "::" in v else (ROOT, v)
+               for v in args.server or [""]]
+    rows = []
     with tempfile.TemporaryDirectory(prefix="bench_serve_") as tmp:
-        report = run(args.entries, args.clients, args.seconds, args.switches, Path(tmp))
+        root, ids, questions, entries = prepare(args.entries, args.switches, Path(tmp))
+        for _ in range(args.rounds):
+            for tree, serve_args in servers:
+                row = {"entries": entries, **measure(root, ids, questions, args.clients, args.seconds,
+                                                     tuple(serve_args.split()), tree)}
+                rows.append(row)
+                if not args.json:
+                    print(f"{row['date']}: [{row['server'] or 'as is'}{'' if tree == ROOT else ' @' + str(tree)}] "
+                          f"{entries:,} entries, {row['clients']} clients, {row['seconds']:g} s, {row['switches']} "
+                          f"switches ({row['server_reloads']:g} reloads): {row['lookups_per_s']:,} lookups/s, "
+                          f"p50 {row['p50_ms']} ms, p99 {row['p99_ms']} ms; {row['failed']} failed, {row['mixed']} "
+                          f"mixed of {row['requests']:,}; runs seen {len(row['runs_seen'])}", flush=True)
     if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print(f"{report['date']}: {report['entries']:,} entries, {report['clients']} clients, {report['seconds']:g} s, "
-              f"{report['switches']} switches ({report['server_reloads']:g} reloads): {report['lookups_per_s']:,} "
-              f"lookups/s, p50 {report['p50_ms']} ms, p99 {report['p99_ms']} ms; {report['failed']} failed, "
-              f"{report['mixed']} mixed of {report['requests']:,}; runs seen {len(report['runs_seen'])}")
+        print(json.dumps(rows, indent=2))
     return 0
 
 

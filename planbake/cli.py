@@ -311,12 +311,11 @@ def _quiet_libraries() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
     for name in ("EventsWorker", "APILogWorker"):  # "Still processing items" as the process exits: not the user's
         logging.getLogger(name).setLevel(logging.ERROR)
-    try:
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # transformers reads it as it is imported
+    if "transformers" in sys.modules:  # imported already: told directly (never imported here: serve runs without)
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()
-    except Exception:  # noqa: BLE001 - optional cosmetics
-        pass
 
 
 def _tie_local_server() -> None:
@@ -846,6 +845,12 @@ def serve(
                              "planner asks for (default: the publication's planning.model).")] = None,
     planner_budget: Annotated[float, typer.Option("--planner-budget", min=0.05, help="Seconds an online plan may "
                                                   "take before the miss falls back to one search.")] = 1.5,
+    http: Annotated[str, typer.Option("--http", callback=_one_of("h11", "httptools"),
+                                      help="HTTP parser: h11, or httptools (faster where installed, but it drops the "
+                                           "body of a request offering an upgrade, as Java's HttpClient does).")
+                    ] = "h11",
+    loop: Annotated[str, typer.Option("--loop", callback=_one_of("auto", "asyncio", "uvloop"),
+                                      help="Event loop: auto|asyncio|uvloop (auto: uvloop if installed).")] = "auto",
 ) -> None:
     """Serve lookups and retrieves over HTTP (JSON; OpenAPI at /docs), following CURRENT as publications switch.
 
@@ -854,9 +859,9 @@ def serve(
     import uvicorn
 
     from planbake.serve import create_app
-    from schemas.cache import PlanCache
+    from planbake.serve_live import load
 
-    PlanCache.open(out)  # nothing published, or a damaged publication: one line and its exit code, not a server
+    loaded = load(out)  # nothing published, or a damaged publication: one line and its exit code, not a server
     _quiet_libraries()
     # a reload (opening a publication, about a second for 100,000 entries) runs in a thread beside the requests:
     # switching threads every 0.5 ms, not the default 5, keeps the requests waiting behind it short
@@ -866,11 +871,17 @@ def serve(
     served_log.addHandler(logging.StreamHandler())
     planner = None
     if planner_url:
-        from planbake.serve_planner import OnlinePlanner
+        try:
+            from planbake.serve_planner import OnlinePlanner
+        except ImportError as exc:  # the serving install: lookup only
+            raise InputError(f"--planner-url: the online planner needs planbake's full install (it validates plans "
+                             f"as the plan stage does); {exc.name or exc} is not installed") from None
 
         planner = OnlinePlanner(planner_url, planner_model or "", planner_budget)
-    app_ = create_app(out, Path(request_log) if request_log else None, check_ms, step_timeout, planner)
-    uvicorn.run(app_, host=host, port=port, log_level="warning", access_log=False)
+    app_ = create_app(out, Path(request_log) if request_log else None, check_ms, step_timeout, planner, loaded)
+    # no proxy headers: the server reads no client address, so none is rewritten per request
+    uvicorn.run(app_, host=host, port=port, http=http, loop=loop, proxy_headers=False, log_level="warning",
+                access_log=False)
 
 
 EVAL_MARK = ".planbake-eval"  # in an --out folder eval builds: the run id of eval's last publication there

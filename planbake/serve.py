@@ -6,7 +6,6 @@ CURRENT; every served question goes to the request log (`serve_log.RequestLog`),
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 import time
@@ -19,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from planbake.serve_front import Front, json_bytes
 from planbake.serve_live import Live, Served
 from planbake.serve_log import RequestLog
 from planbake.serve_metrics import Metrics
@@ -116,49 +115,31 @@ class Problem(BaseModel):
 
 
 def _json(doc: Any, status: int = 200) -> Response:
-    body = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), default=str)
-    return Response(body, status_code=status, media_type="application/json")
+    return Response(json_bytes(doc), status_code=status, media_type="application/json")
 
 
 def _problem(status: int, error: str, message: str) -> Response:
-    return JSONResponse({"error": error, "message": message}, status_code=status)
+    return _json({"error": error, "message": message}, status)
 
 
-class Measured:
-    """Counts each request by endpoint and status and times it (plain ASGI: no per-request task, unlike
-    `@app.middleware`)."""
-
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
-        self.app, self.metrics = app, metrics
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        start = time.perf_counter()
-        status = 500
-
-        async def sending(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, sending)
-        finally:
-            endpoint = getattr(scope.get("route"), "path", "other")  # the router sets it on the scope
-            self.metrics.requests.labels(endpoint, str(status)).inc()
-            self.metrics.latency.labels(endpoint).observe(time.perf_counter() - start)
+def _not_installed(exc: ImportError) -> Response:
+    """A retrieve on a server with the serving install only (docs/operations.md): 501 and what is missing."""
+    return _problem(501, "not_installed", f"retrieve needs planbake's full install (LanceDB, the embedding model); "
+                                          f"this server has the serving install, which answers /v1/lookup only "
+                                          f"({exc.name or exc} is not installed)")
 
 
 def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK_MS,
-               step_timeout_s: float = STEP_TIMEOUT_S, planner: OnlinePlanner | None = None) -> FastAPI:
+               step_timeout_s: float = STEP_TIMEOUT_S, planner: OnlinePlanner | None = None,
+               loaded: Served | None = None) -> FastAPI:
     """The API over the publication root (or run folder) `out`; `request_log`: the folder rows go to (none: off);
-    `planner`: plans misses at request time (none: a miss says so and the caller decides)."""
+    `planner`: plans misses at request time (none: a miss says so and the caller decides); `loaded`: the
+    publication CURRENT names, opened already (`serve_live.load`), so it is not opened twice."""
     metrics = Metrics()
     live = Live(out, on_reload=lambda new, old: metrics.served(new.run_id, old.run_id if old else None),
-                on_refused=lambda run: metrics.refused.inc())
+                on_refused=lambda run: metrics.refused.inc(), served=loaded)
+    if loaded is not None:
+        metrics.served(loaded.run_id, None)
     log = RequestLog(request_log) if request_log is not None else None
 
     @asynccontextmanager
@@ -173,10 +154,10 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
             log.close()
 
     app = FastAPI(title="planbake", version=API_VERSION, lifespan=lifespan,
-                  description="Query-decomposition plans precomputed offline, looked up online.")
+                  description="Query-decomposition plans precomputed offline, looked up online.",
+                  # the server's metrics are its own (/metrics); no OpenTelemetry check on every request
+                  telemetry={"tracing": False, "metrics": False, "logs": False})
     app.state.live, app.state.metrics, app.state.request_log = live, metrics, log
-
-    app.add_middleware(Measured, metrics=metrics)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> Response:
@@ -233,31 +214,46 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
         res = await answer(served, body)
         return res if isinstance(res, Response) else (served, res)
 
+    async def lookup_answer(body: LookupRequest) -> tuple[int, bytes]:
+        """`POST /v1/lookup`'s status and body, for the route and for `Front`, which answers it without FastAPI."""
+        try:
+            got = await served_answer(body)
+        except PlanbakeError as exc:
+            return 503, json_bytes({"error": exc.kind, "message": str(exc)})
+        if isinstance(got, Response):
+            return got.status_code, bytes(got.body)
+        served, res = got
+        return 200, json_bytes({"run_id": served.run_id, **res.to_json()})
+
+    app.add_middleware(Front, metrics=metrics, model=LookupRequest, answer=lookup_answer)
+
     @app.post("/v1/lookup", response_model=None, responses={200: {"model": LookupResponse},
                                                             400: {"model": Problem}, 422: {"model": Problem},
                                                             503: {"model": Problem}})
     async def lookup(body: LookupRequest) -> Response:
         """The question's plan from the live publication: a hit (route, plan, per-step filters) or a miss and why."""
-        got = await served_answer(body)
-        if isinstance(got, Response):
-            return got
-        served, res = got
-        return _json({"run_id": served.run_id, **res.to_json()})
+        status, payload = await lookup_answer(body)
+        return Response(payload, status_code=status, media_type="application/json")
 
     @app.post("/v1/retrieve", response_model=None, responses={200: {"model": RetrieveResponse},
                                                               400: {"model": Problem}, 422: {"model": Problem},
-                                                              503: {"model": Problem}})
+                                                              501: {"model": Problem}, 503: {"model": Problem}})
     async def retrieve(body: RetrieveRequest) -> Response:
         """The lookup, then its plan run against the publication's index version: context by part, with each part
         not covered and why. A step whose search fails or passes its timeout leaves the other parts in the answer."""
-        from planbake.serve_retrieve import serve_retrieve
-
+        try:
+            from planbake.serve_retrieve import serve_retrieve
+        except ImportError as exc:
+            return _not_installed(exc)
         got = await served_answer(body)
         if isinstance(got, Response):
             return got
         served, res = got
-        doc = await run_in_threadpool(lambda: serve_retrieve(served.cache, served.index(), res, body.question,
-                                                             body.budget, step_timeout_s))
+        try:
+            doc = await run_in_threadpool(lambda: serve_retrieve(served.cache, served.index(), res, body.question,
+                                                                 body.budget, step_timeout_s))
+        except ImportError as exc:  # LanceDB there, the embedding model's libraries not
+            return _not_installed(exc)
         metrics.not_covered.inc(len(doc["not_covered"]))
         return _json({"run_id": served.run_id, "lookup": {"run_id": served.run_id, **res.to_json()}, **doc})
 

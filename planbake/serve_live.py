@@ -66,13 +66,14 @@ class Live:
     changed, opens the run it names and swaps it in; a run that fails to open is refused and the old one stays.
     `served` is read without a lock: one reference, replaced whole."""
 
-    def __init__(self, root: Path, on_reload: Any = None, on_refused: Any = None) -> None:
+    def __init__(self, root: Path, on_reload: Any = None, on_refused: Any = None, served: Served | None = None) -> None:
+        """`served`: the publication CURRENT names, loaded already (not loaded again unless CURRENT switches)."""
         self.root = root
-        self.served: Served | None = None
+        self.served: Served | None = served
         self.reloads = 0
         self.refused = 0
         self.last_error = ""
-        self._embedders: dict[tuple[Any, ...], Any] = {}
+        self._embedders: dict[tuple[Any, ...], Any] = served.embedders if served is not None else {}
         self._seen: tuple[int, int, int] | None | str = "unread"
         self._on_reload, self._on_refused = on_reload, on_refused
         self._check_lock = threading.Lock()

@@ -8,6 +8,7 @@ import os
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 
 from schemas.digest import text_digest
@@ -17,6 +18,7 @@ SUFFIX = ".jsonl"
 ANONYMOUS = "anonymous"  # a request naming no user: all such rows count as one user, so they alone make no shape
 
 
+@lru_cache(maxsize=4096)  # a user asks again and again
 def pseudonym(user: str | None) -> str:
     """A user id as the log keeps it: a fingerprint, so an id that is personal data (an email) is never written."""
     return ANONYMOUS if not user else "u-" + text_digest(user, 16)

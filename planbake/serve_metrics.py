@@ -10,6 +10,8 @@ REASON_CHARS = 80  # a miss reason is a short fixed text; cut so no label grows 
 
 class Metrics:
     def __init__(self) -> None:
+        self._series: dict[tuple[str, int], tuple[Counter, Histogram]] = {}
+        self._misses: dict[str, Counter] = {}
         self.registry = CollectorRegistry()
         r = self.registry
         self.requests = Counter("planbake_requests", "HTTP requests served, by endpoint and status code.",
@@ -34,6 +36,15 @@ class Metrics:
         self.fallbacks = Counter("planbake_online_planner_fallbacks", "Online planner calls that fell back to one "
                                  "search.", registry=r)
 
+    def request(self, endpoint: str, status: int, seconds: float) -> None:
+        """One request counted and timed (each label set's series looked up once, not per request)."""
+        key = (endpoint, status)
+        series = self._series.get(key)
+        if series is None:
+            series = self._series[key] = (self.requests.labels(endpoint, str(status)), self.latency.labels(endpoint))
+        series[0].inc()
+        series[1].observe(seconds)
+
     def served(self, run_id: str, old: str | None) -> None:
         if old is not None:
             self.publication.remove(old)
@@ -41,4 +52,7 @@ class Metrics:
         self.publication.labels(run_id).set(1)
 
     def miss(self, reason: str) -> None:
-        self.misses.labels(reason[:REASON_CHARS] or "unknown").inc()
+        counter = self._misses.get(reason)
+        if counter is None:
+            counter = self._misses[reason] = self.misses.labels(reason[:REASON_CHARS] or "unknown")
+        counter.inc()

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ from schemas.text import words
 from schemas.vocabulary import Vocabulary
 
 MAX_QUESTION_CHARS = 4000
+SCRUB_MEMO = 256  # questions whose scrubbed text a publication keeps, the latest first
+VERDICT_MEMO = 65_536  # skeletons whose instruction-text verdict is kept (a skeleton holds no personal data)
 _TEMPLATE_TRACE = ("shape_id", "skeleton", "type", "writer", "model", "prompt_hash", "route", "complaint")
 
 
@@ -75,7 +78,8 @@ class PlanCache:
         values = json.loads((run_dir / LEXICON.name).read_text(encoding="utf-8"))
         plain = read_plain_words(run_dir)
         self.lexicon = Lexicon(config, values, plain)
-        self.scrub = self.lexicon.scrubber(plain)
+        # memoised: a server's request log scrubs the question its lookup has just scrubbed
+        self.scrub: Callable[[str], str] = lru_cache(maxsize=SCRUB_MEMO)(self.lexicon.scrubber(plain))
         learned = self.manifest.get("mine", {}).get("followups", {}).get("skeletons", [])
         self.followups = Followups(config.mining, learned)  # mining learned them; the manifest carries them
         self._row_chars = config.mining.max_query_chars  # a longer log row is quarantined: no one's turn
@@ -279,10 +283,13 @@ def utc_date(now: date | datetime | None) -> date:
 FILLER_ONLY = "only greetings or filler words"
 
 
+_verdict = lru_cache(maxsize=VERDICT_MEMO)(score)  # a skeleton's verdict: skeletons recur (they make the shapes)
+
+
 def _instruction_text(sk: Skeleton) -> LookupResult | None:
     """A miss for a question that is instruction text (`schemas.instruction`), whatever the publication holds:
     one search, never a planner model; None for any other question."""
-    verdict = score(sk.text)
+    verdict = _verdict(sk.text)
     if not verdict.instruction:
         return None
     return LookupResult(False, "one_search", skeleton=sk.text, constraints=[(c.facet, c.value) for c in sk.constraints],
