@@ -140,17 +140,22 @@ def label(values: Values) -> str:
 
 
 def run_eval(planbake: list[str], config: Path, labeled_set: Path, half: str, budget: int, results: Path,
-             values: Values) -> dict[str, Any] | None:
-    """One candidate's eval JSON document, re-read from `results` when an earlier run left it there."""
+             values: Values, retries: int = 2) -> dict[str, Any] | None:
+    """One candidate's eval JSON document, re-read from `results` when an earlier run left it there; a failed
+    eval is run again up to `retries` times."""
     done = results / f"{half}-b{budget}-{label(values)}.json"
     if done.exists():
         return dict(json.loads(done.read_text(encoding="utf-8")))
     cmd = [*planbake, "eval", "--config", str(config), "--corpus", str(labeled_set / "corpus.jsonl"),
            "--questions", str(labeled_set / "questions.jsonl"), "--in-sample", "--half", half,
            "--budget", str(budget), "--json"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        print(f"eval failed for {values}: {proc.stderr.strip()[-500:]}", file=sys.stderr, flush=True)
+    for attempt in range(1, retries + 2):  # a loaded machine's temporary Prefect server can fail to answer
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode == 0:
+            break
+        print(f"eval failed for {values} (attempt {attempt}): {proc.stderr.strip()[-500:]}", file=sys.stderr,
+              flush=True)
+    else:
         return None
     doc = dict(json.loads(proc.stdout))
     doc["tune_values"] = values
@@ -269,7 +274,7 @@ def main(argv: list[str] | None = None) -> None:
     print("\n".join(table(cands, docs, chosen)))
     print(f"\nchosen: {cands[chosen]}" + (" (the current values)" if chosen == 0 else ""))
     if args.write and chosen != 0:
-        write_values(args.config, cands[chosen])
+        write_values(args.config, {k: v for k, v in cands[chosen].items() if v != current[k]})
         print(f"written to {args.config}")
 
 
