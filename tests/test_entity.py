@@ -100,6 +100,11 @@ def test_names_beside_a_facet_named_twice_keep_its_slots_in_text() -> None:
     plan = write_template("did {entity} and {entity} work in {office} and {office}", "comparison", office)
     assert [s.query for s in plan.steps] == ["{entity_1} work {office_1} {office_2}",
                                              "{entity_2} work {office_1} {office_2}"]
+    # one name: the facet's own split, the name in each step's text
+    plan = write_template("compare parental leave at {entity} in {office} and {office}", "comparison", office)
+    assert [(s.query, s.filters) for s in plan.steps] == [
+        ("parental leave at {entity_1} in {office_1}", {"office": "{office_1}"}),
+        ("parental leave at {entity_1} in {office_2}", {"office": "{office_2}"})]
     # without entity slots a facet of that name is a facet like any other
     legal = Config(facets=[Facet(name="entity", values=["Acme GmbH"])])
     [step] = write_template("how many leave days at {entity}", "single", legal).steps

@@ -58,7 +58,7 @@ def _split(text: str, facet: str, slots: list[str], config: Config) -> Plan:
     {office} between {year} and {year}": both years' steps search that office), one it names as often pairs
     with it by position ("{source} on {published_date} and {source} on {published_date}")."""
     words = [w for w in config.classify.comparison + config.classify.temporal if " " not in w and len(w) > 2]
-    by_facet = slots_by_facet(text)
+    by_facet = _facet_slots(text, config)
     shared = {f: "{" + ss[0] + "}" for f, ss in by_facet.items() if len(ss) == 1 and f != facet}
     paired = {f: ss for f, ss in by_facet.items() if f != facet and len(ss) == len(slots)}
     others = [o for ss in paired.values() for o in ss]
@@ -78,7 +78,7 @@ def _bridge(text: str, config: Config) -> Plan | None:
     if not m:
         return None
     event, need = m.group("event"), m.group("need")
-    filters = {facet: "{" + slots[-1] + "}" for facet, slots in slots_by_facet(event).items()}
+    filters = {facet: "{" + slots[-1] + "}" for facet, slots in _facet_slots(event, config).items()}
     facet = cats[0]
     return Plan(steps=[
         Step(id="s1", query=f"where is the {event} held", filters=filters, extract=Extract(facet=facet, top=1)),
@@ -107,16 +107,19 @@ def _term_bridge(text: str, bridge: Bridge, config: Config) -> Plan | None:
     ])
 
 
-def _entity_plan(text: str, shape_type: str, config: Config) -> Plan:
+def _facet_slots(text: str, config: Config) -> dict[str, list[str]]:
+    """`slots_by_facet` of the slots a filter may hold: with entity slots, the names fill query text only."""
+    by_facet = slots_by_facet(text)
+    if config.entity_slots:
+        by_facet.pop(ENTITY, None)
+    return by_facet
+
+
+def _entity_plan(text: str, names: list[str], config: Config) -> Plan:
     """A question about two or more named things searches each on its own: the name and the question's content
     words ("were {entity_1} and {entity_2} of the same nationality" -> "{entity_1} nationality", "{entity_2}
-    nationality"), under the facet values it names once. A name fills query text, never a filter; one name (or
-    a null shape) is one search of the question."""
-    by_facet = slots_by_facet(text)
-    names = by_facet.pop(ENTITY)
-    filters = {facet: "{" + slots[0] + "}" for facet, slots in by_facet.items() if len(slots) == 1}
-    if len(names) < 2 or len(names) > config.planning.max_steps or shape_type == "null":
-        return Plan(steps=[Step(id="s1", query=text, filters=filters)])
+    nationality"), under the facet values it names once. A name fills query text, never a filter."""
+    filters = {facet: "{" + slots[0] + "}" for facet, slots in _facet_slots(text, config).items() if len(slots) == 1}
     drop = PLAN_WORDS | {w for c in config.classify.comparison for w in folded(c).split()}
     # the names and the filtered slots leave the text; a facet named twice stays in it ("in {office_1} and
     # {office_2}"): no one filter holds it
@@ -148,15 +151,19 @@ def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | Non
     with `reach` (evidence scores from the index), a question of two or more clauses splits by clause
     (tasks/plan/clauses.py); else comparison and temporal split per value, the rest is one step."""
     text = slotted(skeleton, config.slot_facets)
-    if config.entity_slots and ENTITY in slots_by_facet(text):
-        return _entity_plan(text, shape_type, config)
+    # a name stays in the text of every other plan; clause steps leave slots out, so a question with one is no
+    # clause split
+    names = slots_by_facet(text).get(ENTITY, []) if config.entity_slots else []
+    if 2 <= len(names) <= config.planning.max_steps and shape_type != "null":
+        return _entity_plan(text, names, config)
     if shape_type == "bridge" and (plan := (_term_bridge(text, bridge, config) if bridge else None)
                                    or _bridge(text, config)):
         return plan
     parts = clauses(text, config.planning.clause_words, config.planning.clause_min_words,
                     config.planning.frame_words)
     groups = slot_groups(text)
-    if reach is not None and len(parts) >= 2 and 0 < len(groups) <= config.planning.max_steps and shape_type != "null":
+    if (reach is not None and not names and len(parts) >= 2 and 0 < len(groups) <= config.planning.max_steps
+            and shape_type != "null"):
         groups = fit_shared(groups, text, reach, {f.name for f in config.facets if f.kind == "date"})
         scores = clause_scores(parts, groups, reach)
         if sum(max(row) >= config.mining.null_floor for row in scores) >= 2:
@@ -166,7 +173,7 @@ def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | Non
                 return name_bridge(text, plan, config.planning.max_steps)
             return plan
     kinds = {f.name: f.kind for f in config.facets}
-    by_facet = slots_by_facet(text)
+    by_facet = _facet_slots(text, config)
     if shape_type in ("comparison", "temporal"):
         wanted = "category" if shape_type == "comparison" else None
         for facet, values in by_facet.items():
