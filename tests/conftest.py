@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,15 @@ settings.register_profile("ci", derandomize=True, database=None, print_blob=True
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", settings.get_profile("default"))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def write_log(folder: Path, questions: list[str], start: datetime) -> Path:
+    """A query log in `folder` (queries.jsonl): each question by a user of its own, a minute after the last."""
+    folder.mkdir(parents=True)
+    rows = [{"ts": (start + timedelta(minutes=n)).isoformat().replace("+00:00", "Z"), "user": f"u{n}", "query": q}
+            for n, q in enumerate(questions)]
+    (folder / "queries.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return folder
 
 
 @pytest.fixture(scope="session")

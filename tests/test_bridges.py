@@ -18,7 +18,7 @@ from schemas.config import Config, Facet
 from schemas.extract import Lexicon
 from schemas.plan import PLAN_WORDS
 from tasks.mine.bridges import find_bridges, mark_bridges, terms
-from tests.conftest import DEMO_CONFIG
+from tests.conftest import DEMO_CONFIG, write_log
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = Config(facets=[Facet(name="office", values=["Berlin", "Lisbon", "Porto"]), Facet(name="year", kind="year")])
@@ -117,15 +117,11 @@ def test_a_bridge_through_a_thing_the_demo_never_mentions(tmp_path: Path, prefec
               "Warsaw office in June.", "metadata": {"office": None, "year": 2026}}]
     corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=2)
-    log = tmp_path / "logs" / "queries.jsonl"
-    log.parent.mkdir()
     asked = [f"What per diem do I get at the {y} design summit?" for y in (2025, 2026)] * 3
-    log.write_text("".join(json.dumps({"ts": (start + timedelta(minutes=n)).isoformat().replace("+00:00", "Z"),
-                                       "user": f"u{n}", "query": q}) + "\n" for n, q in enumerate(asked)),
-                   encoding="utf-8")
+    logs = write_log(tmp_path / "logs", asked, start)
     out = tmp_path / "out"
     res = CliRunner().invoke(app, ["nightly", "--config", str(DEMO_CONFIG), "--corpus", str(corpus), "--logs",
-                                   str(log.parent), "--out", str(out), "--json"])
+                                   str(logs), "--out", str(out), "--json"])
     assert res.exit_code == 0, res.output
     for year, office in ((2025, "Amsterdam"), (2026, "Warsaw")):
         res = CliRunner().invoke(app, ["retrieve", f"What per diem do I get at the {year} design summit?",

@@ -24,6 +24,7 @@ from schemas.publication import current_run
 from schemas.text import fold, fold_cased
 from tasks.mine.classify import classify
 from tasks.plan.rules_writer import write_template
+from tests.conftest import write_log
 
 PLAIN = {"how", "many", "movies", "did", "direct", "were", "and", "of", "the", "same", "nationality", "who", "is",
          "which", "artist", "tell", "me", "name", "time", "are", "both", "film", "directors", "bank", "in", "what"}
@@ -135,14 +136,10 @@ def test_mining_and_lookup_read_the_same_names(tmp_path: Path, prefect_harness: 
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)
     pairs = [(DIRECTORS[0], DIRECTORS[1]), (DIRECTORS[2], DIRECTORS[3]), (DIRECTORS[1], DIRECTORS[2])]
     asked = [f"Are {a} and {b} both film directors?" for a, b in pairs]
-    log = tmp_path / "logs" / "queries.jsonl"
-    log.parent.mkdir()
-    log.write_text("".join(json.dumps({"ts": (start + timedelta(minutes=n)).isoformat().replace("+00:00", "Z"),
-                                       "user": f"u{n}", "query": q}) + "\n" for n, q in enumerate(asked)),
-                   encoding="utf-8")
+    logs = write_log(tmp_path / "logs", asked, start)
     out = tmp_path / "out"
     res = CliRunner().invoke(app, ["nightly", "--config", str(config), "--corpus", str(corpus), "--logs",
-                                   str(log.parent), "--out", str(out), "--json"])
+                                   str(logs), "--out", str(out), "--json"])
     assert res.exit_code == 0, res.output
     cache = PlanCache.open(out)
     res_new = cache.lookup("Are Ridley Scott and Sofia Coppola both film directors?")
