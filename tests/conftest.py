@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import subprocess
+import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -26,6 +29,29 @@ settings.register_profile("ci", derandomize=True, database=None, print_blob=True
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", settings.get_profile("default"))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def free_port() -> int:
+    """A loopback port no one listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_ready(proc: subprocess.Popen[str], url: str, seconds: float = 90) -> None:
+    """Wait until a started `planbake serve` answers /readyz; fail with its stderr if it exits first."""
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while True:
+        assert proc.poll() is None, proc.communicate()[1]
+        try:
+            if httpx.get(url + "/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline, f"planbake serve was not ready in {seconds:.0f} s"
+        time.sleep(0.1)
 
 
 def write_log(folder: Path, questions: list[str], start: datetime) -> Path:

@@ -7,42 +7,28 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, free_port, wait_ready
 
 EXAMPLES = ROOT / "examples"
 
 
 @pytest.fixture(scope="module")
 def server(demo_publication: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     log = tmp_path_factory.mktemp("request-log")
     proc = subprocess.Popen([sys.executable, "-m", "planbake.cli", "serve", "--out", str(demo_publication),
                              "--port", str(port), "--request-log", str(log)], cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            try:
-                if httpx.get(url + "/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "planbake serve was not ready in 90 s"
-            time.sleep(0.1)
+        wait_ready(proc, url)
         yield url
     finally:
         proc.terminate()

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
-import time
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +17,7 @@ import pytest
 
 from schemas.cache import PlanCache
 from schemas.errors import EXIT_INPUT
-from tests.conftest import ROOT
+from tests.conftest import ROOT, free_port, wait_ready
 
 BLOCKED = ("torch", "prefect", "lancedb", "duckdb")
 COMPARE = "Compare parental leave for the second parent in Berlin and Amsterdam"
@@ -50,30 +48,15 @@ def _blocking(args: list[str], blocked_log: Path) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def slim(demo_publication: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """A server started with the heavy modules blocked; its URL and the file of blocked imports."""
     blocked_log = tmp_path_factory.mktemp("slim") / "blocked.txt"
-    port = _free_port()
+    port = free_port()
     proc = _blocking(["serve", "--out", str(demo_publication), "--port", str(port)], blocked_log)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert proc.poll() is None, proc.communicate()[1]
-            try:
-                if httpx.get(url + "/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "planbake serve was not ready in 90 s"
-            time.sleep(0.1)
+        wait_ready(proc, url)
         yield url, blocked_log
     finally:
         proc.terminate()
@@ -105,7 +88,7 @@ def test_a_retrieve_says_501_and_what_is_missing(slim: tuple[str, Path]) -> None
 
 
 def test_an_online_planner_needs_the_full_install(demo_publication: Path, tmp_path: Path) -> None:
-    proc = _blocking(["serve", "--out", str(demo_publication), "--port", str(_free_port()),
+    proc = _blocking(["serve", "--out", str(demo_publication), "--port", str(free_port()),
                       "--planner-url", "http://127.0.0.1:9/v1"], tmp_path / "blocked.txt")
     out, err = proc.communicate(timeout=90)
     assert proc.returncode == EXIT_INPUT, (out, err)
