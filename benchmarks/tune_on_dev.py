@@ -6,7 +6,21 @@
 A labeled set is a folder with `corpus.jsonl`, `questions.jsonl` and `split.json` (its dev and test halves). The
 candidates are the config's current values, then each setting of the grid moved alone to each of its alternatives,
 the others kept (by default `planning.split_floor`, `mining.null_floor` and `planning.evidence_margin`, each one
-step below and above its current value, inside the setting's range; `--grid` names others). Each candidate runs
+step below and above its current value, inside the setting's range; `--grid` names others). A setting's kind in
+schemas.config decides its alternatives when `--grid` names it without values:
+- a decimal setting: one step below and above its current value (STEPS; 0.05 where none is set);
+- an integer setting: the values of CHOICES other than its current one, else its half and its double. For
+  `planning.hybrid_depth` they are 20, 50, 100 and 200: the default, then about twice as deep each time up to
+  twice the MultiHop-RAG value. Depth changes the ranking only a little at a time, so nearer values would cost an
+  eval each for no new information; a depth under 20 is hardly deeper than a step's own search (the budget, 4 to
+  10); and 200 already takes in half of the MultiHop-RAG corpus unfiltered and every chunk of any one source;
+- a list setting (such as `planning.frame_words`): its default ([]), when that is not its current value; a word
+  list has no steps between, so the procedure asks only whether the hand-written list is worth keeping.
+
+  .venv/bin/python -m benchmarks.tune_on_dev --config data/configs/multihop_rag.yaml \\
+      --set ../shared/benchmarks/multihop_rag_500 --grid planning.hybrid_depth planning.frame_words
+
+Each candidate runs
 `planbake eval --in-sample --half dev --budget 4 --json` on a copy of the config in a temporary folder (relative
 paths in it made absolute). The routing settings decide what is mined and routed, so nothing short of a new eval
 scores them (the tools that re-read an eval publication, such as `sweep_hybrid`, keep its routes as published).
@@ -33,50 +47,66 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic.fields import FieldInfo
 
 from schemas.config import Config
 
 DEFAULT_SETTINGS = ("planning.split_floor", "mining.null_floor", "planning.evidence_margin")
 STEPS = {"planning.split_floor": 0.04, "mining.null_floor": 0.05, "planning.evidence_margin": 0.25}
+CHOICES: dict[str, list[float]] = {"planning.hybrid_depth": [20, 50, 100, 200]}  # an integer's candidates (above)
 PATH_KEYS = ("corpus", "logs", "model_path")  # resolved against the config's folder (schemas.config.load_config)
 
-Values = dict[str, float]
+Value = float | list[str]  # a decimal or integer setting, or a word list
+Values = dict[str, Value]
+
+
+def field(key: str) -> FieldInfo:
+    """The field of `section.name` in schemas.config."""
+    section, name = key.split(".")
+    return Config.model_fields[section].annotation.model_fields[name]  # type: ignore[union-attr]
 
 
 def read_current(raw: Mapping[str, Any], settings: Sequence[str]) -> Values:
-    """Each setting's value in a config's YAML mapping, else its default in schemas.config."""
-    current = {}
+    """Each setting's value in a config's YAML mapping, else its default in schemas.config: a list, an int for an
+    integer field, else a float."""
+    current: Values = {}
     for key in settings:
         section, name = key.split(".")
-        model = Config.model_fields[section].annotation
-        value = (raw.get(section) or {}).get(name, model.model_fields[name].default)  # type: ignore[union-attr]
-        current[key] = float(value)  # type: ignore[arg-type]
+        value = (raw.get(section) or {}).get(name, field(key).get_default(call_default_factory=True))
+        current[key] = list(value) if isinstance(value, list) else int(value) if field(key).annotation is int \
+            else float(value)
     return current
 
 
 def bounds(key: str) -> tuple[float, float]:
     """A setting's range, from the ge/le of its field in schemas.config (unbounded sides: +-inf)."""
-    section, name = key.split(".")
-    model = Config.model_fields[section].annotation
-    field = model.model_fields[name]  # type: ignore[union-attr]
     low, high = float("-inf"), float("inf")
-    for meta in field.metadata:
+    for meta in field(key).metadata:
         low = float(getattr(meta, "ge", low) if getattr(meta, "ge", None) is not None else low)
         high = float(getattr(meta, "le", high) if getattr(meta, "le", None) is not None else high)
     return low, high
 
 
-def default_grid(current: Values) -> dict[str, list[float]]:
-    """Each setting one step below and above its current value, the ones outside its range left out."""
-    grid = {}
+def default_grid(current: Values) -> dict[str, list[Value]]:
+    """Each setting's alternatives (the module's docstring), the ones outside its range left out: a list its
+    default; an integer the values of CHOICES, else its half and double; a decimal one step below and above."""
+    grid: dict[str, list[Value]] = {}
     for key, value in current.items():
+        if isinstance(value, list):
+            default = field(key).get_default(call_default_factory=True)
+            grid[key] = [default] if default != value else []
+            continue
         low, high = bounds(key)
-        step = STEPS.get(key, 0.05)
-        grid[key] = [v for v in (round(value - step, 4), round(value + step, 4)) if low <= v <= high]
+        if isinstance(value, int):
+            alts = CHOICES.get(key, [value // 2, value * 2])
+        else:
+            step = STEPS.get(key, 0.05)
+            alts = [round(value - step, 4), round(value + step, 4)]
+        grid[key] = [v for v in alts if low <= v <= high and v != value]
     return grid
 
 
-def candidates(current: Values, grid: Mapping[str, Sequence[float]]) -> list[Values]:
+def candidates(current: Values, grid: Mapping[str, Sequence[Value]]) -> list[Values]:
     """The current values first, then each setting moved alone to each of its alternatives."""
     out = [dict(current)]
     for key, alternatives in grid.items():
@@ -171,7 +201,7 @@ def table(cands: Sequence[Values], docs: Sequence[Mapping[str, Any] | None], cho
                                ["every type", ""]) + " |",
              "|" + "---:|" * (len(keys) + 2) + "---|" * len(shapes) + "---|---|"]
     for i, (values, doc) in enumerate(zip(cands, docs, strict=True)):
-        cells = [f"{values[k]:g}" for k in keys]
+        cells = [shown(values[k]) for k in keys]
         if doc is None:
             cells += ["failed", ""] + [""] * len(shapes) + ["", ""]
         else:
@@ -184,15 +214,33 @@ def table(cands: Sequence[Values], docs: Sequence[Mapping[str, Any] | None], cho
     return lines
 
 
+def shown(value: Value) -> str:
+    """A value in the table: a number as `%g`, a list as its length."""
+    if isinstance(value, list):
+        return f"[{len(value)} words]" if value else "[]"
+    return f"{value:g}"
+
+
+def dumped(value: Value) -> str:
+    """A value as YAML text: a number as `%g`, a list in flow style."""
+    if isinstance(value, list):
+        return yaml.safe_dump(value, default_flow_style=True, width=10**6).strip()
+    return f"{value:g}"
+
+
 def write_values(config: Path, values: Values) -> None:
     """Set each `section.name` in the config file by editing its text (comments kept): the value after `name:`
-    inside the section's flow mapping (`planning: {...}`, over one line or several) or block under `section:`."""
+    inside the section's flow mapping (`planning: {...}`, over one line or several) or block under `section:`; a
+    list's value is a flow list (`[a, b]`, over one line or several)."""
     text = config.read_text(encoding="utf-8")
-    for key, value in values.items():
+    old_value = r"(?:\[[^\]]*\]|[-+0-9.eE]+)"  # a flow list or a number
+    for key, v in values.items():
         section, name = key.split(".")
+        value = dumped(v)
+        repl = value.replace("\\", "\\\\")  # as re.subn's replacement
         head = re.search(rf"^{re.escape(section)}:[ \t]*", text, re.M)
         if head is None:
-            text = text.rstrip("\n") + f"\n{section}: {{{name}: {value:g}}}\n"
+            text = text.rstrip("\n") + f"\n{section}: {{{name}: {value}}}\n"
             continue
         start = head.end()
         if text.startswith("{", start):
@@ -202,17 +250,17 @@ def write_values(config: Path, values: Values) -> None:
                 if depth == 0:
                     break
             body = text[start:end + 1]
-            new, n = re.subn(rf"(?<![\w.]){re.escape(name)}:\s*[-+0-9.eE]+", f"{name}: {value:g}", body, count=1)
+            new, n = re.subn(rf"(?<![\w.]){re.escape(name)}:\s*{old_value}", f"{name}: {repl}", body, count=1)
             if n == 0:
-                new = "{" + f"{name}: {value:g}, " + body[1:]
+                new = "{" + f"{name}: {value}, " + body[1:]
         else:
             nxt = re.search(r"^\S", text[start:], re.M)  # the next top-level key
             end_at = start + (nxt.start() if nxt else len(text) - start)
             body = text[start:end_at]
-            new, n = re.subn(rf"^([ \t]+){re.escape(name)}:[ \t]*[-+0-9.eE]+", rf"\g<1>{name}: {value:g}", body,
+            new, n = re.subn(rf"^([ \t]+){re.escape(name)}:[ \t]*{old_value}", rf"\g<1>{name}: {repl}", body,
                              count=1, flags=re.M)
             if n == 0:
-                new = body.rstrip("\n") + f"\n  {name}: {value:g}\n"
+                new = body.rstrip("\n") + f"\n  {name}: {value}\n"
             text = text[:start] + new + text[end_at:]
             continue
         text = text[:start] + new + text[start + len(body):]
@@ -222,12 +270,19 @@ def write_values(config: Path, values: Values) -> None:
     config.write_text(text, encoding="utf-8")
 
 
-def parse_grid(items: Sequence[str], current: Values) -> dict[str, list[float]]:
-    """`--grid planning.split_floor=0.44,0.52`: the alternatives of each named setting."""
-    grid = {}
+def parse_grid(items: Sequence[str], current: Values) -> dict[str, list[Value]]:
+    """`--grid planning.split_floor=0.44,0.52 planning.hybrid_depth=50,200 planning.frame_words`: the alternatives
+    of each named setting (a number's type is its setting's); a setting named alone gets its default grid's."""
+    grid: dict[str, list[Value]] = {}
     for item in items:
         key, _, alts = item.partition("=")
-        grid[key] = [float(v) for v in alts.split(",") if v] if alts else default_grid({key: current[key]})[key]
+        if not alts:
+            grid[key] = default_grid({key: current[key]})[key]
+        elif isinstance(current[key], list):
+            raise SystemExit(f"--grid {item}: a list setting's only alternative is its default; name it alone")
+        else:
+            kind = int if field(key).annotation is int else float
+            grid[key] = [kind(v) for v in alts.split(",") if v]
     return grid
 
 
@@ -237,7 +292,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--set", type=Path, required=True, dest="labeled_set",
                     help="folder with corpus.jsonl, questions.jsonl and split.json")
     ap.add_argument("--grid", nargs="*", default=None,
-                    help="SETTING=v1,v2 (SETTING alone: one step either side); default: the three routing settings")
+                    help="SETTING=v1,v2 (SETTING alone: one step either side, an integer's CHOICES, a list's "
+                    "default); default: the three routing settings")
     ap.add_argument("--budget", type=int, default=4)
     ap.add_argument("--half", default="dev", choices=["dev", "test"])
     ap.add_argument("--results", type=Path, default=None,

@@ -1,5 +1,6 @@
 """benchmarks.tune_on_dev chooses on fake eval documents: the best dev candidate that keeps every question type at
-least at one search, a tie keeping the current values; its grid and its text edit of a config. No eval runs."""
+least at one search, a tie keeping the current values; its grid (decimal, integer and list settings) and its text
+edit of a config. No eval runs."""
 
 from __future__ import annotations
 
@@ -9,7 +10,16 @@ from typing import Any
 import pytest
 import yaml
 
-from benchmarks.tune_on_dev import candidates, choose, default_grid, holds, read_current, table, write_values
+from benchmarks.tune_on_dev import (
+    candidates,
+    choose,
+    default_grid,
+    holds,
+    parse_grid,
+    read_current,
+    table,
+    write_values,
+)
 from schemas.config import load_config
 
 
@@ -60,11 +70,43 @@ def test_the_grid_moves_one_setting_at_a_time_inside_its_range() -> None:
     assert default_grid({"planning.evidence_margin": 0.1})["planning.evidence_margin"] == [0.35]
 
 
+def test_an_integer_setting_takes_its_choices_and_a_list_setting_its_default() -> None:
+    keys = ["planning.hybrid_depth", "planning.frame_words", "planning.max_steps"]
+    current = read_current({"planning": {"hybrid_depth": 100, "frame_words": ["does", "article"]}}, keys)
+    assert current == {"planning.hybrid_depth": 100, "planning.frame_words": ["does", "article"],
+                       "planning.max_steps": 6}
+    assert isinstance(current["planning.hybrid_depth"], int)
+    grid = default_grid(current)
+    assert grid == {"planning.hybrid_depth": [20, 50, 200], "planning.frame_words": [[]],
+                    "planning.max_steps": [3, 12]}  # no CHOICES: its half and double
+    cands = candidates(current, grid)
+    assert cands[0] == current and len(cands) == 7
+    assert {"planning.hybrid_depth": 100, "planning.frame_words": [], "planning.max_steps": 6} in cands
+    assert all(sum(c[k] != current[k] for k in current) == 1 for c in cands[1:])
+    # at its default a list has no alternative; an integer's range bounds its half and double (max_steps <= 32)
+    assert default_grid(read_current({}, keys)) == {"planning.hybrid_depth": [50, 100, 200],
+                                                   "planning.frame_words": [], "planning.max_steps": [3, 12]}
+    assert default_grid({"planning.max_steps": 32}) == {"planning.max_steps": [16]}
+
+
+def test_the_grid_option_parses_each_setting_by_its_kind() -> None:
+    current = read_current({"planning": {"frame_words": ["does"]}}, ["planning.hybrid_depth", "planning.frame_words",
+                                                                     "planning.split_floor"])
+    grid = parse_grid(["planning.hybrid_depth=50,200", "planning.frame_words", "planning.split_floor=0.4"], current)
+    assert grid == {"planning.hybrid_depth": [50, 200], "planning.frame_words": [[]], "planning.split_floor": [0.4]}
+    assert all(isinstance(v, int) for v in grid["planning.hybrid_depth"])
+    with pytest.raises(SystemExit):
+        parse_grid(["planning.frame_words=does"], current)
+
+
 def test_the_table_marks_the_chosen_candidate() -> None:
     cands = [{"planning.split_floor": 0.48}, {"planning.split_floor": 0.52}]
     one = {"comparison": 0.8}
     lines = table(cands, [doc({"comparison": 0.85}, one, 0.8), doc({"comparison": 0.9}, one, 0.85)], 1)
     assert "chosen" in lines[3] and "(current)" in lines[2] and "0.900 / 0.800" in lines[3]
+    lists = table([{"planning.frame_words": ["does", "article"]}, {"planning.frame_words": []}],
+                  [doc({"comparison": 0.85}, one, 0.8), None], 0)
+    assert lists[2].startswith("| [2 words] |") and lists[3].startswith("| [] | failed |")
 
 
 @pytest.mark.parametrize("text", [
@@ -93,3 +135,21 @@ def test_write_keeps_the_committed_config_valid(tmp_path: Path) -> None:
     cfg = load_config(config)
     assert (cfg.planning.split_floor, cfg.planning.evidence_margin) == (0.44, 0.75)
     assert cfg.mining == before.mining and cfg.planning.hybrid_depth == before.planning.hybrid_depth
+
+
+def test_write_sets_an_integer_and_a_list_over_several_lines(tmp_path: Path) -> None:
+    config = tmp_path / "multihop_rag.yaml"
+    text = (Path(__file__).resolve().parent.parent / "data/configs/multihop_rag.yaml").read_text(encoding="utf-8")
+    config.write_text(text, encoding="utf-8")
+    before = load_config(config)
+    write_values(config, {"planning.hybrid_depth": 50, "planning.frame_words": []})
+    cfg = load_config(config)
+    assert (cfg.planning.hybrid_depth, cfg.planning.frame_words) == (50, [])
+    assert cfg.planning.model_copy(update={"hybrid_depth": 100, "frame_words": before.planning.frame_words}) == \
+        before.planning
+    write_values(config, {"planning.frame_words": ["does", "article"]})
+    assert load_config(config).planning.frame_words == ["does", "article"]
+    block = tmp_path / "block.yaml"
+    block.write_text("planning:\n  frame_words: [does,\n    do]  # kept\n  hybrid_depth: 100\n", encoding="utf-8")
+    write_values(block, {"planning.frame_words": [], "planning.hybrid_depth": 200})
+    assert block.read_text(encoding="utf-8") == "planning:\n  frame_words: []  # kept\n  hybrid_depth: 200\n"
