@@ -321,7 +321,8 @@ def main(argv: list[str] | None = None) -> None:
         def one(values: Values) -> dict[str, Any] | None:
             path = candidate_yaml(raw, args.config.resolve(), values, Path(tmp))
             doc = run_eval(args.planbake.split(), path, args.labeled_set, args.half, args.budget, results, values)
-            print(f"done: {values}" + (f" routed {overall(doc):.3f}" if doc else " (failed)"), flush=True)
+            done = ", ".join(f"{k} {shown(v)}" for k, v in values.items())
+            print(f"done: {done}" + (f", routed {overall(doc):.3f}" if doc else " (failed)"), flush=True)
             return doc
         with ThreadPoolExecutor(max(1, args.jobs)) as pool:
             docs = list(pool.map(one, cands))

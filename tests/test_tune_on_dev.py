@@ -138,18 +138,21 @@ def test_write_keeps_the_committed_config_valid(tmp_path: Path) -> None:
 
 
 def test_write_sets_an_integer_and_a_list_over_several_lines(tmp_path: Path) -> None:
-    config = tmp_path / "multihop_rag.yaml"
-    text = (Path(__file__).resolve().parent.parent / "data/configs/multihop_rag.yaml").read_text(encoding="utf-8")
-    config.write_text(text, encoding="utf-8")
-    before = load_config(config)
+    config = tmp_path / "c.yaml"
+    config.write_text("planning: {writer: rules, hybrid_depth: 100,  # kept\n"
+                      "           frame_words: [does, article,\n             suggest], split_floor: 0.48}\n",
+                      encoding="utf-8")
     write_values(config, {"planning.hybrid_depth": 50, "planning.frame_words": []})
-    cfg = load_config(config)
-    assert (cfg.planning.hybrid_depth, cfg.planning.frame_words) == (50, [])
-    assert cfg.planning.model_copy(update={"hybrid_depth": 100, "frame_words": before.planning.frame_words}) == \
-        before.planning
+    assert config.read_text(encoding="utf-8") == ("planning: {writer: rules, hybrid_depth: 50,  # kept\n"
+                                                  "           frame_words: [], split_floor: 0.48}\n")
     write_values(config, {"planning.frame_words": ["does", "article"]})
-    assert load_config(config).planning.frame_words == ["does", "article"]
+    assert yaml.safe_load(config.read_text(encoding="utf-8"))["planning"]["frame_words"] == ["does", "article"]
     block = tmp_path / "block.yaml"
     block.write_text("planning:\n  frame_words: [does,\n    do]  # kept\n  hybrid_depth: 100\n", encoding="utf-8")
     write_values(block, {"planning.frame_words": [], "planning.hybrid_depth": 200})
     assert block.read_text(encoding="utf-8") == "planning:\n  frame_words: []  # kept\n  hybrid_depth: 200\n"
+    absent = tmp_path / "absent.yaml"  # a key the section lacks is added to it
+    absent.write_text("planning: {writer: rules}\n", encoding="utf-8")
+    write_values(absent, {"planning.frame_words": ["does"]})
+    assert yaml.safe_load(absent.read_text(encoding="utf-8")) == {"planning": {"frame_words": ["does"],
+                                                                        "writer": "rules"}}
