@@ -28,7 +28,9 @@ scores them (the tools that re-read an eval publication, such as `sweep_hybrid`,
 The chosen candidate has the highest routed part coverage on dev among those where routed finds at least what one
 search finds, in part coverage, on every question type; a tie keeps the current values, and so does a grid where
 no candidate holds. The table of every candidate is printed; the config changes only with `--write` (the values
-edited in place, its comments kept). Report the chosen settings on the test half, which took no part in the choice.
+edited in place, its comments kept). Run it again on the config it wrote (the same `--results` re-reads the
+candidates already scored) until the current values win: a coordinate search's first move can make another
+setting's alternative the better one. Report the chosen settings on the test half, which took no part in the choice.
 A corpus without such a labeled set needs none of this: the defaults of docs/configuration.md hold there.
 """
 
