@@ -91,6 +91,11 @@ def test_an_unlogged_wording_of_a_split_class_gets_its_own_split(tmp_path: Path,
     steps = planned.plan["steps"]
     assert [s["filters"] for s in steps] == [{"office": "Berlin"}, {"office": "Lisbon"}]
     assert all("vacation days" in s["query"] for s in steps), steps
+    # the command line serves it as the evaluation and the server do (`class_planner.lookup`)
+    shown = CliRunner().invoke(app, ["lookup", question, "--out", str(out), "--json"])
+    assert shown.exit_code == 0, shown.output
+    doc = json.loads(shown.output)
+    assert (doc["source"], doc["route"], len(doc["plan"]["steps"])) == (CLASS, "split", 2)
     # a logged question keeps its own shape's route; a class no route names is left as it is
     hit = cache.lookup("compare vacation days in Berlin and Amsterdam")
     assert plan_by_class(cache, hit, "compare vacation days in Berlin and Amsterdam", utc_date(None)) is hit
