@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from schemas import class_routes
 from schemas.arrow import CacheRow, read_published
 from schemas.config import read_published_config
 from schemas.entity import read_names
@@ -87,6 +88,7 @@ class PlanCache:
         self._history_entries = config.lookup.history_entries  # what a lookup reads of a history, at most
         self._history_chars = config.lookup.history_chars
         self.vocabulary = Vocabulary.read(run_dir)
+        self.class_routes = class_routes.read(run_dir)  # unlogged skeletons' routes by class (schemas.class_routes)
         self.shape_of = ShapeMembers()
         self.templates: dict[str, dict[str, Any]] = {}
         self._plans: dict[str, tuple[str, set[str]]] = {}  # template JSON and its constraint slots

@@ -52,11 +52,12 @@ CACHE = PublishedFile("cache.parquet", "plan", "CACHE_SCHEMA", reader="plan", ne
 CONFIG = PublishedFile("config.json", "plan", reader="plan", needed=True)  # the config the plans were made with
 LEXICON = PublishedFile("lexicon.json", "plan", reader="plan", needed=True)  # the facet values the lexicon reads
 VOCABULARY = PublishedFile("vocabulary.json", "plan", reader="plan")  # plans in the corpus's words
+CLASS_ROUTES = PublishedFile("class_routes.json", "plan", reader="plan")  # routes of unlogged skeletons by class
 GATE = PublishedFile("gate.json", "publish")  # the quality gate's figures: the next run's baseline
 MANIFEST = PublishedFile("manifest.json", "publish")  # what is in the run folder (`Manifest`)
 
 FILES = (CHUNKS, SHAPES, QUESTIONS, QUARANTINE, MERGE, PLAIN_WORDS, NAMES, TEMPLATES, CACHE, CONFIG, LEXICON,
-         VOCABULARY, GATE, MANIFEST)
+         VOCABULARY, CLASS_ROUTES, GATE, MANIFEST)
 
 
 def written_by(stage: Stage) -> tuple[str, ...]:
