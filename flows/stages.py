@@ -10,6 +10,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from schemas.config import Config
+from schemas.entity import read_names
 from schemas.errors import ConfigError, LogError, NoPublication
 from schemas.extract import Lexicon
 from schemas.files import CHUNKS, QUESTIONS, SHAPES
@@ -55,7 +56,7 @@ def mine_logs(logs: str | Path, config: Config, index: Index, staging: Path, *, 
     with neither, the last `mining.window_days` logged days), then mine its rows into `staging` (`tasks.mine`).
     One task: the rows stay in one DuckDB session."""
     plain = index.plain_words()
-    lexicon = Lexicon(config, index.lexicon_values(), plain)
+    lexicon = Lexicon(config, index.lexicon_values(), plain, index.names())
     lexicon.check_aliases()
     scrub = lexicon.scrubber(plain)
     max_chars = config.mining.max_query_chars
@@ -111,8 +112,9 @@ def plan_stage(run: Run, config: Config, index: Index, quiet: bool, writer: str 
     src = run.staging if (run.staging / SHAPES.name).exists() else run.prev_dir
     if src is None or not (src / SHAPES.name).exists():
         raise NoPublication(f"{run.out}: no mined shapes; run 'planbake mine' or 'planbake nightly' first")
-    # names are read against the plain words the shapes were mined with, as lookup reads them
-    lexicon = Lexicon(config, index.lexicon_values(), read_plain_words(src) if config.entity_slots else ())
+    # names are read against the plain words and titles the shapes were mined with, as lookup reads them
+    lexicon = Lexicon(config, index.lexicon_values(), read_plain_words(src) if config.entity_slots else (),
+                      read_names(src) if config.entity_slots else ())
     idx = run.manifest.get("index", {})
     # a chunk added, or one that came into force, can rank for any shape: every template's evidence is stale
     added = "index" in run.stages and (idx.get("inserted", 1) > 0 or idx.get("now_current", 0) > 0)

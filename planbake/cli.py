@@ -739,9 +739,10 @@ def lookup(
     Example: planbake lookup "what about Lisbon?" --history "how many vacation days do we get in Berlin"
     """
     from schemas.cache import PlanCache
+    from tasks.plan.class_planner import lookup as planned_lookup
 
     _has_words(question, history)
-    res = PlanCache.open(out).lookup(question, _date(now, "--now"), history=history or [])
+    res = planned_lookup(PlanCache.open(out), question, _date(now, "--now"), history=history or [])
     doc = res.to_json()
 
     def human() -> None:
@@ -788,13 +789,14 @@ def retrieve(
     from schemas.plan import Plan
     from tasks.executor import retrieve as run_retrieve
     from tasks.index.store import Index
+    from tasks.plan.class_planner import lookup as planned_lookup
 
     cache = PlanCache.open(out)
     if config is not None:
         console.print(f"note: --config {config} is not used; retrieve runs with the config the publication was "
                       f"made with ({cache.run_dir / CONFIG.name})", markup=False)
     cfg = cache.lexicon.config
-    res = cache.lookup(question, _date(now, "--now"), history=history or [])
+    res = planned_lookup(cache, question, _date(now, "--now"), history=history or [])
     index = Index(cache.index_uri, cfg, cache.manifest["index"]["version"])
     plan_ = Plan.model_validate(res.plan) if res.plan else None
     keep = bool(res.plan and res.plan.get("keep_original"))

@@ -29,6 +29,7 @@ from planbake.serve_log import RequestLog
 from planbake.serve_metrics import Metrics
 from schemas.cache import MAX_QUESTION_CHARS, LookupResult, utc_date
 from schemas.errors import PlanbakeError
+from tasks.plan.class_planner import lookup as planned_lookup
 
 if TYPE_CHECKING:  # imported by whoever makes one: the planner brings the plan stage's modules
     from planbake.serve_planner import OnlinePlanner
@@ -186,7 +187,7 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
         """The lookup (a miss planned online where a planner is set), counted and logged; a question of the wrong
         form is a 400 with the reason."""
         try:
-            res = served.cache.lookup(body.question, body.now, history=body.history)
+            res = planned_lookup(served.cache, body.question, body.now, history=body.history)  # with class plans
         except TypeError as exc:
             return _problem(400, "bad_request", str(exc))
         reason = res.reason  # the lookup's own: a fixed text, so the metric's labels stay few

@@ -1,6 +1,6 @@
 """The optional online planner: a miss that needs a plan is planned at request time by an OpenAI-compatible
 endpoint (`vllm serve`, ...) with the offline writer's prompt and JSON schema, then validated and checked as a
-template is (`tasks.plan.stage.check_template`). A bad, late or failing answer falls back to one search within the
+template is (`tasks.plan.check.check_template`). A bad, late or failing answer falls back to one search within the
 latency budget. Online plans are never cached as templates; they are counted and logged."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import httpx
 from schemas.cache import LookupResult, PlanCache
 from schemas.plan import STEP_SLOT, PlanError, fill_slots, plan_json_schema
 from schemas.plan_view import PlanView
+from tasks.plan.check import check_template
 from tasks.plan.model_writer import Completion, build_messages, parse_completion, token_limit
-from tasks.plan.stage import check_template
 
 BUDGET_S = 1.5
 UNCLASSIFIED = "unclassified"  # a miss has no shape, so no type; the prompt says so

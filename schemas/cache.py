@@ -10,8 +10,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from schemas import class_routes
 from schemas.arrow import CacheRow, read_published
 from schemas.config import read_published_config
+from schemas.entity import read_names
 from schemas.errors import InputError, NoPublication
 from schemas.extract import Lexicon, Skeleton, cache_key, slots_key
 from schemas.files import CACHE, CONFIG, LEXICON, MANIFEST, TEMPLATES
@@ -77,7 +79,7 @@ class PlanCache:
         config = read_published_config(run_dir / CONFIG.name)
         values = json.loads((run_dir / LEXICON.name).read_text(encoding="utf-8"))
         plain = read_plain_words(run_dir)
-        self.lexicon = Lexicon(config, values, plain)
+        self.lexicon = Lexicon(config, values, plain, read_names(run_dir))
         # memoised: a server's request log scrubs the question its lookup has just scrubbed
         self.scrub: Callable[[str], str] = lru_cache(maxsize=SCRUB_MEMO)(self.lexicon.scrubber(plain))
         learned = self.manifest.get("mine", {}).get("followups", {}).get("skeletons", [])
@@ -86,6 +88,7 @@ class PlanCache:
         self._history_entries = config.lookup.history_entries  # what a lookup reads of a history, at most
         self._history_chars = config.lookup.history_chars
         self.vocabulary = Vocabulary.read(run_dir)
+        self.class_routes = class_routes.read(run_dir)  # unlogged skeletons' routes by class (schemas.class_routes)
         self.shape_of = ShapeMembers()
         self.templates: dict[str, dict[str, Any]] = {}
         self._plans: dict[str, tuple[str, set[str]]] = {}  # template JSON and its constraint slots

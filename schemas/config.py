@@ -166,6 +166,10 @@ class Planning(_Strict):
     # Off by default (-1): where it lies depends on the corpus, and a misspelt question scores low too
     split_floor: float = Field(-1.0, ge=-1, le=1)
     corpus_words: bool = True  # sub-queries say a synonym the way their partition's chunks do
+    # a question whose skeleton no one logged gets the rule writer's split where the mined shapes of its class
+    # (type and slot facets) measured one better than one search (schemas/class_routes.py); false: such a question
+    # is one search (or the online planner's)
+    class_routes: bool = False
     # clause splits (tasks/plan/clauses.py): words that start a new clause ([] turns clause splits off), and the
     # content words a clause needs to stand alone
     clause_words: list[str] = Field(default_factory=lambda: [

@@ -16,14 +16,28 @@ the same names from the same question:
   ("Kubrick directed what?"), else the run starts at the next word;
 - a run of one plain word ("which Artist is ...") is no name; a run of two or more words is ("Prime Time").
 
-A lower-case name ("spy kids") stays text: the rule reads capitals only, so a question without a capital letter
-holds no entity (the SQL fast path relies on that, `schemas.extract_sql`).
+The corpus's titles (a chunk's metadata `title`, `Index.names`, published with each run as names.json) are names
+it knows: at a capitalised word, a title the text spells from that word on (case aside, whole words: "Laie, Hawaii",
+"Bible translations into Tibetan") is one name, unless the run of capitalised words read from there is as long;
+capitals right after it go on with the name. Without them, "Laie, Hawaii" would be two names and its question a
+comparison. A title of common words in sentence case ("Prime minister") is no name; from a sentence's first plain
+word, only a title holding a word that is no plain word is read, and from a question opener ("The", "What") only
+one written in the title's own case (`KnownNames`).
+
+A lower-case name ("spy kids") stays text: the rule reads capitals only, and a title is only read from a capitalised
+word, so a question without a capital letter holds no entity (the SQL fast path relies on that,
+`schemas.extract_sql`).
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
+from pathlib import Path
+
+from schemas.files import NAMES
+from schemas.text import fold_cased
 
 ENTITY = "entity"
 
@@ -46,13 +60,105 @@ OPENERS = frozenset({
 })
 
 
+_LETTERS = re.compile(r"[^\W\d_]+")  # a word's runs of letters ("Start+Flug" is two)
+# A title's trailing sense in brackets, which questions leave out: "Kiss and Tell (1945 film)"; and punctuation
+# at its edges, which may be the question's ("Who directed What About Bob?", "...Earth to the Dandy Warhols...").
+_SENSE = re.compile(r"\s*\([^()]*\)$")
+_EDGES = re.compile(r"^[^\w(]+|[^\w)]+$")
+
+
+def read_names(run_dir: Path) -> list[str]:
+    """A publication's names (the corpus's titles); none for a publication written before they were kept."""
+    path = run_dir / NAMES.name
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+
+
+class KnownNames:
+    """The corpus's titles as names a question may write, indexed by their first word (case-folded), so reading
+    them costs one dictionary look-up per capitalised word.
+
+    Each title is read as the corpus writes it and without a trailing sense in brackets, less punctuation at its
+    edges, which a question's own may be ("Kiss and Tell (1945 film)" is also "Kiss and Tell"; "What About Bob?"
+    is "What About Bob"). A title of
+    plain words only that capitalises none but its first ("Prime minister", "Aircraft carrier", the song "Tell
+    me"; "Water") names a topic, not a thing: it is left out, so "Who is the Prime minister of France?" keeps one
+    name. A title of plain words that capitalises more ("Act of War: Direct Action", "Piano Sonata in C major") is
+    kept, but read from a sentence's first word only when it holds a word the corpus never writes in lower case,
+    and from a question opener only as the title writes it (`match`)."""
+
+    def __init__(self, titles: Iterable[str] = (), plain: Collection[str] = ()) -> None:
+        forms: dict[str, bool] = {}  # form -> whether it holds a word that is no plain word
+        left_out: set[str] = set()
+        for title in titles:
+            for form in (_EDGES.sub("", title), _EDGES.sub("", _SENSE.sub("", title))):
+                form = fold_cased(form)
+                if form in forms or form in left_out:
+                    continue
+                letters = _LETTERS.findall(form.casefold())
+                common = all(w in plain for w in letters)
+                if common and (not letters or not any(_capitalised(w) for w in _WORD.findall(form)[1:])):
+                    left_out.add(form)  # common words in sentence case, or one common word: a topic
+                    continue
+                forms[form] = not common
+        # first word, case-folded -> length as written -> case-folded form -> (proper, the form as written); case
+        # folding may lengthen ("ß"). A look-up slices the text once per length, not once per title: "The ..."
+        # may open thousands.
+        by_first: dict[str, dict[int, dict[str, tuple[bool, str]]]] = {}
+        for form, proper in forms.items():
+            if first := _WORD.match(form):  # a form opens with a word ("(film)" alone does not)
+                by_length = by_first.setdefault(first.group(0).casefold(), {})
+                by_length.setdefault(len(form), {})[form.casefold()] = (proper, form)  # proper: of its folded words
+        # longest first: the longest title the text spells wins
+        self._by_first = {k: tuple(sorted(v.items(), reverse=True)) for k, v in by_first.items()}
+
+    def __bool__(self) -> bool:
+        return bool(self._by_first)
+
+    def __len__(self) -> int:
+        return sum(len(forms) for lengths in self._by_first.values() for _, forms in lengths)
+
+    def match(self, text: str, start: int, word: str, proper: bool = False, cased: bool = False) -> int:
+        """The end of the longest title `text` spells from `start` (where the word `word` opens), case aside and
+        ending where a word ends (a possessive "'s" after it is no part of it); 0 for none. `proper`: only a title
+        that holds a word the corpus never writes in lower case (one read from a sentence's first word, whose
+        capital is the sentence's); `cased`: only a title the text writes in its own case."""
+        key = word.casefold()
+        forms = self._by_first.get(key)
+        if forms is None and (possessive := _POSSESSIVE.search(word)):
+            forms = self._by_first.get(key[:-len(possessive.group(0))])
+        room = len(text) - start
+        for length, spelled in forms or ():
+            if length > room:
+                continue
+            end = start + length
+            found = spelled.get(text[start:end].casefold())
+            if (found is not None and (found[0] or not proper) and (not cased or text[start:end] == found[1])
+                    and _word_ends(text, end)):
+                return end
+        return 0
+
+
+NO_NAMES = KnownNames()
+
+
+def _word_ends(text: str, at: int) -> bool:
+    """Whether a word of `text` ends at `at` (or a possessive "'s" follows it)."""
+    if at >= len(text):
+        return True
+    if text[at].isalnum():
+        return False
+    if text[at] in "'\u2019.+&-" and at + 1 < len(text) and text[at + 1].isalnum():  # inside a word ("L'Enfant")
+        return bool(_POSSESSIVE.search(text[at:at + 2])) and (at + 2 == len(text) or not text[at + 2].isalnum())
+    return True
+
+
 def _capitalised(word: str) -> bool:
     return word[:1].isupper()
 
 
-def entity_spans(text: str, plain: Collection[str]) -> list[tuple[int, int]]:
+def entity_spans(text: str, plain: Collection[str], names: KnownNames = NO_NAMES) -> list[tuple[int, int]]:
     """(start, end) of each name in `text` (normalised but not case-folded: `schemas.text.fold_cased`), in order.
-    `plain`: the corpus's plain words, case-folded."""
+    `plain`: the corpus's plain words, case-folded; `names`: the corpus's titles (`KnownNames`)."""
     if text == text.lower():  # no capital: no name (most of a log, and fast to tell)
         return []
     words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
@@ -65,37 +171,62 @@ def entity_spans(text: str, plain: Collection[str]) -> list[tuple[int, int]]:
             i += 1
             continue
         first_of_sentence = i == 0 or _SENTENCE_END.search(text, words[i - 1][1] - 1, start) is not None
-        if first_of_sentence and _plain(word, plain):
+        plain_first = first_of_sentence and _plain(word, plain)
+        # from a question opener, a title written in its own case: "The Devil's Rejects", not "What about Bob
+        # Dylan?" for the film "What About Bob?"
+        title_end = names.match(text, start, word, proper=plain_first,
+                                cased=plain_first and word.casefold() in OPENERS) if names else 0
+        if plain_first and not title_end:
             i += 1
             continue
-        run = [i]
-        j = i + 1
-        while j < len(words):
-            gap, last = text[words[j - 1][1]:words[j][0]], text[words[j - 1][0]:words[j - 1][1]]
-            # one space apart, or after an initial's period ("Stephen E. Ambrose"); a sentence's ends the name
-            if not (gap == " " or (gap == ". " and len(last) == 1 and last.isupper())) or _POSSESSIVE.search(last):
-                break
-            nxt = text[words[j][0]:words[j][1]]
-            if _capitalised(nxt) or nxt.isdigit():
-                run.append(j)
-                j += 1
-                continue
-            # a particle between two capitalised words
-            if (nxt in PARTICLES and j + 1 < len(words) and text[words[j][1]:words[j + 1][0]] == " "
-                    and _capitalised(text[words[j + 1][0]:words[j + 1][1]])):
-                run += [j, j + 1]
-                j += 2
-                continue
-            break
-        i = j
-        begin, finish = words[run[0]][0], words[run[-1]][1]
-        name = text[begin:finish]
-        if possessive := _POSSESSIVE.search(name):
-            finish -= len(possessive.group(0))
-        if len(run) == 1 and _plain(text[begin:finish], plain):
+        j = _run_end(text, words, i)
+        finish = _name_end(text, words, j)
+        if title_end > finish:  # a known title longer than the capitalised run: "Laie, Hawaii", not "Laie"
+            j = _after(words, i, title_end)
+            if words[j - 1][1] == title_end:  # capitals right after the title go on with the name
+                j = _run_end(text, words, j - 1)
+                finish = max(title_end, _name_end(text, words, j))
+            else:  # the title ends inside a word: before its possessive ("Laie, Hawaii's")
+                finish = title_end
+            spans.append((start, finish))
+            i = j
+            continue
+        if plain_first:  # the first word of a sentence, capitalised by convention: the run starts after it
+            i += 1
+            continue
+        one, i = j == i + 1, j
+        if one and _plain(text[start:finish], plain):
             continue  # "Artist" mid-sentence: a plain word written in capitals
-        spans.append((begin, finish))
+        spans.append((start, finish))
     return spans
+
+
+def _run_end(text: str, words: list[tuple[int, int]], i: int) -> int:
+    """The index after the last word of the run of capitalised words that goes on from word `i`."""
+    j = i + 1
+    while j < len(words):
+        gap, last = text[words[j - 1][1]:words[j][0]], text[words[j - 1][0]:words[j - 1][1]]
+        # one space apart, or after an initial's period ("Stephen E. Ambrose"); a sentence's ends the name
+        if not (gap == " " or (gap == ". " and len(last) == 1 and last.isupper())) or _POSSESSIVE.search(last):
+            break
+        nxt = text[words[j][0]:words[j][1]]
+        if _capitalised(nxt) or nxt.isdigit():
+            j += 1
+            continue
+        # a particle between two capitalised words
+        if (nxt in PARTICLES and j + 1 < len(words) and text[words[j][1]:words[j + 1][0]] == " "
+                and _capitalised(text[words[j + 1][0]:words[j + 1][1]])):
+            j += 2
+            continue
+        break
+    return j
+
+
+def _name_end(text: str, words: list[tuple[int, int]], j: int) -> int:
+    """Where the name whose last word is `j - 1` ends: a possessive "'s" is no part of it ("Network's")."""
+    start, end = words[j - 1]
+    possessive = _POSSESSIVE.search(text, start, end)
+    return possessive.start() if possessive else end
 
 
 def _plain(word: str, plain: Collection[str]) -> bool:
@@ -104,3 +235,10 @@ def _plain(word: str, plain: Collection[str]) -> bool:
         return True
     runs = re.findall(r"[^\W\d_]+", word.casefold())
     return bool(runs) and all(r in plain for r in runs)
+
+
+def _after(words: list[tuple[int, int]], i: int, end: int) -> int:
+    """The index of the first word from `i` on that starts at or after `end`."""
+    while i < len(words) and words[i][0] < end:
+        i += 1
+    return i

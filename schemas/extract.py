@@ -12,7 +12,7 @@ from datetime import date, datetime
 from schemas.config import Config
 from schemas.constraint import QUALIFIER, Constraint
 from schemas.digest import fingerprint
-from schemas.entity import ENTITY, entity_spans
+from schemas.entity import ENTITY, NO_NAMES, KnownNames, entity_spans
 from schemas.errors import ConfigError
 from schemas.pii import PLACEHOLDER, Scrubber
 from schemas.text import fold, fold_cased, folded_words, words
@@ -74,12 +74,15 @@ class Lexicon:
     """Facet values, aliases and qualifier terms, matched case- and accent-insensitively on whole words."""
 
     def __init__(self, config: Config, index_values: Mapping[str, Iterable[str]] | None = None,
-                 plain: Iterable[str] = ()) -> None:
+                 plain: Iterable[str] = (), names: Iterable[str] = ()) -> None:
         """`plain`: the corpus's plain words (`Index.plain_words`, published with each run), which tell a name
-        from a word written in capitals when `entity_slots` is on (`schemas.entity`)."""
+        from a word written in capitals when `entity_slots` is on (`schemas.entity`); `names`: the corpus's titles
+        (`Index.names`, published with each run), each read as one name where a question spells it."""
         self.config = config
         self.entity_slots = config.entity_slots
         self.plain = frozenset(plain) if self.entity_slots else frozenset()
+        self.names = frozenset(names) if self.entity_slots else frozenset()
+        self.known_names = KnownNames(self.names, self.plain) if self.names else NO_NAMES
         self.kinds = {f.name: f.kind for f in config.facets}
         self.values: dict[str, set[str]] = {}
         surface: list[tuple[str, str, str]] = []  # (folded surface form, facet, canonical value)
@@ -173,8 +176,10 @@ class Lexicon:
         """The lexicon hash recorded in the manifest: a cache is only valid with the same lexicon."""
         body = {"lookup": sorted(self.forms.items()), "kinds": sorted(self.kinds.items()),
                 "fillers": self._fillers.pattern if self._fillers else ""}
-        if self.entity_slots:  # names are read against the plain words: other words, other skeletons
+        if self.entity_slots:  # names are read against the plain words and titles: others, other skeletons
             body["entities"] = fingerprint(sorted(self.plain))
+            if self.names:  # a lexicon without titles keeps the hash it had before they were read
+                body["names"] = fingerprint(sorted(self.names))
         return fingerprint(body, sort_keys=False)
 
     def extract(self, question: str, now: date | datetime | None = None) -> list[Constraint]:
@@ -229,7 +234,7 @@ class Lexicon:
                 take((year, str(now.year + _RELATIVE_OFFSET[m.group(1)]), m.start(), m.end())
                      for m in _RELATIVE_YEAR.finditer(text))
         if self.entity_slots:  # last: a facet value, year or qualifier written in capitals is that, no name
-            take(_names(cased, text, self.plain))
+            take(_names(cased, text, self.plain, self.known_names))
         return sorted(found, key=lambda c: c.start)
 
     def skeleton(self, question: str, now: date | datetime | None = None) -> Skeleton:
@@ -251,11 +256,12 @@ class Lexicon:
         return Skeleton(skeleton, tuple(constraints))
 
 
-def _names(cased: str, folded: str, plain: frozenset[str]) -> Iterable[tuple[str, str | None, int, int]]:
+def _names(cased: str, folded: str, plain: frozenset[str],
+           names: KnownNames) -> Iterable[tuple[str, str | None, int, int]]:
     """`entity_spans` of the cased text as matches at their offsets in the folded text (the same offsets, unless
     case folding lengthened a character before them: "Straße" folds to "strasse")."""
     same = len(cased) == len(folded)
-    for start, end in entity_spans(cased, plain):
+    for start, end in entity_spans(cased, plain, names):
         at = (start, end) if same else (len(cased[:start].casefold()), len(cased[:end].casefold()))
         yield ENTITY, cased[start:end], at[0], at[1]
 

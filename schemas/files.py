@@ -45,17 +45,19 @@ QUESTIONS = PublishedFile("questions.parquet", "mine", "QUESTION_SCHEMA", reader
 QUARANTINE = PublishedFile("quarantine.parquet", "mine", "QUARANTINE_SCHEMA")
 MERGE = PublishedFile("merge.npz", "mine")  # last night's merge: read by the next night's mining
 PLAIN_WORDS = PublishedFile("plain_words.json", "mine", reader="plan")  # for lookup's scrubber
+NAMES = PublishedFile("names.json", "mine", reader="plan")  # the corpus's titles: names lookup reads as one
 TEMPLATES = PublishedFile("templates.parquet", "plan", "TEMPLATE_SCHEMA", reader="plan", needed=True,
                           optional=("member_hashes",))  # kept since 2026-12-05
 CACHE = PublishedFile("cache.parquet", "plan", "CACHE_SCHEMA", reader="plan", needed=True)
 CONFIG = PublishedFile("config.json", "plan", reader="plan", needed=True)  # the config the plans were made with
 LEXICON = PublishedFile("lexicon.json", "plan", reader="plan", needed=True)  # the facet values the lexicon reads
 VOCABULARY = PublishedFile("vocabulary.json", "plan", reader="plan")  # plans in the corpus's words
+CLASS_ROUTES = PublishedFile("class_routes.json", "plan", reader="plan")  # routes of unlogged skeletons by class
 GATE = PublishedFile("gate.json", "publish")  # the quality gate's figures: the next run's baseline
 MANIFEST = PublishedFile("manifest.json", "publish")  # what is in the run folder (`Manifest`)
 
-FILES = (CHUNKS, SHAPES, QUESTIONS, QUARANTINE, MERGE, PLAIN_WORDS, TEMPLATES, CACHE, CONFIG, LEXICON, VOCABULARY,
-         GATE, MANIFEST)
+FILES = (CHUNKS, SHAPES, QUESTIONS, QUARANTINE, MERGE, PLAIN_WORDS, NAMES, TEMPLATES, CACHE, CONFIG, LEXICON,
+         VOCABULARY, CLASS_ROUTES, GATE, MANIFEST)
 
 
 def written_by(stage: Stage) -> tuple[str, ...]:

@@ -33,7 +33,9 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import phonenumbers
 import stdnum
@@ -43,6 +45,7 @@ from stdnum.ca import sin
 from stdnum.ch import ssn as ch_ssn
 from stdnum.de import idnr
 from stdnum.es import dni, nie
+from stdnum.exceptions import InvalidLength, ValidationError
 from stdnum.fr import nir
 from stdnum.it import codicefiscale
 from stdnum.nl import bsn
@@ -323,11 +326,28 @@ def _ascii_digits(text: str) -> str:
     return "".join(str(unicodedata.decimal(c)) for c in text if c.isdecimal())
 
 
+def _refused_lengths(module: ModuleType) -> frozenset[int]:
+    """The digit counts up to 64 the module refuses as the wrong length (python-stdnum's InvalidLength): a run of
+    one of them skips its checks, which could not pass."""
+    refused = set()
+    for n in range(1, 65):
+        try:
+            module.validate("1" * n)
+        except InvalidLength:
+            refused.add(n)
+        except ValidationError:
+            pass
+    return frozenset(refused)
+
+
+_REFUSED_LENGTHS = {module: _refused_lengths(module) for module in _CHECKED_IDS}
+
+
 def _national_id(number: str, digits: str, cued: bool) -> bool:
     """A national id whose checksum passes, written unspaced or grouped as the library formats it."""
     groups = _groups(number)
     for module in _CHECKED_IDS:
-        if not module.is_valid(digits):
+        if len(digits) in _REFUSED_LENGTHS[module] or not module.is_valid(digits):
             continue
         if cued or (len(groups) == 1 and module not in _NO_CHECK_DIGIT):
             return True
@@ -346,12 +366,62 @@ def _card(number: str, digits: str, cued: bool) -> bool:
             or (all(g == 4 for g in groups[:-1]) and 1 <= groups[-1] <= 4))
 
 
+@dataclass(frozen=True)
+class _Dialing:
+    """What of a region's numbering plan (phonenumbers' metadata) says which national numbers it cannot read."""
+
+    international: re.Pattern[str]  # its international prefix: a number after it names another country
+    code: str  # its country code, which a national number may repeat ("49 30 ...")
+    prefix: re.Pattern[str] | None  # its national prefix ("0"), which parsing drops
+    lengths: frozenset[int]  # the lengths of a national number of a region of its country code
+    numbers: re.Pattern[str]  # the national number patterns of the regions of its country code, as one
+
+
+def _dialing(region: str) -> _Dialing | None:
+    """None where the region's parsing rewrites the number in ways a prefix check does not follow."""
+    meta = phonenumbers.PhoneMetadata.metadata_for_region(region)
+    if (meta is None or meta.national_prefix_transform_rule or meta.international_prefix is None
+            or meta.country_code is None):
+        return None
+    prefix = re.compile(meta.national_prefix_for_parsing) if meta.national_prefix_for_parsing else None
+    if prefix is not None and prefix.groups:
+        return None
+    patterns: set[str] = set()
+    lengths: set[int] = set()
+    for other in phonenumbers.region_codes_for_country_code(meta.country_code):
+        other_meta = phonenumbers.PhoneMetadata.metadata_for_region(other)
+        desc = other_meta.general_desc if other_meta is not None else None
+        if desc is None or desc.national_number_pattern is None or not desc.possible_length:
+            return None
+        patterns.add(f"(?:{desc.national_number_pattern})")
+        lengths.update(desc.possible_length)
+    return _Dialing(re.compile(meta.international_prefix), str(meta.country_code), prefix, frozenset(lengths),
+                    re.compile("|".join(sorted(patterns))))
+
+
+_DIALING = {region: _dialing(region) for region in PHONE_REGIONS}
+
+
+def _readable_in(digits: str, region: str) -> bool:
+    """False only where parsing `digits` (a national number, no "+") in `region` cannot give a valid number: no
+    reading of it that parsing may take (as written, its country code dropped, its national prefix dropped) fits a
+    national number pattern of the region's country code, which every valid number fits. A shortcut that skips a
+    parse (tens of microseconds); `tests/test_pii_numbers.py` checks it never changes `is_phone`'s verdict."""
+    plan = _DIALING[region]
+    if plan is None or plan.international.match(digits):
+        return True
+    readings = [digits, digits[len(plan.code):]] if digits.startswith(plan.code) else [digits]
+    if plan.prefix is not None:
+        readings += [r[m.end():] for r in readings if (m := plan.prefix.match(r))]
+    return any(len(r) in plan.lengths and plan.numbers.fullmatch(r) for r in readings)
+
+
 def is_phone(number: str, digits: str, cued: bool = False) -> bool:
     """A number phonenumbers finds valid: with "+" or "00" in its country's plan, else in one of PHONE_REGIONS."""
     if number.startswith("+") or digits.startswith("00"):
         tries: tuple[tuple[str, str | None], ...] = (("+" + digits.removeprefix("00"), None),)
     else:
-        tries = tuple((number, region) for region in PHONE_REGIONS)
+        tries = tuple((number, region) for region in PHONE_REGIONS if _readable_in(digits, region))
     for text, region in tries:
         try:
             if phonenumbers.is_valid_number(phonenumbers.parse(text, region)):

@@ -16,6 +16,7 @@ from schemas.plan import Plan, fill_slots
 from schemas.text import words
 from tasks.executor import Retrieved, retrieve
 from tasks.index.store import Index
+from tasks.plan.class_planner import lookup
 from tasks.plan.routing import evidence_depth
 from tasks.plan.vocabulary import partition_reach, worded
 
@@ -323,7 +324,7 @@ def evaluate(labeled: list[Labeled], caches: PlanCache | Mapping[str, PlanCache]
     detail = []
     for q in labeled:
         cache = caches[q.id] if isinstance(caches, Mapping) else caches
-        res = cache.lookup(q.question)
+        res = lookup(cache, q.question)  # a miss planned by its class where the config says so
         shape = q.shape or res.shape_type or "unknown"
         filled = _filled(cache, q, res)
         rule_plan, routed, keep = _plans(cache, filled, res)

@@ -299,6 +299,7 @@ DAMAGES = {  # a file of the live run, and how a failing disk or an edit by hand
     "lexicon.json": lambda p: p.write_text('{"run_id":\n'),
     "config.json": lambda p: p.write_text('{"run_id":\n'),
     "plain_words.json": lambda p: p.write_text('{"run_id":\n'),
+    "names.json": lambda p: p.write_text('{"run_id":\n'),
     "cache.parquet": lambda p: p.write_bytes(p.read_bytes()[:1000]),
     "templates.parquet": lambda p: p.unlink(),
 }
@@ -329,7 +330,7 @@ def test_a_damaged_file_of_the_publication_is_named_with_its_fix(demo_publicatio
     assert res.exit_code == 2 and json.loads(res.stdout)["message"] == str(exc.value), res.output
 
 
-@pytest.mark.parametrize("name", ["plain_words.json", "vocabulary.json"])
+@pytest.mark.parametrize("name", ["plain_words.json", "names.json", "vocabulary.json"])
 def test_a_file_the_manifest_lists_is_needed_where_lookup_reads_it(demo_publication: Path, tmp_path: Path,
                                                                   name: str) -> None:
     """Deleted by hand, the plain words would scrub capitals the corpus writes plainly, the vocabulary word no

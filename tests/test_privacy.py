@@ -220,7 +220,7 @@ def test_shape_below_the_user_threshold_leaves_no_text(tmp_path: Path, seed_inde
                                  "lindqvist", "example.com"])
     assert not leaks, leaks
     assert sorted(p.name for p in staging.iterdir()) == [  # merge.npz: hashes only; plain_words: the corpus's
-        "merge.npz", "plain_words.json", "quarantine.parquet", "questions.parquet", "shapes.parquet"]
+        "merge.npz", "names.json", "plain_words.json", "quarantine.parquet", "questions.parquet", "shapes.parquet"]
 
 
 def test_find_leaks_sees_a_planted_string(tmp_path: Path) -> None:

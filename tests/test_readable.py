@@ -19,9 +19,9 @@ from schemas.extract import Lexicon, Skeleton
 from schemas.files import CACHE, TEMPLATES
 from schemas.plan import Plan, PlanError, Step
 from schemas.publication import current_run
+from tasks.plan.check import check_template
 from tasks.plan.readable import ARTICLES, CONJUNCTIONS, check_readable, unreadable
 from tasks.plan.rules_writer import slotted, write_template
-from tasks.plan.stage import check_template
 from tests.conftest import DEMO_CONFIG, ROOT, SHARED
 
 CONFIG = load_config(DEMO_CONFIG)

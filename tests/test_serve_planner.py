@@ -5,6 +5,7 @@ latency budget, and each outcome is counted."""
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +19,8 @@ from fastapi.testclient import TestClient
 
 from planbake.serve import create_app, serving
 from planbake.serve_planner import OnlinePlanner
+from schemas.files import CONFIG
+from schemas.publication import current_run
 
 QUESTION = "can I bring my dog to the office in Berlin and Lisbon"  # no shape of the demo logs
 GOOD = {"steps": [{"id": f"s{n}", "query": f"bring my dog to the office in {{office_{n}}}",
@@ -58,10 +61,35 @@ def model() -> Iterator[tuple[ModelServer, str]]:
 
 
 @pytest.fixture(scope="module")
-def client(demo_publication: Path, model: tuple[ModelServer, str]) -> Iterator[TestClient]:
+def without_class_routes(demo_publication: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo publication made with `planning.class_routes: false`: its comparison misses reach the planner."""
+    out = tmp_path_factory.mktemp("no_class") / "out"
+    shutil.copytree(demo_publication, out)
+    config = current_run(out) / CONFIG.name
+    doc = json.loads(config.read_text(encoding="utf-8"))
+    doc["planning"]["class_routes"] = False
+    config.write_text(json.dumps(doc), encoding="utf-8")
+    return out
+
+
+@pytest.fixture(scope="module")
+def client(without_class_routes: Path, model: tuple[ModelServer, str]) -> Iterator[TestClient]:
     planner = OnlinePlanner(model[1], "test-model", budget_s=0.5)
-    with TestClient(create_app(demo_publication, planner=planner)) as c:
+    with TestClient(create_app(without_class_routes, planner=planner)) as c:
         yield c
+
+
+def test_a_miss_of_a_split_class_is_planned_by_its_class_not_online(
+        demo_publication: Path, model: tuple[ModelServer, str]) -> None:
+    """Class routes come first: the demo's comparisons of two offices measured a split, so the question (a
+    comparison no log words so) gets the rule writer's split for its own words, and the model is not asked."""
+    server, url = model
+    server.mode, before = "good", len(server.asked)
+    with TestClient(create_app(demo_publication, planner=OnlinePlanner(url, "test-model", budget_s=0.5))) as c:
+        doc = c.post("/v1/lookup", json={"question": QUESTION}).json()
+    assert (doc["hit"], doc["route"], doc["source"]) == (False, "split", "class"), doc
+    assert [s["filters"] for s in doc["plan"]["steps"]] == [{"office": "Berlin"}, {"office": "Lisbon"}]
+    assert len(server.asked) == before
 
 
 def _ask(client: TestClient, server: ModelServer, mode: str) -> tuple[dict[str, Any], float]:

@@ -124,6 +124,7 @@ def existing_state(table: Any | None) -> dict[str, tuple[str, str, np.ndarray, b
                 t.column("is_current").to_pylist(), strict=True))}
 
 
+TITLE = "title"  # the metadata key of a document's title (`Index.names`)
 SAME_MODEL_COSINE = 0.999  # a chunk embedded again by the model that stored it gives its vector (within batching)
 
 
@@ -365,6 +366,7 @@ class Index:
         self.embedder = embedder or Embedder(config.model_path, config.embed_batch_size, config.embed_dtype)
         self._memo: dict[tuple[Any, ...], list[Hit]] = {}  # one table version: the same search, the same hits
         self._plain: list[str] | None = None
+        self._names: list[str] | None = None
         self._dropped: dict[str, list[str]] | None = None
         self._sample: np.ndarray | None = None
 
@@ -496,6 +498,20 @@ class Index:
         if self._plain is None:
             self._plain = sorted(plain_words(self.columns(["text"]).column("text").to_pylist()))
         return self._plain
+
+    def names(self) -> list[str]:
+        """The corpus's document titles (each chunk's metadata `title`, where the corpus has one; sorted, once
+        each): names a question may write, read as one name (`schemas.entity.KnownNames`). Read once per handle."""
+        if self._names is None:
+            found: set[str] = set()
+            if "metadata" in self.table.schema.names:
+                # a document's chunks share its metadata: each distinct one is parsed once
+                for meta in set(self.columns(["metadata"]).column("metadata").to_pylist()):
+                    title = json.loads(meta or "{}").get(TITLE)
+                    if isinstance(title, str) and title.strip():
+                        found.add(" ".join(title.split()))
+            self._names = sorted(found)
+        return self._names
 
     def hashes(self, column: str) -> dict[str, str]:
         """id -> one of its hashes: "row_hash" (all a row holds but its vector: text, facets, version markers)

@@ -13,7 +13,7 @@ import numpy as np
 
 from schemas.config import Config
 from schemas.extract import Lexicon
-from schemas.files import PLAIN_WORDS
+from schemas.files import NAMES, PLAIN_WORDS
 from schemas.pii import Scrubber
 from schemas.publication import memo_folder
 from tasks.embed import Embedder, resolve_dtype
@@ -42,9 +42,10 @@ from tasks.scale import model_ref
 def mine(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, plain: list[str], config: Config, index: Index,
          staging: Path, *, quiet: bool = False, last_run: Path | None = None) -> MineResult:
     """Mine the rows ingest read (`ing`, see `tasks.ingest.tables`) into `staging` (shapes.parquet,
-    questions.parquet, quarantine.parquet, the merge's memory, merge.npz, and the corpus's plain words the
-    scrubber read, plain_words.json). `lexicon`, `scrub` and `plain`: what ingest scrubbed the rows with.
-    `last_run`: the live publication's folder, whose merge the shapes keep (None: fresh shapes)."""
+    questions.parquet, quarantine.parquet, the merge's memory, merge.npz, the corpus's plain words the
+    scrubber read, plain_words.json, and its titles, names.json). `lexicon`, `scrub` and `plain`: what ingest
+    scrubbed the rows with. `last_run`: the live publication's folder, whose merge the shapes keep (None: fresh
+    shapes)."""
     # Last night's skeleton vectors load beside the extraction (DuckDB and the scrubber release the GIL).
     loader = ThreadPoolExecutor(1)
     embedder = skeleton_embedder(index, config)
@@ -90,8 +91,10 @@ def mine(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, plain: list[str], con
         sorting.result()
         keeping.result()
         writing.result()
-    # lookup scrubs with the words the shapes were mined with (a `plan` run alone keeps this night's)
+    # lookup scrubs with the words the shapes were mined with (a `plan` run alone keeps this night's), and reads
+    # names with the titles they were mined with
     (staging / PLAIN_WORDS.name).write_text(json.dumps(plain), encoding="utf-8")
+    (staging / NAMES.name).write_text(json.dumps(index.names()), encoding="utf-8")
     result = summarize(ing, shapes)
     result.followups = linked
     ing.con.close()

@@ -5,7 +5,7 @@ left dangling at an end ("when did invade the"), a gap where a word was cut out 
 "this year" in a step whose filter holds the year. A step that asks the question in its own words (a one-step plan)
 is judged by its slots and year text alone: what a person typed is a person's query. `check_readable` applies it
 to every step of a plan; the plan stage rejects a written template that fails it
-(`tasks.plan.stage.check_template`), as it rejects an invalid one.
+(`tasks.plan.check.check_template`), as it rejects an invalid one.
 """
 
 from __future__ import annotations

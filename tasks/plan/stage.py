@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -14,36 +14,31 @@ import pyarrow.parquet as pq
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from schemas import class_routes
 from schemas.arrow import CacheRow, read_published
 from schemas.bridge import Bridge
 from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.digest import fingerprint
-from schemas.entity import ENTITY
 from schemas.extract import Lexicon, Skeleton, cache_key, fill_skeleton
-from schemas.files import CACHE, CONFIG, LEXICON, TEMPLATES, VOCABULARY
+from schemas.files import CACHE, CLASS_ROUTES, CONFIG, LEXICON, TEMPLATES, VOCABULARY
 from schemas.plan import (
     Plan,
     PlanError,
     canonical_filters,
-    check_plan,
-    check_words,
     fill_slots,
-    slot_names,
-    validate_plan,
 )
 from schemas.text import words
 from schemas.vocabulary import Vocabulary
 from tasks.index.store import Index, best_cosine
+from tasks.plan.check import SAMPLES_PER_SHAPE, check_template
 from tasks.plan.clauses import Reach
 from tasks.plan.model_writer import Generate, excerpt, write_batch
-from tasks.plan.readable import check_readable
 from tasks.plan.routing import ROUTER_VERSION, ROUTES, ShapeEvaluation, decide_route
-from tasks.plan.rules_writer import slotted, write_template
+from tasks.plan.rules_writer import write_template
 from tasks.plan.vocabulary import mine_vocabulary, worded
 from tasks.progress import progress
 
-SAMPLES_PER_SHAPE = 4
 EXCERPTS_PER_VALUE = 2  # chunk texts per facet value shown to a model writer
 
 
@@ -85,42 +80,6 @@ def _samples(questions: list[dict[str, Any]], skeleton: str) -> list[tuple[Skele
         first.setdefault(slots, sk)
         counts[slots] += n
     return [(first[slots], n) for slots, n in counts.most_common()]
-
-
-def check_template(template: Plan, shape: dict[str, Any], config: Config, lexicon: Lexicon,
-                   samples: list[Skeleton], corpus_words: Collection[str] = ()) -> dict[str, Any]:
-    """Validate a template and check it, filled, against the shape's questions: the status columns.
-
-    A complaint reads "kind: detail"; the kind is a PlanError reason, or invented_value / dropped_constraint
-    from the constraint check."""
-    facets: dict[str, set[str]] = {f.name: set() for f in config.facets}
-    facets.update(lexicon.known_values())
-    slots = set(_slot_names(shape["skeleton"], config.slot_facets))
-    status: dict[str, Any] = {"valid": True, "check_ok": True, "complaint": ""}
-    try:
-        validate_plan(template, max_steps=config.planning.max_steps, facets=facets, slot_names=slots)
-        allowed = lexicon.name_words() | set(words(shape["skeleton"]).split()) | set(corpus_words)
-        check_words(template, allowed)
-        own = {s.id for s in template.steps if s.query == slotted(shape["skeleton"], config.slot_facets)}
-        check_readable(template, lexicon.year_facet, own=own)
-        time_facets = [f.name for f in config.facets if f.kind in ("year", "date")]
-        for sk in samples[:SAMPLES_PER_SHAPE]:
-            filled = fill_slots(template, sk.slots)
-            # a name's own words are no query words ("And Then There Were None"): judged as one neutral name
-            named = {s: "Name" for s in sk.slots if s.startswith(ENTITY + "_")} if config.entity_slots else {}
-            check_readable(fill_slots(template, {**sk.slots, **named}) if named else filled, lexicon.year_facet,
-                           filled=True, own=own)
-            result = check_plan(filled, list(sk.constraints), lambda text: lexicon.extract(text), time_facets,
-                                text_facets=[ENTITY] if config.entity_slots else ())
-            if not result.ok:
-                kind = "invented_value" if result.invented else "dropped_constraint"
-                status.update(check_ok=False, complaint=f"{kind}: {result.complaint()}")
-                break
-            if result.year_only_in_text:
-                status["complaint"] = "year only in text: " + ", ".join(v for _, v in sorted(result.year_only_in_text))
-    except PlanError as exc:
-        status.update(valid=False, complaint=str(exc))
-    return status
 
 
 def partition_excerpts(skeleton: str, samples: list[Skeleton], config: Config, index: Index,
@@ -201,10 +160,6 @@ def write_templates(todo: list[tuple[dict[str, Any], list[Skeleton]]], config: C
     return out, fallbacks
 
 
-def _slot_names(skeleton: str, facets: list[str]) -> list[str]:
-    return slot_names(slotted(skeleton, facets))
-
-
 def _fingerprint(obj: Any) -> str:
     return fingerprint(obj)
 
@@ -226,6 +181,41 @@ def recounted(entries: list[CacheRow], counted: list[tuple[Skeleton, int]]) -> l
     counts = {json.dumps(sk.slots, sort_keys=True): n for sk, n in counted}
     return [replace(e, questions=counts.get(json.dumps(json.loads(e.slots), sort_keys=True), e.questions))
             for e in entries]
+
+
+def class_evaluation(template: Plan, shape: dict[str, Any], samples: list[Skeleton], config: Config,
+                     lexicon: Lexicon, index: Index, vocabulary: Vocabulary) -> dict[str, Any]:
+    """The routes measured for the plan the class planner would write for this shape's skeleton
+    (`tasks.plan.class_planner`: the rule writer without the index's reach or a corpus bridge): the shape's own
+    when its template is that plan, {} when that plan is one step or fails the checks."""
+    plan = write_template(shape["skeleton"], shape["type"], config)
+    if len(plan.steps) < 2:
+        return {}
+    if plan == template:
+        return {"same": True}
+    status = check_template(plan, shape, config, lexicon, samples)
+    if not (status["valid"] and status["check_ok"]):
+        return {}
+    try:
+        ev = decide_route(plan, samples[:SAMPLES_PER_SHAPE], index, lexicon, config.planning.budget,
+                          config.planning.per_step_k, config.planning.merge, floor=config.mining.null_floor,
+                          vocabulary=vocabulary, rerank=config.planning.rerank,
+                          margin=config.planning.evidence_margin, split_floor=config.planning.split_floor)
+    except PlanError:
+        return {}
+    return ev.to_json()
+
+
+def by_class(templates: list[dict[str, Any]], shapes: list[dict[str, Any]]) -> Iterable[tuple[str, dict[str, Any]]]:
+    """(class key, the routes measured for its class plan) of each sound shape whose evaluation holds them
+    (`class_evaluation`; a shape whose class plan is one step counts as one no split helps)."""
+    signature = {s["shape_id"]: s.get("signature") or "" for s in shapes}
+    for t in templates:
+        evaluation = json.loads(t["evaluation"] or "{}")
+        if "class" not in evaluation:  # not measured (class routes off when it was made), or unsound
+            continue
+        measured = evaluation if evaluation["class"].get("same") else evaluation["class"]
+        yield class_routes.class_key(t["type"], signature.get(t["shape_id"], "")), measured
 
 
 def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon: Lexicon, index: Index,
@@ -292,6 +282,9 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                     ev = ShapeEvaluation("one_search", 0)
             else:
                 ev = ShapeEvaluation("one_search", 0)
+            evaluation = ev.to_json()
+            if config.planning.class_routes and sound and shape["type"] != "null":
+                evaluation["class"] = class_evaluation(template, shape, samples, config, lexicon, index, vocabulary)
             routes[ev.route] += 1
             evidence = ev.evidence | status.get("reach_evidence", set())  # what the evaluation and the writer saw
             templates.append({
@@ -300,7 +293,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                 "model": status["model"], "valid": status["valid"], "check_ok": status["check_ok"],
                 "complaint": status["complaint"], "prompt_hash": status.get("prompt_hash", ""),
                 "fallback": bool(status.get("fallback")), "route": ev.route,
-                "evaluation": json.dumps(ev.to_json()), "members": [shape["skeleton"], *(shape["examples"] or [])],
+                "evaluation": json.dumps(evaluation), "members": [shape["skeleton"], *(shape["examples"] or [])],
                 "member_hashes": shape.get("member_hashes") or [],
                 "count": shape["count"], "shape_sig": shape_sig,
                 "evidence": json.dumps(sorted([i, hashes.get(i)] for i in evidence)),
@@ -318,6 +311,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                                         json.dumps(ev.coverage)))
             bar.advance(1)
     templates.sort(key=lambda t: t["shape_id"])  # the same file whichever templates were reused
+    class_routes.write(staging / CLASS_ROUTES.name, class_routes.decide(by_class(templates, shapes)))
     pq.write_table(pa.Table.from_pylist(templates, TEMPLATES.schema), staging / TEMPLATES.name)
     pq.write_table(pa.Table.from_pylist([e.to_row() for e in sorted(entries, key=lambda e: e.key)], CACHE.schema),
                    staging / CACHE.name)

@@ -1,0 +1,76 @@
+"""A miss planned by its class: a question whose skeleton no one logged, of a class the nightly measured a split
+for (`schemas.class_routes`), gets the rule writer's plan for its own skeleton, checked as a template is.
+
+The class is read from the question alone (its type by the classifier's rules, its slot facets), the plan from its
+own words, the filters from its own values: no plan or value of another question is served. A class the
+publication does not route to a split, a plan of one step, or a plan the checks refuse leaves the miss as it was
+(one search, or the online planner where one is configured)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, datetime
+
+from schemas import class_routes
+from schemas.cache import LookupResult, PlanCache, utc_date
+from schemas.extract import Skeleton
+from schemas.plan import STEP_SLOT, PlanError, fill_slots
+from schemas.plan_view import PlanView
+from tasks.mine.classify import classify
+from tasks.mine.extract_rows import constraint_columns
+from tasks.plan.check import check_template
+from tasks.plan.rules_writer import write_template
+
+CLASS = "class"  # a LookupResult's source when its plan came from its class
+
+
+def class_of(sk: Skeleton, cache: PlanCache) -> tuple[str, str]:
+    """(class key, shape type) of a skeleton, as the plan stage keys its mined shapes."""
+    signature = constraint_columns(sk.constraints)[0]
+    shape_type, _ = classify(sk.text, signature, cache.lexicon.config, None)
+    return class_routes.class_key(shape_type, signature), shape_type
+
+
+def plan_by_class(cache: PlanCache, res: LookupResult, question: str, when: date) -> LookupResult:
+    """`res`, the lookup of `question` on `when`, with its class's split plan when it found no shape, the
+    publication routes its class to a split, and the rule writer's plan for it has two or more steps and passes
+    the checks; else `res` unchanged."""
+    if res.hit or res.shape_id is not None or res.plan is not None or not res.skeleton:
+        return res
+    sk = cache.lexicon.skeleton(cache.scrub(res.resolved or question), when)
+    if sk.text != res.skeleton:
+        return res
+    key, shape_type = class_of(sk, cache)
+    route = cache.class_routes.get(key, {}).get("route", "one_search")
+    if route not in class_routes.SPLITS:
+        return res
+    config = cache.lexicon.config
+    template = write_template(sk.text, shape_type, config)
+    if len(template.steps) < 2:
+        return res
+    status = check_template(template, {"shape_id": CLASS, "skeleton": sk.text, "type": shape_type}, config,
+                            cache.lexicon, [sk])
+    if not (status["valid"] and status["check_ok"]):
+        return res
+    try:
+        doc = fill_slots(template, sk.slots).model_dump(mode="json", exclude_defaults=True)
+    except PlanError:
+        return res
+    if route == "split_original":
+        doc["keep_original"] = True
+    res.route, res.plan, res.source, res.shape_type = route, PlanView(doc), CLASS, shape_type
+    res.reason = f"{res.reason}; planned by its class {key}"
+    res.where = {s["id"]: cache.where(s.get("filters", {})) for s in doc["steps"]
+                 if not any(STEP_SLOT.search(v) for v in s.get("filters", {}).values())}
+    res.trace = {**res.trace, "class": key, "class_route": cache.class_routes[key]}
+    return res
+
+
+def lookup(cache: PlanCache, question: str, now: date | datetime | None = None,
+           history: Sequence[str] | None = None) -> LookupResult:
+    """`cache.lookup`, with a miss planned by its class where the publication's config sets `planning.class_routes`:
+    what the command line, the server and the evaluation serve."""
+    res = cache.lookup(question, now, history=history)
+    if cache.lexicon.config.planning.class_routes:
+        res = plan_by_class(cache, res, question, utc_date(now))
+    return res

@@ -1,0 +1,113 @@
+"""Routes by class: a skeleton no one logged is split only where the mined shapes of its class measured a split
+better than one search (schemas/class_routes.py, tasks/plan/class_planner.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import yaml
+from typer.testing import CliRunner
+
+from planbake.cli import app
+from schemas import class_routes
+from schemas.cache import PlanCache, utc_date
+from schemas.files import CLASS_ROUTES, MANIFEST
+from schemas.publication import current_run
+from tasks.plan.class_planner import CLASS, class_of, plan_by_class
+from tests.conftest import ROOT, write_log
+
+
+def ev(route: str, one: float, split: float, questions: int = 1) -> dict[str, Any]:
+    return {"route": route, "questions": questions,
+            "coverage": {"one_search": one, "split": split, "split_original": (one + split) / 2}}
+
+
+def test_a_class_is_split_where_its_shapes_measured_the_split_better() -> None:
+    k = "comparison|office,office"
+    routes = class_routes.decide([(k, ev("split", 0.5, 1.0)), (k, ev("split", 0.5, 1.0)), (k, ev("one_search", 1, 1))])
+    assert routes[k]["route"] == "split" and routes[k]["shapes"] == 3 and routes[k]["split_shapes"] == 2
+    assert routes[k]["coverage"]["split"] == 1.0 and routes[k]["coverage"]["one_search"] == round(2 / 3, 4)
+
+
+def test_too_few_shapes_or_a_minority_of_splits_is_one_search() -> None:
+    k = "comparison|office,office"
+    assert class_routes.decide([(k, ev("split", 0.5, 1.0))] * 2)[k]["route"] == "one_search"
+    # the mean favours the split, but one shape of three was routed to it: one search
+    minority = [(k, ev("split", 0.0, 1.0, questions=9)), (k, ev("one_search", 1, 0.9)), (k, ev("one_search", 1, 0.9))]
+    assert class_routes.decide(minority)[k]["route"] == "one_search"
+    # questions weigh: a split that loses on the shape asked most loses the class
+    weighed = [(k, ev("split", 0.5, 0.6)), (k, ev("split", 0.5, 0.6)), (k, ev("split", 1.0, 0.5, questions=10))]
+    assert class_routes.decide(weighed)[k]["route"] == "one_search"
+
+
+def test_a_shape_without_coverage_counts_as_one_no_split_helps() -> None:
+    k = "single|office"
+    routes = class_routes.decide([(k, {"route": "one_search", "questions": 4})] * 5)
+    assert routes[k]["route"] == "one_search" and routes[k]["coverage"] == {r: 1.0 for r in class_routes.ROUTES}
+
+
+def test_the_class_key_leaves_qualifiers_out() -> None:
+    assert class_routes.class_key("comparison", "office,office|part-time") == "comparison|office,office"
+
+
+WORDINGS = ["compare vacation days in {a} and {b}", "how many vacation days do {a} and {b} give",
+            "vacation days {a} vs {b}", "is the per diem higher in {a} or {b}"]
+PAIRS = [("Berlin", "Amsterdam"), ("Lisbon", "London"), ("Warsaw", "Toronto")]
+
+
+def test_an_unlogged_wording_of_a_split_class_gets_its_own_split(tmp_path: Path, prefect_harness: None) -> None:
+    """Comparisons of two offices logged in four wordings (three users each) make the class "comparison|office,
+    office"; a comparison worded as no log words it misses its shape and, with the class routed to a split, gets
+    the rule writer's plan for its own skeleton: one step per office, its own words, its own offices."""
+    config = yaml.safe_load((ROOT / "data" / "configs" / "demo.yaml").read_text(encoding="utf-8"))
+    config["mining"].update(min_count=3, min_users=3)
+    config["planning"]["class_routes"] = True
+    config["corpus"] = str(ROOT / "data" / "demo" / "corpus.jsonl")
+    config.pop("logs", None)
+    path = tmp_path / "demo.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    asked = [w.format(a=a, b=b) for w in WORDINGS for a, b in PAIRS]
+    logs = write_log(tmp_path / "logs", asked, datetime.now(UTC).replace(microsecond=0) - timedelta(days=1))
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["nightly", "--config", str(path), "--logs", str(logs), "--out", str(out),
+                                   "--json"])
+    assert res.exit_code == 0, res.output
+    routes = json.loads((current_run(out) / CLASS_ROUTES.name).read_text(encoding="utf-8"))
+    key = "comparison|office,office"
+    # (two wordings may merge into one shape)
+    assert routes[key]["shapes"] >= class_routes.MIN_SHAPES and routes[key]["route"] == "split", routes
+    cache = PlanCache.open(out)
+    question = "between Berlin and Lisbon, where are there more vacation days"
+    miss = cache.lookup(question)
+    assert not miss.hit and miss.shape_id is None and miss.plan is None
+    assert class_of(cache.lexicon.skeleton(cache.scrub(question)), cache)[0] == key
+    planned = plan_by_class(cache, miss, question, utc_date(None))
+    assert planned.route == "split" and planned.source == CLASS and planned.trace["class"] == key
+    assert planned.plan is not None
+    steps = planned.plan["steps"]
+    assert [s["filters"] for s in steps] == [{"office": "Berlin"}, {"office": "Lisbon"}]
+    assert all("vacation days" in s["query"] for s in steps), steps
+    # the command line serves it as the evaluation and the server do (`class_planner.lookup`)
+    shown = CliRunner().invoke(app, ["lookup", question, "--out", str(out), "--json"])
+    assert shown.exit_code == 0, shown.output
+    doc = json.loads(shown.output)
+    assert (doc["source"], doc["route"], len(doc["plan"]["steps"])) == (CLASS, "split", 2)
+    # a logged question keeps its own shape's route; a class no route names is left as it is
+    hit = cache.lookup("compare vacation days in Berlin and Amsterdam")
+    assert plan_by_class(cache, hit, "compare vacation days in Berlin and Amsterdam", utc_date(None)) is hit
+    single = cache.lookup("how many vacation days in Lisbon for interns")
+    assert plan_by_class(cache, single, "how many vacation days in Lisbon for interns", utc_date(None)).plan is None
+    # a publication made before class routes opens with none, and plans no miss by class
+    run = tmp_path / "older"
+    shutil.copytree(current_run(out), run)
+    (run / CLASS_ROUTES.name).unlink()
+    manifest = json.loads((run / MANIFEST.name).read_text(encoding="utf-8"))
+    manifest["files"].remove(CLASS_ROUTES.name)
+    (run / MANIFEST.name).write_text(json.dumps(manifest), encoding="utf-8")
+    older = PlanCache(run)
+    assert older.class_routes == {}
+    assert plan_by_class(older, older.lookup(question), question, utc_date(None)).plan is None

@@ -1,0 +1,109 @@
+"""The scrubber's shortcuts for numbers change no verdict: a region whose numbering plan cannot read a number is not
+parsed (`_readable_in`), and an id module is not asked about a digit count it refuses as the wrong length."""
+
+from __future__ import annotations
+
+import random
+
+import phonenumbers
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from stdnum.exceptions import InvalidLength
+
+from schemas.pii import _CHECKED_IDS, _REFUSED_LENGTHS, PHONE_REGIONS, _readable_in, is_phone
+
+
+def parse_everywhere(number: str, digits: str) -> bool:
+    """`is_phone` without the shortcut: every region parsed."""
+    if number.startswith("+") or digits.startswith("00"):
+        return is_phone(number, digits)
+    for region in PHONE_REGIONS:
+        try:
+            if phonenumbers.is_valid_number(phonenumbers.parse(number, region)):
+                return True
+        except phonenumbers.NumberParseException:
+            continue
+    return False
+
+
+def region_reads(number: str, region: str) -> bool:
+    try:
+        return bool(phonenumbers.is_valid_number(phonenumbers.parse(number, region)))
+    except phonenumbers.NumberParseException:
+        return False
+
+
+def _examples() -> list[str]:
+    """Every example number phonenumbers holds for the regions and their neighbours under one country code, written
+    nationally and internationally without its "+", and each with its last digits changed."""
+    rng = random.Random(7)
+    regions = {r for region in PHONE_REGIONS
+               for r in phonenumbers.region_codes_for_country_code(phonenumbers.country_code_for_region(region))}
+    out = []
+    for region in sorted(regions):
+        for kind in phonenumbers.PhoneNumberType.values():
+            example = phonenumbers.example_number_for_type(region, kind)
+            if example is None:
+                continue
+            national = phonenumbers.format_number(example, phonenumbers.PhoneNumberFormat.NATIONAL)
+            world = phonenumbers.format_number(example, phonenumbers.PhoneNumberFormat.INTERNATIONAL)[1:]
+            for text in (national, world, "011 " + world, "0" + world):
+                out.append(text)
+                out.append(text[:-2] + "".join(rng.choice("0123456789") for _ in range(2)))
+    return out
+
+
+EXAMPLES = _examples()
+
+
+def digits_of(text: str) -> str:
+    return "".join(c for c in text if c.isdigit())
+
+
+def test_examples_cover_valid_numbers_of_every_region() -> None:
+    """The examples hold numbers each region reads as valid, so the next test can tell a wrong skip."""
+    for region in PHONE_REGIONS:
+        assert any(region_reads(e, region) for e in EXAMPLES), region
+
+
+@pytest.mark.parametrize("region", PHONE_REGIONS)
+def test_a_region_is_skipped_only_where_it_cannot_read_the_number(region: str) -> None:
+    for text in EXAMPLES:
+        if region_reads(text, region):
+            assert _readable_in(digits_of(text), region), (text, region)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["", "0", "1", "00", "011", "44", "49", "39", "1800", "180020", "358", "99"]),
+       st.lists(st.text("0123456789", min_size=1, max_size=5), min_size=1, max_size=5),
+       st.sampled_from([" ", "-", ".", ""]))
+def test_is_phone_gives_the_verdict_of_parsing_in_every_region(lead: str, groups: list[str], sep: str) -> None:
+    number = lead + sep.join(groups)
+    digits = digits_of(number)
+    assert is_phone(number, digits) == parse_everywhere(number, digits), number
+
+
+@pytest.mark.parametrize("module", _CHECKED_IDS, ids=lambda m: m.__name__)
+def test_refused_lengths_are_the_librarys(module: object) -> None:
+    """Each refused count is one the library refuses for any digits (three draws each), and a count it takes
+    (a valid id's) is never refused."""
+    rng = random.Random(11)
+    for n in _REFUSED_LENGTHS[module]:
+        for _ in range(3):
+            digits = "".join(rng.choice("0123456789") for _ in range(n))
+            with pytest.raises(InvalidLength):
+                module.validate(digits)  # type: ignore[attr-defined]
+    assert _REFUSED_LENGTHS[module] != frozenset(range(1, 65))
+
+
+def test_valid_ids_are_never_skipped() -> None:
+    """Valid numbers from the libraries' own documentation pass the length gate."""
+    valid = {"us.ssn": "536904399", "nl.bsn": "111222333", "de.idnr": "36574261809", "pl.pesel": "44051401359",
+             "fr.nir": "295109912611193", "be.nn": "85073003328", "ca.sin": "123456782", "ch.ssn": "7569217076985",
+             "se.personnummer": "8803200016", "us.itin": "912902345"}
+    for module in _CHECKED_IDS:
+        name = ".".join(module.__name__.split(".")[-2:])
+        number = valid[name]
+        assert module.is_valid(number), name
+        assert len(number) not in _REFUSED_LENGTHS[module], name
