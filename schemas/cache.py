@@ -255,7 +255,7 @@ class PlanCache:
         shape_id = self.shape_of.get(sk.text)
         if shape_id is None:
             return LookupResult(False, "online_planner", skeleton=sk.text, constraints=constraints,
-                                reason="no recurring shape has this skeleton")
+                                reason=NO_SHAPE)
         tpl = self.templates[shape_id]
         key = cache_key(shape_id, sk)
         base = LookupResult(True, tpl["route"], key, shape_id, tpl["type"], sk.text, constraints)
@@ -294,6 +294,7 @@ def utc_date(now: date | datetime | None) -> date:
 
 
 FILLER_ONLY = "only greetings or filler words"
+NO_SHAPE = "no recurring shape has this skeleton"  # the miss a planner (by class, online) may plan
 
 
 _verdict = lru_cache(maxsize=VERDICT_MEMO)(score)  # a skeleton's verdict: skeletons recur (they make the shapes)
