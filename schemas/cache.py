@@ -10,6 +10,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from schemas import class_routes
 from schemas.arrow import CacheRow, read_published
 from schemas.config import read_published_config
@@ -92,12 +94,10 @@ class PlanCache:
         self.shape_of = ShapeMembers()
         self.templates: dict[str, dict[str, Any]] = {}
         self._plans: dict[str, tuple[str, set[str]]] = {}  # template JSON and its constraint slots
-        self._template_trace: dict[str, str] = {}  # as JSON: each lookup's trace is its own copy
+        self._template_trace: dict[str, bytes] = {}  # as JSON, made at a shape's first lookup: a trace is a copy
         for row in read_published(run_dir, TEMPLATES).to_pylist():
-            row["evaluation_doc"] = json.loads(row.get("evaluation") or "{}")
+            row["evaluation_doc"] = orjson.loads(row.get("evaluation") or "{}")
             self.templates[row["shape_id"]] = row
-            self._template_trace[row["shape_id"]] = json.dumps({
-                "template": {k: row.get(k) for k in _TEMPLATE_TRACE}, "evaluation": row["evaluation_doc"]})
             if row["route"] != "one_search":
                 plan = Plan.model_validate_json(row["template"])  # validated once, filled as text per lookup
                 text = plan.model_dump_json(exclude_defaults=True)
@@ -106,7 +106,7 @@ class PlanCache:
             self.shape_of.add(row["shape_id"], row["members"] or [], row.get("member_hashes") or [])
         # keyed anew from each entry's slots: a publication written when keys kept the question's order still hits
         columns = read_published(run_dir, CACHE).columns  # in CacheRow's order
-        self.entries: dict[str, CacheRow] = {slots_key(r.shape_id, json.loads(r.slots)): r
+        self.entries: dict[str, CacheRow] = {slots_key(r.shape_id, orjson.loads(r.slots)): r
                                              for r in map(CacheRow, *(c.to_pylist() for c in columns))}
         index = self.manifest.get("index", {})
         self._run_trace = {"run_id": self.manifest.get("run_id"), "index_version": index.get("version"),
@@ -150,10 +150,20 @@ class PlanCache:
         if res.plan:
             res.where = {s["id"]: self.where(s.get("filters", {})) for s in res.plan["steps"]
                          if not any(STEP_SLOT.search(v) for v in s.get("filters", {}).values())}
-        template = self._template_trace.get(res.shape_id or "")
+        template = self._trace_of(res.shape_id)
         res.trace = {**self._run_trace, "key": res.key, "skeleton": res.skeleton, "constraints": res.constraints,
-                     "reason": res.reason, "resolved": res.resolved, **(json.loads(template) if template else {})}
+                     "reason": res.reason, "resolved": res.resolved, **(orjson.loads(template) if template else {})}
         return res
+
+    def _trace_of(self, shape_id: str | None) -> bytes | None:
+        """The template's part of a lookup's trace, as JSON (made once per shape; each lookup parses its own)."""
+        if shape_id is None or (row := self.templates.get(shape_id)) is None:
+            return None
+        text = self._template_trace.get(shape_id)
+        if text is None:
+            text = self._template_trace[shape_id] = orjson.dumps({
+                "template": {k: row.get(k) for k in _TEMPLATE_TRACE}, "evaluation": row["evaluation_doc"]})
+        return text
 
     def _recent(self, history: Sequence[str]) -> list[str]:
         """The newest `lookup.history_entries` entries of the history, oldest first, each checked to be a str
@@ -245,7 +255,7 @@ class PlanCache:
         shape_id = self.shape_of.get(sk.text)
         if shape_id is None:
             return LookupResult(False, "online_planner", skeleton=sk.text, constraints=constraints,
-                                reason="no recurring shape has this skeleton")
+                                reason=NO_SHAPE)
         tpl = self.templates[shape_id]
         key = cache_key(shape_id, sk)
         base = LookupResult(True, tpl["route"], key, shape_id, tpl["type"], sk.text, constraints)
@@ -284,6 +294,7 @@ def utc_date(now: date | datetime | None) -> date:
 
 
 FILLER_ONLY = "only greetings or filler words"
+NO_SHAPE = "no recurring shape has this skeleton"  # the miss a planner (by class, online) may plan
 
 
 _verdict = lru_cache(maxsize=VERDICT_MEMO)(score)  # a skeleton's verdict: skeletons recur (they make the shapes)

@@ -6,12 +6,14 @@ question whose wording is new. The plan stage measures each mined shape's routes
 is served a split when
 
 - at least `MIN_SHAPES` sound shapes of it were measured,
-- their coverage with the split, weighted by their questions, is above their coverage with one search, and
+- their coverage with the split, weighted by the questions measured (up to four a shape), is above their coverage
+  with one search, and
 - the split found more than one search on more of them than it found less on.
 
 A question of such a class gets the rule writer's plan for its own skeleton at lookup time, checked as a template
-is (`tasks.plan.class_planner`). Every other class, and every class of a publication made before them, is one
-search. Nothing here is a similarity: the class is read from the question's slots and the classifier's rules.
+is (`tasks.plan.class_planner`). A question of every other class, and of every class of a publication made before
+them, is left the miss it was (one search, or the online planner where one is configured). Nothing here is a
+similarity: the class is read from the question's slots and the classifier's rules.
 """
 
 from __future__ import annotations

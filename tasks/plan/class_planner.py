@@ -8,11 +8,14 @@ publication does not route to a split, a plan of one step, or a plan the checks 
 
 from __future__ import annotations
 
+import copy
+import logging
 from collections.abc import Sequence
 from datetime import date, datetime
 
 from schemas import class_routes
-from schemas.cache import LookupResult, PlanCache, utc_date
+from schemas.cache import NO_SHAPE, LookupResult, PlanCache, utc_date
+from schemas.config import Config
 from schemas.extract import Skeleton
 from schemas.plan import STEP_SLOT, PlanError, fill_slots
 from schemas.plan_view import PlanView
@@ -22,26 +25,36 @@ from tasks.plan.check import check_template
 from tasks.plan.rules_writer import write_template
 
 CLASS = "class"  # a LookupResult's source when its plan came from its class
+log = logging.getLogger(__name__)
+
+
+def rules_class(skeleton: str, signature: str, config: Config) -> tuple[str, str]:
+    """(class key, shape type) of a skeleton and its signature by the `classify` rules alone: no index score (no
+    null type), no corpus bridge. The plan stage keys each mined shape by it, and a lookup its question."""
+    shape_type, _ = classify(skeleton, signature, config, None)
+    return class_routes.class_key(shape_type, signature), shape_type
 
 
 def class_of(sk: Skeleton, cache: PlanCache) -> tuple[str, str]:
-    """(class key, shape type) of a skeleton, as the plan stage keys its mined shapes."""
-    signature = constraint_columns(sk.constraints)[0]
-    shape_type, _ = classify(sk.text, signature, cache.lexicon.config, None)
-    return class_routes.class_key(shape_type, signature), shape_type
+    """(class key, shape type) of a skeleton, as the plan stage keys its mined shapes (`rules_class`)."""
+    return rules_class(sk.text, constraint_columns(sk.constraints)[0], cache.lexicon.config)
 
 
 def plan_by_class(cache: PlanCache, res: LookupResult, question: str, when: date) -> LookupResult:
     """`res`, the lookup of `question` on `when`, with its class's split plan when it found no shape, the
     publication routes its class to a split, and the rule writer's plan for it has two or more steps and passes
-    the checks; else `res` unchanged."""
-    if res.hit or res.shape_id is not None or res.plan is not None or not res.skeleton:
+    the checks; else `res` unchanged. Only a miss for want of a shape is planned: a refused question (instruction
+    text), a follow-up that did not resolve (no previous question, ambiguous) or any other miss is left as it is;
+    a resolved follow-up is planned as the standalone question it resolved to."""
+    if (res.hit or res.shape_id is not None or res.plan is not None or not res.skeleton
+            or res.route != "online_planner" or res.reason != NO_SHAPE or (res.followup and not res.resolved)):
         return res
     sk = cache.lexicon.skeleton(cache.scrub(res.resolved or question), when)
     if sk.text != res.skeleton:
         return res
     key, shape_type = class_of(sk, cache)
-    route = cache.class_routes.get(key, {}).get("route", "one_search")
+    decided = cache.class_routes.get(key)
+    route = decided.get("route", "one_search") if isinstance(decided, dict) else "one_search"
     if route not in class_routes.SPLITS:
         return res
     config = cache.lexicon.config
@@ -58,19 +71,25 @@ def plan_by_class(cache: PlanCache, res: LookupResult, question: str, when: date
         return res
     if route == "split_original":
         doc["keep_original"] = True
-    res.route, res.plan, res.source, res.shape_type = route, PlanView(doc), CLASS, shape_type
+    where = {s["id"]: cache.where(s.get("filters", {})) for s in doc["steps"]
+             if not any(STEP_SLOT.search(v) for v in s.get("filters", {}).values())}
+    trace = {**res.trace, "class": key, "class_route": copy.deepcopy(decided)}  # each lookup's trace its own
+    view = PlanView(doc)
+    res.route, res.plan, res.source, res.shape_type = route, view, CLASS, shape_type
     res.reason = f"{res.reason}; planned by its class {key}"
-    res.where = {s["id"]: cache.where(s.get("filters", {})) for s in doc["steps"]
-                 if not any(STEP_SLOT.search(v) for v in s.get("filters", {}).values())}
-    res.trace = {**res.trace, "class": key, "class_route": cache.class_routes[key]}
+    res.where, res.trace = where, trace
     return res
 
 
 def lookup(cache: PlanCache, question: str, now: date | datetime | None = None,
            history: Sequence[str] | None = None) -> LookupResult:
     """`cache.lookup`, with a miss planned by its class where the publication's config sets `planning.class_routes`:
-    what the command line, the server and the evaluation serve."""
+    what the command line, the server and the evaluation serve. The class plan fails soft: an error while writing
+    or checking it leaves the lookup's own answer (logged), never a failed lookup."""
     res = cache.lookup(question, now, history=history)
     if cache.lexicon.config.planning.class_routes:
-        res = plan_by_class(cache, res, question, utc_date(now))
+        try:
+            res = plan_by_class(cache, res, question, utc_date(now))
+        except Exception:  # noqa: BLE001 - a class plan is an addition to the lookup, never its failure
+            log.exception("class plan failed for skeleton %r; the lookup's own answer is served", res.skeleton)
     return res

@@ -32,6 +32,7 @@ from schemas.text import words
 from schemas.vocabulary import Vocabulary
 from tasks.index.store import Index, best_cosine
 from tasks.plan.check import SAMPLES_PER_SHAPE, check_template
+from tasks.plan.class_planner import rules_class
 from tasks.plan.clauses import Reach
 from tasks.plan.model_writer import Generate, excerpt, write_batch
 from tasks.plan.routing import ROUTER_VERSION, ROUTES, ShapeEvaluation, decide_route
@@ -40,6 +41,8 @@ from tasks.plan.vocabulary import mine_vocabulary, worded
 from tasks.progress import progress
 
 EXCERPTS_PER_VALUE = 2  # chunk texts per facet value shown to a model writer
+# the class measure's version (`class_evaluation`): a template measured by an older one is evaluated anew
+CLASS_MEASURE = 2
 
 
 @dataclass
@@ -183,27 +186,31 @@ def recounted(entries: list[CacheRow], counted: list[tuple[Skeleton, int]]) -> l
             for e in entries]
 
 
-def class_evaluation(template: Plan, shape: dict[str, Any], samples: list[Skeleton], config: Config,
-                     lexicon: Lexicon, index: Index, vocabulary: Vocabulary) -> dict[str, Any]:
-    """The routes measured for the plan the class planner would write for this shape's skeleton
-    (`tasks.plan.class_planner`: the rule writer without the index's reach or a corpus bridge): the shape's own
-    when its template is that plan, {} when that plan is one step or fails the checks."""
-    plan = write_template(shape["skeleton"], shape["type"], config)
+def class_evaluation(template: Plan, own: ShapeEvaluation, shape: dict[str, Any], samples: list[Skeleton],
+                     config: Config, lexicon: Lexicon, index: Index) -> tuple[dict[str, Any], set[str]]:
+    """The shape's class key (`class_planner.rules_class`: the `classify` rules on its skeleton alone, as a lookup
+    keys a question) and the routes measured for the plan the class planner would write for it (the rule writer of
+    that type, without the index's reach, a corpus bridge or the corpus's words: what a lookup serves), with the
+    chunk ids that measure saw. The shape's own evaluation stands for it (`same`) when its template is that plan
+    and was measured in the question's words; no figures when that plan is one step or fails the checks."""
+    key, shape_type = rules_class(shape["skeleton"], shape.get("signature") or "", config)
+    doc: dict[str, Any] = {"key": key}
+    plan = write_template(shape["skeleton"], shape_type, config)
     if len(plan.steps) < 2:
-        return {}
-    if plan == template:
-        return {"same": True}
-    status = check_template(plan, shape, config, lexicon, samples)
+        return doc, set()
+    if plan == template and not own.vocabulary.get("used"):
+        return {**doc, "same": True}, set()
+    status = check_template(plan, {**shape, "type": shape_type}, config, lexicon, samples)
     if not (status["valid"] and status["check_ok"]):
-        return {}
+        return doc, set()
     try:
         ev = decide_route(plan, samples[:SAMPLES_PER_SHAPE], index, lexicon, config.planning.budget,
                           config.planning.per_step_k, config.planning.merge, floor=config.mining.null_floor,
-                          vocabulary=vocabulary, rerank=config.planning.rerank,
+                          vocabulary=None, rerank=config.planning.rerank,
                           margin=config.planning.evidence_margin, split_floor=config.planning.split_floor)
     except PlanError:
-        return {}
-    return ev.to_json()
+        return doc, set()
+    return {**doc, **ev.to_json()}, ev.evidence
 
 
 def by_class(templates: list[dict[str, Any]], shapes: list[dict[str, Any]]) -> Iterable[tuple[str, dict[str, Any]]]:
@@ -212,10 +219,11 @@ def by_class(templates: list[dict[str, Any]], shapes: list[dict[str, Any]]) -> I
     signature = {s["shape_id"]: s.get("signature") or "" for s in shapes}
     for t in templates:
         evaluation = json.loads(t["evaluation"] or "{}")
-        if "class" not in evaluation:  # not measured (class routes off when it was made), or unsound
+        measured = evaluation.get("class")
+        if measured is None:  # not measured (class routes off when it was made), or unsound
             continue
-        measured = evaluation if evaluation["class"].get("same") else evaluation["class"]
-        yield class_routes.class_key(t["type"], signature.get(t["shape_id"], "")), measured
+        key = measured.get("key") or class_routes.class_key(t["type"], signature.get(t["shape_id"], ""))
+        yield key, (evaluation if measured.get("same") else measured)
 
 
 def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon: Lexicon, index: Index,
@@ -248,7 +256,7 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
         counted = _samples(by_shape[shape["shape_id"]], shape["skeleton"])
         shape_sig = _fingerprint([shape["skeleton"], shape["type"], shape.get("bridge"), [s.slots for s, _ in counted],
                                   config.planning.model_dump(), config.mining.null_floor, ROUTER_VERSION,
-                                  vocabulary.digest(), scopes])  # the floor gates clause splits and routes
+                                  vocabulary.digest(), scopes, CLASS_MEASURE])  # the floor gates clause splits, routes
         old = prev_tpls.get(shape["shape_id"])
         if (old is not None and not corpus_added and old.get("shape_sig") == shape_sig
                 and all(h in (hashes.get(i), legacy.get(i)) for i, h in json.loads(old.get("evidence") or "[]"))):
@@ -282,11 +290,13 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
                     ev = ShapeEvaluation("one_search", 0)
             else:
                 ev = ShapeEvaluation("one_search", 0)
-            evaluation = ev.to_json()
+            evaluation, class_seen = ev.to_json(), set[str]()
             if config.planning.class_routes and sound and shape["type"] != "null":
-                evaluation["class"] = class_evaluation(template, shape, samples, config, lexicon, index, vocabulary)
+                evaluation["class"], class_seen = class_evaluation(template, ev, shape, samples, config, lexicon,
+                                                                   index)
             routes[ev.route] += 1
-            evidence = ev.evidence | status.get("reach_evidence", set())  # what the evaluation and the writer saw
+            # what the evaluation, the class measure and the writer saw: a template is reused only while they stand
+            evidence = ev.evidence | class_seen | status.get("reach_evidence", set())
             templates.append({
                 "shape_id": shape["shape_id"], "skeleton": shape["skeleton"], "type": shape["type"],
                 "template": template.model_dump_json(exclude_defaults=True), "writer": status["writer"],
