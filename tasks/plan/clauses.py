@@ -19,13 +19,15 @@ from collections.abc import Callable, Collection
 
 from schemas.plan import CONSTRAINT_SLOT, PLAN_WORDS, Extract, Plan, Step, slots_by_facet
 from schemas.text import words as folded
+from tasks.plan.readable import tidy
 
 Reach = Callable[[str, dict[str, str]], float]  # (clause, filters with slots) -> best evidence score
 
 
 def clauses(text: str, connectives: list[str], min_words: int, frame_words: Collection[str] = ()) -> list[str]:
-    """The clauses of a slotted skeleton, slots and connectives removed. `frame_words` (the question's framing,
-    "as mentioned by {source}") count as no content."""
+    """The clauses of a slotted skeleton, slots and connectives removed, and tidied (`readable.tidy`: "articles
+    discussed in {source}" leaves no dangling "in"). `frame_words` (the question's framing, "as mentioned by
+    {source}") count as no content."""
     ignored = PLAN_WORDS | {w for f in frame_words for w in folded(f).split()}
     forms = sorted({f for c in connectives if (f := folded(c))}, key=lambda c: (-len(c), c))  # as skeletons are
     if not forms:
@@ -45,8 +47,8 @@ def clauses(text: str, connectives: list[str], min_words: int, frame_words: Coll
         elif content:
             lead += words
     if not out:
-        return [" ".join(lead)] if lead else []  # no piece long enough: the whole text is one clause
-    return list(dict.fromkeys(out))  # a clause said twice is searched once
+        return [tidy(" ".join(lead))] if lead else []  # no piece long enough: the whole text is one clause
+    return list(dict.fromkeys(map(tidy, out)))  # a clause said twice is searched once
 
 
 def slot_groups(text: str) -> list[dict[str, str]]:
@@ -130,7 +132,7 @@ def name_bridge(text: str, plan: Plan, max_steps: int) -> Plan:
     searches with that name in front ("{s1} clause"), so the chunks about it rank first. A refused name leaves
     the clause as it was."""
     steps = [Step(id="s1", query=text, extract=Extract(kind="name", top=NAME_TOP))]
-    steps += [Step(id=f"s{n}", query="{s1} " + s.query, depends_on=["s1"], filters=s.filters)
+    steps += [Step(id=f"s{n}", query=tidy("{s1} " + s.query), depends_on=["s1"], filters=s.filters)
               for n, s in enumerate(plan.steps[:max_steps - 1], 2)]
     return Plan(steps=steps)
 

@@ -5,7 +5,8 @@ left dangling at an end ("when did invade the"), a gap where a word was cut out 
 "this year" in a step whose filter holds the year. A step that asks the question in its own words (a one-step plan)
 is judged by its slots and year text alone: what a person typed is a person's query. `check_readable` applies it
 to every step of a plan; the plan stage rejects a written template that fails it
-(`tasks.plan.check.check_template`), as it rejects an invalid one.
+(`tasks.plan.check.check_template`), as it rejects an invalid one. `tidy` mends the leftovers the rule writer makes
+when it cuts a question up: it drops the dangling or orphaned function words the check names.
 """
 
 from __future__ import annotations
@@ -58,21 +59,44 @@ def unreadable(query: str, *, filled: bool = False, year_filter: bool = False, o
         return f"says {m.group(0)!r}, but its filter holds the year"
     if own:
         return ""
-    low = [t if t.startswith("{") else t.casefold() for t in tokens]
+    return _fault([t if t.startswith("{") else t.casefold() for t in tokens])[0]
+
+
+def _fault(low: list[str]) -> tuple[str, int]:
+    """Why the folded words `low` are no query ("" when they are one), and the position of the word to drop to
+    mend it: the dangling word, the article before a gap, the "do" left without its subject (-1: none)."""
     if all(t in FUNCTION_WORDS for t in low):
-        return "no word but function words"
+        return "no word but function words", -1
     if low[0] in _OPENERS:
-        return f"starts with {low[0]!r}"
+        return f"starts with {low[0]!r}", 0
     last, stranded = low[-1], any(t in _STRANDERS for t in low[:-1])
     if last in _CUT | CONJUNCTIONS or (last in PREPOSITIONS | AUXILIARIES and not stranded):
-        return f"ends with {last!r}"
+        return f"ends with {last!r}", len(low) - 1
     for i, (word, after) in enumerate(zip(low, low[1:], strict=False)):
         if word in _CUT and after in _NOT_AFTER_ARTICLE and after != word:  # "the the" is a typo, not a cut
-            return f"{word!r} right before {after!r}"
+            return f"{word!r} right before {after!r}", i
         if (word in _DO and i + 2 < len(low) and low[i + 2] in _CUT and not after.startswith("{")
                 and after not in FUNCTION_WORDS | _QUANTIFIERS):
-            return f"{word!r} {after!r} {low[i + 2]!r}: a word is missing"  # "did invade the": no subject
-    return ""
+            return f"{word!r} {after!r} {low[i + 2]!r}: a word is missing", i  # "did invade the": no subject
+    return "", -1
+
+
+def tidy(query: str) -> str:
+    """`query` with the leftovers of cutting a question up dropped, word by word, where `unreadable` finds them:
+    "the from credit ratings" -> "from credit ratings", "articles discussed in from" -> "articles discussed",
+    "does describe the match" -> "describe the match". A query that reads, or that it cannot mend so that it reads,
+    is returned as it is (the check refuses the latter)."""
+    words = query.split()
+    if not unreadable(query) or not all(_TOKEN.fullmatch(w) for w in words):  # punctuation: no word to drop
+        return query
+    low = [w if w.startswith("{") else w.casefold() for w in words]
+    while low:
+        why, at = _fault(low)
+        if not why or at < 0:
+            break
+        del words[at], low[at]
+    mended = " ".join(words)
+    return mended if not unreadable(mended) else query
 
 
 def check_readable(plan: Plan, year_facet: str | None, *, filled: bool = False, own: Collection[str] = ()) -> None:

@@ -19,7 +19,7 @@ from tasks.plan.clauses import (
     name_bridge,
     slot_groups,
 )
-from tasks.plan.readable import FUNCTION_WORDS
+from tasks.plan.readable import FUNCTION_WORDS, tidy
 
 # a placeholder, with the function words that lead to it ("call me at {phone}")
 _PLACEHOLDER = re.compile(r"(?:\b(?:" + "|".join(sorted(FUNCTION_WORDS)) + r")\s+)*\{([a-z_]+)\}")
@@ -44,13 +44,13 @@ def slotted(skeleton: str, facets: list[str] | None = None) -> str:
 
 
 def _part_query(text: str, keep: str, drop: list[str], strip_words: list[str]) -> str:
-    """The skeleton narrowed to one part: other values of the split facet and comparison words removed."""
+    """The skeleton narrowed to one part: other values of the split facet and comparison words removed, tidied."""
     for slot in [*drop, keep]:
         text = re.sub(rf"\s*(?:\b{_JOINERS}\s+)?(?:the\s+)?\{{{re.escape(slot)}\}}", " ", text)
     for w in strip_words:
         text = re.sub(rf"(?<!\w){re.escape(w)}(?!\w)", " ", text)
     text = re.sub(rf"(?:\s+\b{_JOINERS})+\s*$", "", " ".join(text.split()))
-    return f"{text} in {{{keep}}}"
+    return f"{tidy(text)} in {{{keep}}}"
 
 
 def _split(text: str, facet: str, slots: list[str], config: Config) -> Plan:
@@ -77,7 +77,7 @@ def _bridge(text: str, config: Config) -> Plan | None:
     m = re.search(rf"^(?P<need>.+?)\s+(?:at|for|during|of|in)\s+the\s+(?P<event>.*\b(?:{indicators})\b.*)$", text)
     if not m:
         return None
-    event, need = m.group("event"), m.group("need")
+    event, need = m.group("event"), tidy(m.group("need"))
     filters = {facet: "{" + slots[-1] + "}" for facet, slots in _facet_slots(event, config).items()}
     facet = cats[0]
     return Plan(steps=[
@@ -100,7 +100,7 @@ def _term_bridge(text: str, bridge: Bridge, config: Config) -> Plan | None:
     times = {facet: "{" + slots[-1] + "}" for facet, slots in slots_by_facet(text).items()
              if kinds.get(facet) in ("year", "date")}
     need = " ".join(tokens[:span[0]]) if span[1] == len(tokens) else text
-    need = re.sub(rf"(?:\s+\b(?:{_JOINERS}|the|a|an))+\s*$", "", need).strip() or text
+    need = tidy(re.sub(rf"(?:\s+\b(?:{_JOINERS}|the|a|an))+\s*$", "", need).strip() or text)
     return Plan(steps=[
         Step(id="s1", query=named, filters=times, extract=Extract(facet=bridge.facet, top=1)),
         Step(id="s2", query=f"{need} in {{s1}}", depends_on=["s1"], filters={bridge.facet: "{s1}"}),
@@ -126,18 +126,24 @@ def _entity_plan(text: str, names: list[str], config: Config) -> Plan:
     gone = {*names, *(v.strip("{}") for v in filters.values())}
     content = [w for w in text.split() if w not in drop and w.strip("{}") not in gone]
     rest = " ".join(dict.fromkeys(content))
-    return Plan(steps=[Step(id=f"s{n}", query=f"{{{name}}} {rest}".strip(), filters=filters)
+    return Plan(steps=[Step(id=f"s{n}", query=tidy(f"{{{name}}} {rest}".strip()), filters=filters)
                        for n, name in enumerate(names, 1)])
 
 
 def unframed(plan: Plan, frame_words: list[str]) -> Plan:
-    """The plan with `planning.frame_words` left out of its steps' queries (a query of nothing else is kept)."""
+    """The plan with `planning.frame_words` left out of its steps' queries (a query of nothing else is kept), tidied
+    where a word went ("as reported by" leaves no "as")."""
     drop = {w for f in frame_words for w in folded(f).split()}
     if not drop:
         return plan
-    steps = [s.model_copy(update={"query": " ".join(w for w in s.query.split() if w not in drop) or s.query})
-             for s in plan.steps]
+    steps = [s.model_copy(update={"query": _unframed(s.query, drop)}) for s in plan.steps]
     return plan.model_copy(update={"steps": steps})
+
+
+def _unframed(query: str, drop: set[str]) -> str:
+    """`query` without the words in `drop`, tidied; as it was when that leaves nothing or drops nothing."""
+    kept = [w for w in query.split() if w not in drop]
+    return tidy(" ".join(kept)) if kept and len(kept) < len(query.split()) else query
 
 
 def write_template(skeleton: str, shape_type: str, config: Config, reach: Reach | None = None,
