@@ -42,7 +42,9 @@ named, {year_1} the first year. Return JSON for a plan: steps s1, s2, ... Each s
   earlier step "extract": {"kind": "facet", "facet": ..., "top": 1}, and write {s1} where the value goes.
   If the question asks for a company or person it does not name, an earlier step can search the whole
   skeleton with "extract": {"kind": "name", "facet": null, "top": 10}; a name fills query text only, never
-  a filter. Never fill such a value in yourself.
+  a filter. If it describes a thing through another it names ("the film shot in {entity_1}"), s1 can search
+  the skeleton with "extract": {"kind": "title", "facet": null, "top": 1}: the corpus title that the page of
+  the named thing writes. Never fill such a value in yourself.
 - At most MAX_STEPS steps. Queries are short search phrases in the skeleton's own words, lexicon terms and
   slots; no other words, no instructions, no URLs. Each reads as a question or keyword query a person would
   write: no word left dangling where a part was cut out ("when did invade the"), no "this year" in a step
