@@ -26,7 +26,7 @@ class StepResult:
     hits: list[Hit] = field(default_factory=list)
     answer: str | None = None
     answer_facet: str | None = None
-    answer_kind: str | None = None  # what the step extracts: "facet" (answer_facet's value), "name", "title", or nothing
+    answer_kind: str | None = None  # what the step extracts: "facet" (answer_facet's value), "name", "title" or none
     error: str | None = None
     scope: dict[str, Any] = field(default_factory=dict)  # which chunk answered: local or company-wide (scope_trace)
 
