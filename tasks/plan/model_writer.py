@@ -42,9 +42,7 @@ named, {year_1} the first year. Return JSON for a plan: steps s1, s2, ... Each s
   earlier step "extract": {"kind": "facet", "facet": ..., "top": 1}, and write {s1} where the value goes.
   If the question asks for a company or person it does not name, an earlier step can search the whole
   skeleton with "extract": {"kind": "name", "facet": null, "top": 10}; a name fills query text only, never
-  a filter. If it describes a thing through another it names ("the film shot in {entity_1}"), s1 can search
-  the skeleton with "extract": {"kind": "title", "facet": null, "top": 1}: the corpus title that the page of
-  the named thing writes. Never fill such a value in yourself.
+  a filter. Never fill such a value in yourself.
 - At most MAX_STEPS steps. Queries are short search phrases in the skeleton's own words, lexicon terms and
   slots; no other words, no instructions, no URLs. Each reads as a question or keyword query a person would
   write: no word left dangling where a part was cut out ("when did invade the"), no "this year" in a step
@@ -56,7 +54,10 @@ Facets and their known values: LEXICON"""
 ENTITY_RULE = """
 {entity_1}, {entity_2}, ... are the names the question is about (a person, a work, a place, an organisation):
 they go in query text, never in filters. A question about two or more names may search each name with the words
-of the question it needs ("{entity_1} nationality")."""
+of the question it needs ("{entity_1} nationality"). A question that describes a thing through one it names
+("the film that was shot in {entity_1}") can chain: s1 searches the skeleton with "extract": {"kind": "title",
+"facet": null, "top": 1} (the corpus title the named thing's page writes), s2 searches "{s1}" with the words of
+what it asks."""
 
 EXCERPT_CHARS = 300
 
