@@ -23,6 +23,7 @@ from tasks.index.stage import build_index
 from tasks.index.store import Index
 from tasks.plan.chains import describes_through, title_chain
 from tasks.plan.check import check_template
+from tasks.plan.routing import decide_route
 from tasks.plan.rules_writer import write_template
 
 CONFIG = Config(facets=[Facet(name="year", kind="year")], entity_slots=True)
@@ -162,3 +163,16 @@ def test_a_refused_title_leaves_a_keyword_query_of_the_question(pages: tuple[Con
     assert steps[0].answer is None and steps[0].error is not None and "titles" in steps[0].error
     assert steps[1].error is None and steps[1].query == "lives county borders"
     assert steps[1].hits  # it still searched
+
+
+def test_the_route_measure_counts_the_chain_s_parts_though_the_question_names_a_year(
+        pages: tuple[Config, Index, Lexicon]) -> None:
+    """The question names 1986, which no step filters on: the chain's parts are its steps' own evidence, and the
+    film's page, which one search of two chunks misses, makes the split the better route."""
+    config, index, lexicon = pages
+    sk = lexicon.skeleton("Who directed the film that was shot in Leland, North Carolina in 1986?")
+    assert ("year", "1986") in {(c.facet, c.value) for c in sk.constraints}
+    template = write_template(sk.text, "single", config)
+    ev = decide_route(template, [sk], index, lexicon, budget=2, k=2)
+    assert ev.route == "split", ev
+    assert ev.coverage["split"] > ev.coverage["one_search"]
