@@ -2,8 +2,8 @@
 
 A class is a shape type and the facets of its slots ("comparison|source,source", "single|entity"; names counted
 up to two): what the classifier and the rule writer decide a plan by, read from the skeleton alone, so a lookup
-can tell the class of a question whose wording is new. The plan stage measures each mined shape's routes (`tasks.plan.routing`); a class
-is served a split when
+can tell the class of a question whose wording is new. The plan stage measures each mined shape's routes
+(`tasks.plan.routing`); a class is served a split when
 
 - at least `MIN_SHAPES` sound shapes of it were measured,
 - their coverage with the split, weighted by the questions measured (up to four a shape), is above their coverage
