@@ -52,17 +52,16 @@ def decide(measured: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, dict[
     for key, evaluations in sorted(by_class.items()):
         total = {r: 0.0 for r in ROUTES}
         questions = 0
-        for ev in evaluations:
+        coverages: list[Mapping[str, Any]] = [ev.get("coverage") or {} for ev in evaluations]
+        for ev, cov in zip(evaluations, coverages, strict=True):
             n = max(int(ev.get("questions") or 1), 1)
-            cov = ev.get("coverage") or {}
             base = float(cov.get("one_search", 1.0))
             for r in ROUTES:
                 total[r] += n * float(cov.get(r, base))
             questions += n
         mean = {r: round(total[r] / questions, 4) for r in ROUTES}
         best = max(SPLITS, key=lambda r: (mean[r], r == "split"))
-        gains = [float((ev.get("coverage") or {}).get(best, 0.0)) - float((ev.get("coverage") or {}).get(
-            "one_search", 0.0)) for ev in evaluations if ev.get("coverage")]
+        gains = [float(cov.get(best, 0.0)) - float(cov.get("one_search", 0.0)) for cov in coverages if cov]
         won, lost = sum(g > 1e-9 for g in gains), sum(g < -1e-9 for g in gains)
         served = len(evaluations) >= MIN_SHAPES and mean[best] > mean["one_search"] + 1e-9 and won > lost
         out[key] = {"route": best if served else "one_search", "shapes": len(evaluations),
