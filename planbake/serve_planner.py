@@ -13,7 +13,7 @@ from datetime import date
 import httpx
 
 from schemas.cache import LookupResult, PlanCache
-from schemas.plan import STEP_SLOT, PlanError, fill_slots, plan_json_schema
+from schemas.plan import PlanError, fill_slots, plan_json_schema
 from schemas.plan_view import PlanView
 from tasks.plan.check import check_template
 from tasks.plan.model_writer import Completion, build_messages, parse_completion, token_limit
@@ -70,8 +70,7 @@ class OnlinePlanner:
         res.plan, res.source = PlanView(doc), "online_planner"
         res.route = "split_original" if doc.get("keep_original") else "split"
         res.reason = f"{res.reason}; planned online"
-        res.where = {s["id"]: cache.where(s.get("filters", {})) for s in doc["steps"]
-                     if not any(STEP_SLOT.search(v) for v in s.get("filters", {}).values())}
+        res.where = cache.step_wheres(doc["steps"])
         log.info("online plan for skeleton %r: %d steps", sk.text, len(doc["steps"]))
         return res, "planned"
 

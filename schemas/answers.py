@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from schemas.entity import KnownNames
 from schemas.extract import Lexicon
 from schemas.plan import PLAN_WORDS
 from schemas.text import words
@@ -73,6 +74,22 @@ def extract_name(hits: Sequence[Evidence], top: int, query: str) -> str:
     if len(tied) > 1:
         raise ExtractRefused(f"{len(tied)} names tie at {top_count} of the top {top} chunks: {sorted(tied)[:4]}")
     return ranked[0][0]
+
+
+def extract_title(hits: Sequence[Evidence], top: int, query: str, names: KnownNames) -> str:
+    """The one corpus title (`KnownNames`) the top chunks write that the query does not: the thing a question
+    describes without naming it ("the film that was shot in Leland in 1986"), read off the page of what it does
+    name. A title sharing a content word with the query is the query's own. Refuse on none or several."""
+    asked = set(words(query).split()) - PLAN_WORDS
+    found: dict[str, None] = {}
+    for h in hits[:top]:
+        for title in names.mentions(h.text):
+            if not set(words(title).split()) & asked:
+                found.setdefault(title)
+    if len(found) != 1:
+        raise ExtractRefused(f"found {len(found)} titles the query does not name in the top {top} chunks: "
+                             f"{list(found)[:4]}")
+    return next(iter(found))
 
 
 def _name_runs(text: str, asked: set[str]) -> list[tuple[str, ...]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import lru_cache
@@ -148,8 +148,7 @@ class PlanCache:
         recent = self._recent(history or ())
         res = self._answer(question, recent, when)
         if res.plan:
-            res.where = {s["id"]: self.where(s.get("filters", {})) for s in res.plan["steps"]
-                         if not any(STEP_SLOT.search(v) for v in s.get("filters", {}).values())}
+            res.where = self.step_wheres(res.plan["steps"])
         template = self._trace_of(res.shape_id)
         res.trace = {**self._run_trace, "key": res.key, "skeleton": res.skeleton, "constraints": res.constraints,
                      "reason": res.reason, "resolved": res.resolved, **(orjson.loads(template) if template else {})}
@@ -239,6 +238,11 @@ class PlanCache:
         where the facet inherits, years and dates exactly, current versions unless a year or date is named
         (`schemas.scope`). A step whose filter waits on an answer (`{s1}`) gets its clause once it is filled."""
         return scope_where(filters, self.lexicon.config, all_versions)
+
+    def step_wheres(self, steps: Iterable[Mapping[str, Any]]) -> dict[str, str | None]:
+        """Each step's `where` clause by step id (`where`), but for a step whose filter waits on an answer."""
+        return {s["id"]: self.where(s.get("filters", {})) for s in steps
+                if not any(STEP_SLOT.search(v) for v in s.get("filters", {}).values())}
 
     def order(self, hits: Sequence[H], filters: Mapping[str, str]) -> list[H]:
         """A step's hits with each topic's local chunks above its company-wide ones (`schemas.scope`)."""

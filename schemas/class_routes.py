@@ -1,9 +1,9 @@
 """Routes by class: a question whose skeleton no one logged is served as the mined shapes of its class were.
 
-A class is a shape type and the facets of its slots ("comparison|source,source", "single|entity"): what the
-classifier and the rule writer decide a plan by, read from the skeleton alone, so a lookup can tell the class of a
-question whose wording is new. The plan stage measures each mined shape's routes (`tasks.plan.routing`); a class
-is served a split when
+A class is a shape type and the facets of its slots ("comparison|source,source", "single|entity"; names counted
+up to two): what the classifier and the rule writer decide a plan by, read from the skeleton alone, so a lookup
+can tell the class of a question whose wording is new. The plan stage measures each mined shape's routes
+(`tasks.plan.routing`); a class is served a split when
 
 - at least `MIN_SHAPES` sound shapes of it were measured,
 - their coverage with the split, weighted by the questions measured (up to four a shape), is above their coverage
@@ -24,16 +24,22 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from schemas.entity import ENTITY
 from schemas.files import CLASS_ROUTES
 
 MIN_SHAPES = 3
+NAMES_KEPT = 2  # entity slots a class key holds: one name, or two and more
 SPLITS = ("split", "split_original")
 ROUTES = ("one_search", *SPLITS)
 
 
 def class_key(shape_type: str, signature: str) -> str:
-    """"comparison|source,source": the type, then the slot facets (a signature's qualifiers left out)."""
-    return f"{shape_type}|{signature.split('|', 1)[0]}"
+    """"comparison|source,source": the type, then the slot facets (a signature's qualifiers left out). Names
+    count up to two: the rule writer plans two names or more alike (a search for each), so "comparison|entity,
+    entity" is the class of every question of two or more."""
+    facets = [f for f in signature.split("|", 1)[0].split(",") if f]
+    kept = [f for i, f in enumerate(facets) if f != ENTITY or facets[:i].count(ENTITY) < NAMES_KEPT]
+    return f"{shape_type}|{','.join(kept)}"
 
 
 def decide(measured: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
@@ -46,17 +52,16 @@ def decide(measured: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, dict[
     for key, evaluations in sorted(by_class.items()):
         total = {r: 0.0 for r in ROUTES}
         questions = 0
-        for ev in evaluations:
+        coverages: list[Mapping[str, Any]] = [ev.get("coverage") or {} for ev in evaluations]
+        for ev, cov in zip(evaluations, coverages, strict=True):
             n = max(int(ev.get("questions") or 1), 1)
-            cov = ev.get("coverage") or {}
             base = float(cov.get("one_search", 1.0))
             for r in ROUTES:
                 total[r] += n * float(cov.get(r, base))
             questions += n
         mean = {r: round(total[r] / questions, 4) for r in ROUTES}
         best = max(SPLITS, key=lambda r: (mean[r], r == "split"))
-        gains = [float((ev.get("coverage") or {}).get(best, 0.0)) - float((ev.get("coverage") or {}).get(
-            "one_search", 0.0)) for ev in evaluations if ev.get("coverage")]
+        gains = [float(cov.get(best, 0.0)) - float(cov.get("one_search", 0.0)) for cov in coverages if cov]
         won, lost = sum(g > 1e-9 for g in gains), sum(g < -1e-9 for g in gains)
         served = len(evaluations) >= MIN_SHAPES and mean[best] > mean["one_search"] + 1e-9 and won > lost
         out[key] = {"route": best if served else "one_search", "shapes": len(evaluations),

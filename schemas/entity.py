@@ -137,6 +137,21 @@ class KnownNames:
                 return end
         return 0
 
+    def mentions(self, text: str) -> list[str]:
+        """The titles a document's `text` writes, each as written in it, once, in order of first mention: at a
+        capitalised word, the longest title spelled from there in the title's own case ("Two Dollar Radio", not
+        the "two" of "two dollars")."""
+        found: dict[str, None] = {}
+        after = 0  # the end of the last title read: a title inside it is no mention of its own
+        for m in _WORD.finditer(text):
+            word = m.group(0)
+            if m.start() < after or not _capitalised(word):
+                continue
+            if end := self.match(text, m.start(), word, cased=True):
+                found.setdefault(text[m.start():end])
+                after = end
+        return list(found)
+
 
 NO_NAMES = KnownNames()
 

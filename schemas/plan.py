@@ -49,11 +49,13 @@ PLAN_WORDS = frozenset({
 class Extract(BaseModel):
     """How code extracts a step's answer for later steps from its top chunks: kind "facet", the one `facet`
     value they name (it can fill a later step's filter); kind "name", the name most of them share that the
-    step's query does not hold (the unnamed company or person a question asks for; it fills query text only)."""
+    step's query does not hold (the unnamed company or person a question asks for; it fills query text only);
+    kind "title", the one corpus title they write that the query does not (the page of the thing a question
+    describes without naming it; query text only)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["facet", "name"] = "facet"
+    kind: Literal["facet", "name", "title"] = "facet"
     facet: str | None = None
     top: int = Field(default=3, ge=1)
 
@@ -61,7 +63,7 @@ class Extract(BaseModel):
     def _facet_for_facet_kind(self) -> Extract:
         if self.kind == "facet" and not self.facet:
             raise ValueError("an extract of kind 'facet' names its facet")
-        if self.kind == "name":
+        if self.kind != "facet":
             self.facet = None
         return self
 
@@ -98,7 +100,7 @@ class Plan(BaseModel):
 class ExtractDoc(TypedDict, total=False):
     """An `Extract` as JSON."""
 
-    kind: Literal["facet", "name"]
+    kind: Literal["facet", "name", "title"]
     facet: str | None
     top: int
 
@@ -160,7 +162,7 @@ def plan_json_schema(facets: Sequence[str] = DEFAULT_FACETS, max_steps: int = MA
     """
     step_id = {"type": "string", "pattern": r"^s[0-9]{1,2}$"}
     text = {"type": "string", "maxLength": MAX_FILTER_CHARS}
-    extract = _closed({"kind": {"type": "string", "enum": ["facet", "name"]},
+    extract = _closed({"kind": {"type": "string", "enum": ["facet", "name", "title"]},
                        "facet": _nullable({"type": "string", "enum": list(facets)}),
                        "top": {"type": "integer", "minimum": 1, "maximum": MAX_EXTRACT_TOP}})
     step = _closed(

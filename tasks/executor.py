@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from schemas.answers import ExtractRefused, extract_name, extract_value
+from schemas.answers import ExtractRefused, extract_name, extract_title, extract_value
 from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.extract import Lexicon
-from schemas.plan import Plan, Step, fill_step_slot, step_slots, validate_plan
+from schemas.plan import Extract, Plan, Step, fill_step_slot, step_slots, validate_plan
 from schemas.scope import scope_trace
 from tasks.index.store import Hit, Index, rank_fusion
 
@@ -26,7 +26,7 @@ class StepResult:
     hits: list[Hit] = field(default_factory=list)
     answer: str | None = None
     answer_facet: str | None = None
-    answer_kind: str | None = None  # what the step extracts: "facet" (answer_facet's value), "name", or nothing
+    answer_kind: str | None = None  # what the step extracts: "facet" (answer_facet's value), "name", "title" or none
     error: str | None = None
     scope: dict[str, Any] = field(default_factory=dict)  # which chunk answered: local or company-wide (scope_trace)
 
@@ -65,8 +65,7 @@ def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int 
         if ex is not None:
             result.answer_facet, result.answer_kind = ex.facet, ex.kind
             try:
-                result.answer = (extract_name(result.hits, ex.top, query) if ex.kind == "name"
-                                 else extract_value(result.hits, ex.facet or "", ex.top, lexicon))
+                result.answer = _extract(ex, result.hits, query, lexicon)
             except ExtractRefused as exc:
                 result.error = str(exc)
             result.hits = result.hits[:k]  # it searched deeper to extract; its part is k deep like the others
@@ -80,7 +79,16 @@ def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int 
 
 
 def _extracts_name(step: Step) -> bool:
-    return step.extract is not None and step.extract.kind == "name"
+    """Whether the step extracts query text (a name or a title), which a refusal leaves empty."""
+    return step.extract is not None and step.extract.kind in ("name", "title")
+
+
+def _extract(ex: Extract, hits: list[Hit], query: str, lexicon: Lexicon) -> str:
+    if ex.kind == "name":
+        return extract_name(hits, ex.top, query)
+    if ex.kind == "title":
+        return extract_title(hits, ex.top, query, lexicon.known_names)
+    return extract_value(hits, ex.facet or "", ex.top, lexicon)
 
 
 def round_robin(lists: list[list[str]], budget: int) -> list[str]:

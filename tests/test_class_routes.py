@@ -56,6 +56,15 @@ def test_the_class_key_leaves_qualifiers_out() -> None:
     assert class_routes.class_key("comparison", "office,office|part-time") == "comparison|office,office"
 
 
+def test_the_class_key_counts_names_up_to_two() -> None:
+    """Two names or more are planned alike (a search each): one class, so a log's few questions of each count
+    of names decide it together."""
+    three = class_routes.class_key("comparison", "entity,entity,entity,year")
+    assert three == class_routes.class_key("comparison", "entity,entity,year") == "comparison|entity,entity,year"
+    assert class_routes.class_key("single", "entity") == "single|entity"
+    assert class_routes.class_key("comparison", "office,office,office") == "comparison|office,office,office"
+
+
 WORDINGS = ["compare vacation days in {a} and {b}", "how many vacation days do {a} and {b} give",
             "vacation days {a} vs {b}", "is the per diem higher in {a} or {b}"]
 PAIRS = [("Berlin", "Amsterdam"), ("Lisbon", "London"), ("Warsaw", "Toronto")]

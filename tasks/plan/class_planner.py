@@ -17,7 +17,7 @@ from schemas import class_routes
 from schemas.cache import NO_SHAPE, LookupResult, PlanCache, utc_date
 from schemas.config import Config
 from schemas.extract import Skeleton
-from schemas.plan import STEP_SLOT, PlanError, fill_slots
+from schemas.plan import PlanError, fill_slots
 from schemas.plan_view import PlanView
 from tasks.mine.classify import classify
 from tasks.mine.extract_rows import constraint_columns
@@ -71,8 +71,7 @@ def plan_by_class(cache: PlanCache, res: LookupResult, question: str, when: date
         return res
     if route == "split_original":
         doc["keep_original"] = True
-    where = {s["id"]: cache.where(s.get("filters", {})) for s in doc["steps"]
-             if not any(STEP_SLOT.search(v) for v in s.get("filters", {}).values())}
+    where = cache.step_wheres(doc["steps"])
     trace = {**res.trace, "class": key, "class_route": copy.deepcopy(decided)}  # each lookup's trace its own
     view = PlanView(doc)
     res.route, res.plan, res.source, res.shape_type = route, view, CLASS, shape_type

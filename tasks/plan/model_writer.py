@@ -54,7 +54,10 @@ Facets and their known values: LEXICON"""
 ENTITY_RULE = """
 {entity_1}, {entity_2}, ... are the names the question is about (a person, a work, a place, an organisation):
 they go in query text, never in filters. A question about two or more names may search each name with the words
-of the question it needs ("{entity_1} nationality")."""
+of the question it needs ("{entity_1} nationality"). A question that describes a thing through one it names
+("the film that was shot in {entity_1}") can chain: s1 searches the skeleton with "extract": {"kind": "title",
+"facet": null, "top": 1} (the corpus title the named thing's page writes), s2 searches "{s1}" with the words of
+what it asks."""
 
 EXCERPT_CHARS = 300
 

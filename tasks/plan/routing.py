@@ -230,8 +230,11 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
             need = set()  # the corpus holds no answer: every route covers the same (nothing)
             unanswered += 1
         targets = part_targets(need, split, evidence_depth(budget, len(plan.steps)), margin)
+        # a plan no step of which filters (names, a title chain) finds its parts by its steps, whatever values
+        # the question names: no filtered step holds the evidence of a value
+        unfiltered = not any(p.filters for p in steps)
         parts = (step_targets(steps, index, evidence_depth(budget, len(plan.steps)), margin)
-                 if answerable and not need and len(plan.steps) >= 2 else [])
+                 if answerable and (not need or unfiltered) and len(plan.steps) >= 2 else [])
         refused += any(p.error for p in split.parts)
         for name, run in (("one_search", one), ("split", split), ("split_original", both)):
             cov[name] += step_coverage(parts, run) if parts else facet_coverage(need, run, targets, index.config)

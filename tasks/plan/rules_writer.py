@@ -9,6 +9,7 @@ from schemas.config import Config
 from schemas.entity import ENTITY
 from schemas.plan import PLAN_WORDS, Extract, Plan, Step, slots_by_facet
 from schemas.text import words as folded
+from tasks.plan.chains import describes_through, title_chain
 from tasks.plan.clauses import (
     Reach,
     asks_for_name,
@@ -153,7 +154,9 @@ def write_template(skeleton: str, shape_type: str, config: Config, reach: Reach 
 
 
 def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | None, bridge: Bridge | None) -> Plan:
-    """Bridge chains (through the term the corpus ties to a value, `bridge`, else the configured bridge words);
+    """Two or more names search each; a question of at most one that describes a thing through it chains through
+    a corpus title (tasks/plan/chains.py). Bridge chains (through the term the corpus ties to a value, `bridge`,
+    else the configured bridge words);
     with `reach` (evidence scores from the index), a question of two or more clauses splits by clause
     (tasks/plan/clauses.py); else comparison and temporal split per value, the rest is one step."""
     text = slotted(skeleton, config.slot_facets)
@@ -162,6 +165,9 @@ def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | Non
     names = slots_by_facet(text).get(ENTITY, []) if config.entity_slots else []
     if 2 <= len(names) <= config.planning.max_steps and shape_type != "null":
         return _entity_plan(text, names, config)
+    if (config.entity_slots and len(names) <= 1 and shape_type != "null" and config.planning.max_steps >= 2
+            and describes_through(text, config.planning.chain_words)):
+        return title_chain(text)
     if shape_type == "bridge" and (plan := (_term_bridge(text, bridge, config) if bridge else None)
                                    or _bridge(text, config)):
         return plan

@@ -1,0 +1,37 @@
+"""Title chains: a question that describes what it asks about through a thing it names ("Who directed the film
+that was shot in Leland, North Carolina in 1986?") searches twice. s1 searches the question and reads the one
+corpus title the best chunk writes that the question does not (`schemas.answers.extract_title`, refusing on none
+or several: the Leland page names the film "Maximum Overdrive"); s2 searches that title with the question's
+content words. One search ranks the page the question names first and the one it describes far below, since the
+question never says the described thing's name; the chain reaches it through the link the corpus itself writes.
+
+Written by the rule writer only where the corpus's titles are read as names (`entity_slots`), for a skeleton of at
+most one name with a word of `planning.chain_words` past its first two words (a relative clause or an embedded
+question: "the film that ...", "by what company"). A single-fact question ("Where was {entity_1} born?") has
+none, so it stays one search; the route measure decides per shape (or per class) whether the chain finds more.
+"""
+
+from __future__ import annotations
+
+from schemas.entity import ENTITY
+from schemas.plan import PLAN_WORDS, Extract, Plan, Step
+from schemas.text import words as folded
+
+TITLE_TOP = 1  # chunks of the question whose titles s1 reads: its best (a second adds links off the topic)
+OPENING = 2  # words a chain word is past: "In what film ..." asks its own question, it describes nothing
+
+
+def describes_through(text: str, chain_words: list[str]) -> bool:
+    """Whether the skeleton holds a word of `chain_words` past its first OPENING words."""
+    wanted = {folded(w) for w in chain_words}
+    return any(w in wanted for w in text.split()[OPENING:])
+
+
+def title_chain(text: str) -> Plan:
+    """s1: the skeleton, extracting the title; s2: "{s1}" and the skeleton's content words but the name (which
+    would rank the named thing's page first again), so a refused title leaves a keyword query of what the
+    question describes."""
+    content = " ".join(dict.fromkeys(w for w in text.split()
+                                     if w not in PLAN_WORDS and not w.startswith("{" + ENTITY)))
+    return Plan(steps=[Step(id="s1", query=text, extract=Extract(kind="title", top=TITLE_TOP)),
+                       Step(id="s2", query=f"{{s1}} {content}".strip(), depends_on=["s1"])])

@@ -1,0 +1,178 @@
+"""Title chains (tasks/plan/chains.py): a question that describes a thing through one it names reaches the
+described thing's page through the title the named one's page writes."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from benchmarks.bench_single_fact import FRAMES
+from schemas.answers import ExtractRefused, extract_title
+from schemas.config import Config, Facet
+from schemas.entity import KnownNames
+from schemas.extract import Lexicon
+from schemas.plan import fill_slots, plan_json_schema
+from tasks.executor import retrieve, run_plan
+from tasks.index.stage import build_index
+from tasks.index.store import Index
+from tasks.plan.chains import describes_through, title_chain
+from tasks.plan.check import check_template
+from tasks.plan.routing import decide_route
+from tasks.plan.rules_writer import write_template
+
+CONFIG = Config(facets=[Facet(name="year", kind="year")], entity_slots=True)
+TITLES = ["Leland, North Carolina", "Maximum Overdrive", "Stephen King", "Brunswick County, North Carolina",
+          "Kiss and Tell (1945 film)", "Shirley Temple"]
+PLAIN = {"is", "a", "town", "in", "the", "was", "film", "and", "of", "directed", "by", "written", "shot", "who"}
+KNOWN = KnownNames(TITLES, PLAIN)
+
+
+@dataclass
+class Chunk:
+    text: str
+    facets: dict[str, Any] = field(default_factory=dict)
+
+
+@pytest.mark.parametrize(("text", "mentioned"), [
+    ("Leland is a town in Brunswick County, North Carolina. Maximum Overdrive was shot there.",
+     ["Brunswick County, North Carolina", "Maximum Overdrive"]),
+    ("Maximum Overdrive is a film written and directed by Stephen King; Stephen King also wrote it.",
+     ["Maximum Overdrive", "Stephen King"]),  # once each, in order of first mention
+    ("Kiss and Tell is a 1945 film starring Shirley Temple.", ["Kiss and Tell", "Shirley Temple"]),  # sense left out
+    ("a maximum overdrive of the engine", []),  # in the title's own case only
+    ("Stephen Kingsley wrote it.", []),  # whole words only
+])
+def test_a_page_mentions_the_titles_it_writes(text: str, mentioned: list[str]) -> None:
+    assert KNOWN.mentions(text) == mentioned
+
+
+@given(st.lists(st.sampled_from([*TITLES, "the town", "a film", "Leland", "was shot in", "King", ",", "."]),
+                max_size=12))
+def test_every_mention_is_a_title_the_text_writes(pieces: list[str]) -> None:
+    text = " ".join(pieces)
+    found = KNOWN.mentions(text)
+    assert len(found) == len(set(found))
+    positions = [text.find(m) for m in found]
+    assert all(p >= 0 for p in positions) and positions == sorted(positions)
+    titles = {*TITLES, *(t.split(" (")[0] for t in TITLES)}  # as written, or without its sense
+    assert set(found) <= titles
+
+
+def test_the_title_the_query_does_not_name_is_the_answer() -> None:
+    leland = Chunk("Leland is a town in Brunswick County, North Carolina. The film Maximum Overdrive was shot "
+                   "in Leland in 1986.")
+    query = "who directed the film that was shot in Leland, North Carolina in 1986"
+    # "Brunswick County, North Carolina" shares words with the query: the query's own
+    assert extract_title([leland], 1, query, KNOWN) == "Maximum Overdrive"
+    with pytest.raises(ExtractRefused, match="found 0 titles"):
+        extract_title([Chunk("Leland is a small town.")], 1, query, KNOWN)
+    both = Chunk("Maximum Overdrive was shot in Leland; Stephen King directed it.")
+    with pytest.raises(ExtractRefused, match="found 2 titles"):  # two candidates: no guess
+        extract_title([both], 1, query, KNOWN)
+    assert extract_title([leland, both], 1, query, KNOWN) == "Maximum Overdrive"  # the top chunk only
+
+
+@pytest.mark.parametrize(("skeleton", "chains"), [
+    ("who directed the film that was shot in or around {entity} in {year}", True),
+    ("{entity} s first novel was published by a house that was founded in {year} and is based where", True),
+    ("the runner up in the {year} {entity} appears on the cover of a game developed by what company", True),
+    ("in what film did {entity} play", False),  # its own question: "what" opens it
+    ("who directed the film shot in {year}", False),  # no word that describes
+    ("are {entity} and {entity} both film directors", False),  # two names: each searched (an entity plan)
+])
+def test_a_question_describing_a_thing_through_a_name_chains(skeleton: str, chains: bool) -> None:
+    plan = write_template(skeleton, "single", CONFIG)
+    assert (plan.steps[0].extract is not None and plan.steps[0].extract.kind == "title") is chains
+    if chains:
+        assert [s.query for s in plan.steps][0] == skeleton.replace("{entity}", "{entity_1}").replace(
+            "{year}", "{year_1}")
+        assert plan.steps[1].query.startswith("{s1} ") and plan.steps[1].depends_on == ["s1"]
+        status = check_template(plan, {"shape_id": "x", "skeleton": skeleton, "type": "single"}, CONFIG,
+                                Lexicon(CONFIG, {}), [])
+        assert status["valid"] and status["check_ok"], status
+    no_names = CONFIG.model_copy(update={"entity_slots": False})
+    assert len(write_template(skeleton.replace("{entity}", "Leland"), "single", no_names).steps) == 1 or not chains
+
+
+@pytest.mark.parametrize("frame", FRAMES)
+def test_a_single_fact_question_stays_one_search(frame: str) -> None:
+    skeleton = frame.format(e="{entity}").casefold().rstrip("?.")
+    assert not describes_through(skeleton, CONFIG.planning.chain_words)
+    assert len(write_template(skeleton, "single", CONFIG).steps) == 1
+
+
+def test_the_plan_schema_takes_a_title_step() -> None:
+    schema = plan_json_schema(("year",))
+    assert "title" in schema["properties"]["steps"]["items"]["properties"]["extract"]["anyOf"][0]["properties"][
+        "kind"]["enum"]
+    assert title_chain("who directed the film that was shot in {entity_1}").steps[0].extract is not None
+
+
+PAGES = [
+    ("leland", "Leland, North Carolina", "Leland is a town in Brunswick County, North Carolina, United States. "
+     "The horror comedy Maximum Overdrive was filmed in and around Leland in 1986."),
+    ("overdrive", "Maximum Overdrive", "Maximum Overdrive is a 1986 American science fiction horror comedy "
+     "written and directed by Stephen King, starring Emilio Estevez."),
+    ("brunswick", "Brunswick County, North Carolina", "Brunswick County is a county on the southern coast of "
+     "the state. Its county seat is Bolivia."),
+    ("king", "Stephen King", "Stephen King is an American author of horror, supernatural fiction and fantasy "
+     "novels, born in Portland, Maine."),
+    ("wilmington", "Wilmington, North Carolina", "Wilmington is a port city near Leland in southeastern North "
+     "Carolina; many films and television series are shot in its studios."),
+    ("carolina", "North Carolina", "North Carolina is a state in the southeastern region of the United States."),
+]
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> tuple[Config, Index, Lexicon]:
+    root = tmp_path_factory.mktemp("pages")
+    corpus = root / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "text": t, "metadata": {"title": title}}) + "\n"
+                              for i, title, t in PAGES), encoding="utf-8")
+    config = CONFIG.model_copy(deep=True)
+    config.chunking.embed_fields = ["title"]
+    outcome = build_index(corpus, config, root / "out", date(2026, 11, 30), quiet=True)
+    index = Index(outcome.uri, config, outcome.result.version)
+    return config, index, Lexicon(config, index.facet_values(), index.plain_words(), index.names())
+
+
+def test_the_chain_reaches_the_page_of_the_thing_described(pages: tuple[Config, Index, Lexicon]) -> None:
+    config, index, lexicon = pages
+    question = "Who directed the film that was shot in Leland, North Carolina in 1986?"
+    sk = lexicon.skeleton(question)
+    assert sk.slots == {"entity_1": "Leland, North Carolina", "year_1": "1986"}
+    template = write_template(sk.text, "single", config)
+    steps = run_plan(fill_slots(template, sk.slots), index, lexicon, 2)
+    assert steps[0].hits[0].id.startswith("leland") and steps[0].answer == "Maximum Overdrive"
+    assert steps[1].query.startswith("Maximum Overdrive ") and steps[1].hits[0].id.startswith("overdrive")
+    run = retrieve(question, fill_slots(template, sk.slots), index, lexicon, 2, 2, False)
+    assert {c.split("#")[0] for c in run.context} >= {"leland", "overdrive"}
+
+
+def test_a_refused_title_leaves_a_keyword_query_of_the_question(pages: tuple[Config, Index, Lexicon]) -> None:
+    config, index, lexicon = pages
+    question = "Who lives in the county that borders Wilmington, North Carolina?"
+    sk = lexicon.skeleton(question)
+    steps = run_plan(fill_slots(write_template(sk.text, "single", config), sk.slots), index, lexicon, 2)
+    assert steps[0].answer is None and steps[0].error is not None and "titles" in steps[0].error
+    assert steps[1].error is None and steps[1].query == "lives county borders"
+    assert steps[1].hits  # it still searched
+
+
+def test_the_route_measure_counts_the_chain_s_parts_though_the_question_names_a_year(
+        pages: tuple[Config, Index, Lexicon]) -> None:
+    """The question names 1986, which no step filters on: the chain's parts are its steps' own evidence, and the
+    film's page, which one search of two chunks misses, makes the split the better route."""
+    config, index, lexicon = pages
+    sk = lexicon.skeleton("Who directed the film that was shot in Leland, North Carolina in 1986?")
+    assert ("year", "1986") in {(c.facet, c.value) for c in sk.constraints}
+    template = write_template(sk.text, "single", config)
+    ev = decide_route(template, [sk], index, lexicon, budget=2, k=2)
+    assert ev.route == "split", ev
+    assert ev.coverage["split"] > ev.coverage["one_search"]
