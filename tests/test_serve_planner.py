@@ -138,3 +138,19 @@ def test_a_hit_never_asks_the_planner(client: TestClient, model: tuple[ModelServ
     doc = client.post("/v1/lookup", json={"question": "Compare parental leave for the second parent in Berlin and "
                                                       "Amsterdam"}).json()
     assert doc["hit"] and len(server.asked) == before
+
+
+def test_a_follow_up_that_did_not_resolve_never_asks_the_planner(client: TestClient,
+                                                                 model: tuple[ModelServer, str]) -> None:
+    """"what about Lisbon?" with no earlier question is a fragment: planning it would search for a fragment."""
+    server, _ = model
+    server.mode = "good"
+    before = len(server.asked)
+    doc = client.post("/v1/lookup", json={"question": "what about Lisbon?"}).json()
+    assert doc["followup"] and doc["resolved"] is None and doc["plan"] is None
+    assert len(server.asked) == before
+    # resolved against the question before it, the same words are a question of their own: a miss is planned
+    doc = client.post("/v1/lookup", json={"question": "what about Lisbon?",
+                                          "history": ["can I bring my dog to the office in Berlin"]}).json()
+    assert doc["followup"] and doc["resolved"].endswith("office in Lisbon"), doc
+    assert len(server.asked) == before + 1
