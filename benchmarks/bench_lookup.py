@@ -56,6 +56,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchmarks.bench_mining import current_rss_mb, load_generator, peak_rss_mb
+from schemas.arrow import KEYS
 from schemas.cache import LookupResult, PlanCache
 from schemas.config import Config, load_config
 from schemas.constraint import QUALIFIER, Constraint
@@ -251,7 +252,7 @@ def build_publication(run_dir: Path, entries_target: int, config: Config) -> dic
     routes = Counter(t["route"] for t in templates)
     manifest = {"run_id": run_dir.name, "lexicon_hash": lexicon.digest(),  # no index: lookup needs none
                 "counts": {"shapes": len(templates), "cache_entries": len(entries), "routes": dict(routes)},
-                "synthetic": "benchmarks/bench_lookup.py"}
+                "synthetic": "benchmarks/bench_lookup.py", "plan": {"cache_keys": KEYS}}
     (run_dir / MANIFEST.name).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     return {"entries": len(entries), "real_entries": real_entries, "shapes": len(templates),
             "real_shapes": real_shapes, "invalid_templates": invalid, "routes": dict(routes),

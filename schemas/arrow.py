@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -93,11 +94,16 @@ CACHE_SCHEMA = pa.schema([  # cache.parquet: a `CacheRow` per shape and value se
 ])
 
 
+# How a publication's cache keys order their slots (its manifest's plan section says, as "cache_keys"): by slot
+# name. A publication that does not say was written when keys kept the question's order, and is keyed anew on load.
+KEYS = "slots by name"
+
+
 @dataclass(frozen=True, slots=True)
 class CacheRow:
     """A row of cache.parquet (`CACHE_SCHEMA`, its fields in the same order): one shape's plan for one value set."""
 
-    key: str  # `schemas.extract.cache_key`: the shape id and the values in slot order
+    key: str  # `schemas.extract.cache_key`: the shape id and the values by slot name (`KEYS`)
     shape_id: str
     route: str  # one_search | split | split_original
     plan: str | None  # the filled plan as JSON, defaults left out (`keep_original` too); None for one search
@@ -112,6 +118,32 @@ class CacheRow:
 
     def to_row(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+class CacheEntries(Mapping[str, CacheRow]):
+    """cache.parquet's rows by key, each made a `CacheRow` only when asked for: a lookup reads a plan by its key
+    (`plan`), so opening a publication builds one dictionary of keys and one list of plans, not a row object per
+    entry (a server opens one per switch of `CURRENT`)."""
+
+    def __init__(self, table: pa.Table, keys: list[str]) -> None:
+        self._columns = table.columns  # in CacheRow's order
+        self._row = dict(zip(keys, range(len(keys)), strict=True))
+        self._plans: list[str | None] = table.column("plan").to_pylist()
+
+    def plan(self, key: str) -> str | None:
+        """The filled plan of `key` as JSON; None for no entry or one without a plan."""
+        i = self._row.get(key)
+        return None if i is None else self._plans[i]
+
+    def __getitem__(self, key: str) -> CacheRow:
+        i = self._row[key]
+        return CacheRow(*(c[i].as_py() for c in self._columns))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row)
+
+    def __len__(self) -> int:
+        return len(self._row)
 
 
 def schema_problems(held: pa.Schema, declared: pa.Schema) -> dict[str, str]:

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from schemas import class_routes
-from schemas.arrow import CacheRow, read_published
+from schemas.arrow import KEYS, CacheEntries, read_published
 from schemas.config import read_published_config
 from schemas.entity import read_names
 from schemas.errors import InputError, NoPublication
@@ -93,21 +93,18 @@ class PlanCache:
         self.class_routes = class_routes.read(run_dir)  # unlogged skeletons' routes by class (schemas.class_routes)
         self.shape_of = ShapeMembers()
         self.templates: dict[str, dict[str, Any]] = {}
-        self._plans: dict[str, tuple[str, set[str]]] = {}  # template JSON and its constraint slots
+        self._plans: dict[str, tuple[str, set[str]]] = {}  # template JSON and its slots, made at first lookup
         self._template_trace: dict[str, bytes] = {}  # as JSON, made at a shape's first lookup: a trace is a copy
         for row in read_published(run_dir, TEMPLATES).to_pylist():
             row["evaluation_doc"] = orjson.loads(row.get("evaluation") or "{}")
             self.templates[row["shape_id"]] = row
-            if row["route"] != "one_search":
-                plan = Plan.model_validate_json(row["template"])  # validated once, filled as text per lookup
-                text = plan.model_dump_json(exclude_defaults=True)
-                self._plans[row["shape_id"]] = (text, {m.group(1) + "_" + m.group(2)
-                                                       for m in CONSTRAINT_SLOT.finditer(text)})
             self.shape_of.add(row["shape_id"], row["members"] or [], row.get("member_hashes") or [])
-        # keyed anew from each entry's slots: a publication written when keys kept the question's order still hits
-        columns = read_published(run_dir, CACHE).columns  # in CacheRow's order
-        self.entries: dict[str, CacheRow] = {slots_key(r.shape_id, orjson.loads(r.slots)): r
-                                             for r in map(CacheRow, *(c.to_pylist() for c in columns))}
+        # a publication written when keys kept the question's order is keyed anew from each entry's slots
+        table = read_published(run_dir, CACHE)
+        keys = (table.column("key").to_pylist() if self.manifest.get("plan", {}).get("cache_keys") == KEYS else
+                [slots_key(shape, orjson.loads(slots)) for shape, slots in
+                 zip(table.column("shape_id").to_pylist(), table.column("slots").to_pylist(), strict=True)])
+        self.entries = CacheEntries(table, keys)
         index = self.manifest.get("index", {})
         self._run_trace = {"run_id": self.manifest.get("run_id"), "index_version": index.get("version"),
                            "index_tag": index.get("tag"), "lexicon_hash": self.manifest.get("lexicon_hash")}
@@ -267,11 +264,10 @@ class PlanCache:
             base.source, base.reason = "template", "one search answers this shape"
             return base
         keep = {"keep_original": tpl["route"] == "split_original"}  # stored without its default
-        entry = self.entries.get(key)
-        if entry is not None and entry.plan:
-            base.plan, base.source = PlanView({**json.loads(entry.plan), **keep}), "cache"
+        if plan := self.entries.plan(key):
+            base.plan, base.source = PlanView({**json.loads(plan), **keep}), "cache"
             return base
-        text, needed = self._plans[shape_id]
+        text, needed = self._plan_of(shape_id)
         slots = sk.slots
         if not needed <= slots.keys():
             missing = ", ".join(sorted(needed - slots.keys()))
@@ -284,6 +280,18 @@ class PlanCache:
             doc = self.vocabulary.apply(doc)
         base.plan, base.source = PlanView({**doc, **keep}), "template"
         return base
+
+
+    def _plan_of(self, shape_id: str) -> tuple[str, set[str]]:
+        """The shape's template as JSON, validated, and its constraint slots: made at the shape's first lookup (a
+        publication holds thousands that one night's questions never reach), then filled as text per lookup."""
+        made = self._plans.get(shape_id)
+        if made is None:
+            text = Plan.model_validate_json(self.templates[shape_id]["template"]).model_dump_json(
+                exclude_defaults=True)
+            made = self._plans[shape_id] = (text, {m.group(1) + "_" + m.group(2)
+                                                   for m in CONSTRAINT_SLOT.finditer(text)})
+        return made
 
 
 def utc_date(now: date | datetime | None) -> date:

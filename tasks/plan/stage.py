@@ -15,7 +15,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from schemas import class_routes
-from schemas.arrow import CacheRow, read_published
+from schemas.arrow import KEYS, CacheRow, read_published
 from schemas.bridge import Bridge
 from schemas.config import Config
 from schemas.constraint import Constraint
@@ -57,6 +57,7 @@ class PlanResult:
     evaluated: int = 0
     rejections: dict[str, int] = field(default_factory=dict)  # rejected model outputs by kind
     multi_step: dict[str, int] = field(default_factory=dict)  # per planned route, shapes of two or more steps
+    cache_keys: str = KEYS  # how cache.parquet's keys order their slots: lookup then reads its keys as they are
 
     def to_json(self) -> dict[str, Any]:
         return self.__dict__.copy()
