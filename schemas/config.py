@@ -179,9 +179,9 @@ class Planning(_Strict):
     # a clause split of a question opening with one of these words asks for a name it does not say ("which
     # company ...", "who is ..."): a first step finds the name, the clause steps search with it ([]: never)
     name_openers: list[str] = Field(default_factory=lambda: ["who", "whom", "whose", "which", "what"])
-    # with entity slots, a question of at most one name that describes a thing through it, with one of these words
-    # past its opening ("the film that was shot in {entity_1}"), chains: s1 searches it and reads the corpus title
-    # its best chunk writes, s2 searches that title (tasks/plan/chains.py; []: never)
+    # with entity slots, a question that describes a thing through what it names, with one of these words past its
+    # opening ("the film that was shot in {entity_1}"), chains: s1 searches it and reads the corpus title its best
+    # chunk writes, s2 searches that title (tasks/plan/chains.py; []: never)
     chain_words: list[str] = Field(default_factory=lambda: ["who", "whom", "whose", "which", "what", "that",
                                                             "where"])
     # words of the question's framing that no chunk says ("does the article suggest ..."): the rule writer leaves

@@ -5,10 +5,11 @@ or several: the Leland page names the film "Maximum Overdrive"); s2 searches tha
 content words. One search ranks the page the question names first and the one it describes far below, since the
 question never says the described thing's name; the chain reaches it through the link the corpus itself writes.
 
-Written by the rule writer only where the corpus's titles are read as names (`entity_slots`), for a skeleton of at
-most one name with a word of `planning.chain_words` past its first two words (a relative clause or an embedded
-question: "the film that ...", "by what company"). A single-fact question ("Where was {entity_1} born?") has
-none, so it stays one search; the route measure decides per shape (or per class) whether the chain finds more.
+Written by the rule writer only where the corpus's titles are read as names (`entity_slots`), for a skeleton with
+a word of `planning.chain_words` past its first two words (a relative clause or an embedded question: "the film
+that ...", "by what company"), before the search per name of a question naming two or more (chosen on the
+HotpotQA dev half: BENCHMARKS.md). A single-fact question ("Where was {entity_1} born?") has none, so it stays
+one search; the route measure decides per shape (or per class) whether the chain finds more.
 """
 
 from __future__ import annotations

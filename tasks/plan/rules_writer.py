@@ -154,20 +154,20 @@ def write_template(skeleton: str, shape_type: str, config: Config, reach: Reach 
 
 
 def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | None, bridge: Bridge | None) -> Plan:
-    """Two or more names search each; a question of at most one that describes a thing through it chains through
-    a corpus title (tasks/plan/chains.py). Bridge chains (through the term the corpus ties to a value, `bridge`,
-    else the configured bridge words);
-    with `reach` (evidence scores from the index), a question of two or more clauses splits by clause
-    (tasks/plan/clauses.py); else comparison and temporal split per value, the rest is one step."""
+    """A question that describes a thing through what it names chains through a corpus title
+    (tasks/plan/chains.py); else two or more names search each. Bridge chains (through the term the corpus ties to
+    a value, `bridge`, else the configured bridge words); with `reach` (evidence scores from the index), a question
+    of two or more clauses splits by clause (tasks/plan/clauses.py); else comparison and temporal split per value,
+    the rest is one step."""
     text = slotted(skeleton, config.slot_facets)
     # a name stays in the text of every other plan; clause steps leave slots out, so a question with one is no
     # clause split
     names = slots_by_facet(text).get(ENTITY, []) if config.entity_slots else []
-    if 2 <= len(names) <= config.planning.max_steps and shape_type != "null":
-        return _entity_plan(text, names, config)
-    if (config.entity_slots and len(names) <= 1 and shape_type != "null" and config.planning.max_steps >= 2
+    if (config.entity_slots and shape_type != "null" and config.planning.max_steps >= 2
             and describes_through(text, config.planning.chain_words)):
         return title_chain(text)
+    if 2 <= len(names) <= config.planning.max_steps and shape_type != "null":
+        return _entity_plan(text, names, config)
     if shape_type == "bridge" and (plan := (_term_bridge(text, bridge, config) if bridge else None)
                                    or _bridge(text, config)):
         return plan
