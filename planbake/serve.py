@@ -191,9 +191,7 @@ def create_app(out: Path, request_log: Path | None = None, check_ms: int = CHECK
         except TypeError as exc:
             return _problem(400, "bad_request", str(exc))
         reason = res.reason  # the lookup's own: a fixed text, so the metric's labels stay few
-        # a follow-up that did not resolve (no previous question, ambiguous) is a fragment: nothing to plan
-        if planner is not None and res.route == "online_planner" and res.skeleton and not (
-                res.followup and not res.resolved):
+        if planner is not None and res.route == "online_planner" and res.skeleton and not res.unresolved:
             res, outcome = await run_in_threadpool(planner.plan, served.cache, res, body.question, utc_date(body.now))
             metrics.planner.labels(outcome).inc()
             if outcome != "planned":

@@ -58,6 +58,11 @@ class LookupResult:
         if self.plan is not None and not isinstance(self.plan, PlanView):
             self.plan = PlanView(self.plan)
 
+    @property
+    def unresolved(self) -> bool:
+        """A follow-up that did not resolve (no previous question, ambiguous): a fragment, nothing to plan."""
+        return self.followup and not self.resolved
+
     def to_json(self) -> dict[str, Any]:
         return {"hit": self.hit, "route": self.route, "key": self.key, "shape": self.shape_id,
                 "shape_type": self.shape_type, "skeleton": self.skeleton,

@@ -47,7 +47,7 @@ def plan_by_class(cache: PlanCache, res: LookupResult, question: str, when: date
     text), a follow-up that did not resolve (no previous question, ambiguous) or any other miss is left as it is;
     a resolved follow-up is planned as the standalone question it resolved to."""
     if (res.hit or res.shape_id is not None or res.plan is not None or not res.skeleton
-            or res.route != "online_planner" or res.reason != NO_SHAPE or (res.followup and not res.resolved)):
+            or res.route != "online_planner" or res.reason != NO_SHAPE or res.unresolved):
         return res
     sk = cache.lexicon.skeleton(cache.scrub(res.resolved or question), when)
     if sk.text != res.skeleton:
