@@ -73,6 +73,12 @@ def read_names(run_dir: Path) -> list[str]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
 
 
+def title_forms(title: str) -> set[str]:
+    """The forms a question may write a corpus title in, case-folded, as `KnownNames` reads them: as the corpus
+    writes it and without a trailing sense in brackets, less punctuation at its edges."""
+    return {fold_cased(_EDGES.sub("", t)).casefold() for t in (title, _SENSE.sub("", title))}
+
+
 class KnownNames:
     """The corpus's titles as names a question may write, indexed by their first word (case-folded), so reading
     them costs one dictionary look-up per capitalised word.

@@ -419,9 +419,9 @@ def _readable_in(digits: str, region: str) -> bool:
 def is_phone(number: str, digits: str, cued: bool = False) -> bool:
     """A number phonenumbers finds valid: with "+" or "00" in its country's plan, else in one of PHONE_REGIONS."""
     if number.startswith("+") or digits.startswith("00"):
-        tries: tuple[tuple[str, str | None], ...] = (("+" + digits.removeprefix("00"), None),)
-    else:
-        tries = tuple((number, region) for region in PHONE_REGIONS if _readable_in(digits, region))
+        tries: Iterable[tuple[str, str | None]] = (("+" + digits.removeprefix("00"), None),)
+    else:  # lazily: the regions after the first that reads it valid are never checked
+        tries = ((number, region) for region in PHONE_REGIONS if _readable_in(digits, region))
     for text, region in tries:
         try:
             if phonenumbers.is_valid_number(phonenumbers.parse(text, region)):

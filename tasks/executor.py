@@ -12,9 +12,11 @@ import numpy as np
 from schemas.answers import ExtractRefused, extract_name, extract_title, extract_value
 from schemas.config import Config
 from schemas.constraint import Constraint
+from schemas.entity import title_forms
 from schemas.extract import Lexicon
 from schemas.plan import Extract, Plan, Step, fill_step_slot, step_slots, validate_plan
 from schemas.scope import scope_trace
+from schemas.text import fold_cased
 from tasks.index.store import Hit, Index, rank_fusion
 
 
@@ -69,6 +71,7 @@ def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int 
             except ExtractRefused as exc:
                 result.error = str(exc)
             result.hits = result.hits[:k]  # it searched deeper to extract; its part is k deep like the others
+        result.hits = named_pages(result.hits, query, filters, lexicon)
         result.scope = scope_trace(result.hits, filters, index.config)
         return result
 
@@ -76,6 +79,20 @@ def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int 
         for sid in order:  # dependencies first, so a step's inputs already have futures
             futures[sid] = pool.submit(run, sid)
         return [futures[s.id].result() for s in plan.steps]
+
+
+def named_pages(hits: list[Hit], query: str, filters: dict[str, str], lexicon: Lexicon) -> list[Hit]:
+    """A step's part where the corpus's titles are read as names (`entity_slots`): a step searches for one thing
+    (a name of the question, the title a chain read, what a question describes), so it brings the chunks of the
+    documents titled by what its query names, in rank order, else its best chunk; the context is topped up from
+    the whole question's search (`retrieve`), whose chunks are more about the question than a step's further
+    down. A step under a category filter (an office) gathers that value's chunks: all of them, as without titles."""
+    names = lexicon.known_names
+    if not names or any(lexicon.kinds.get(f) == "category" for f in filters):
+        return hits
+    named = {fold_cased(m).casefold() for m in names.mentions(query)}
+    pages = [h for h in hits if h.title is not None and title_forms(h.title) & named] if named else []
+    return pages or hits[:1]
 
 
 def _extracts_name(step: Step) -> bool:

@@ -18,9 +18,9 @@ from schemas.config import Config, Facet
 from schemas.entity import KnownNames
 from schemas.extract import Lexicon
 from schemas.plan import fill_slots, plan_json_schema
-from tasks.executor import retrieve, run_plan
+from tasks.executor import named_pages, retrieve, run_plan
 from tasks.index.stage import build_index
-from tasks.index.store import Index
+from tasks.index.store import Hit, Index
 from tasks.plan.chains import describes_through, title_chain
 from tasks.plan.check import check_template
 from tasks.plan.routing import decide_route
@@ -176,3 +176,57 @@ def test_the_route_measure_counts_the_chain_s_parts_though_the_question_names_a_
     ev = decide_route(template, [sk], index, lexicon, budget=2, k=2)
     assert ev.route == "split", ev
     assert ev.coverage["split"] > ev.coverage["one_search"]
+
+
+NAMED = Lexicon(CONFIG, plain=PLAIN, names=TITLES)
+RANKED = [("leland", "Leland, North Carolina"), ("overdrive#0", "Maximum Overdrive"), ("king", "Stephen King"),
+          ("kiss", "Kiss and Tell (1945 film)"), ("overdrive#1", "Maximum Overdrive"), ("none", None)]
+
+
+@pytest.mark.parametrize(("query", "kept"), [
+    ("Maximum Overdrive directed film", ["overdrive#0", "overdrive#1"]),  # its page's chunks, in rank order
+    ("Kiss and Tell starring", ["kiss"]),  # a title read without its sense in brackets
+    ("Stephen King Maximum Overdrive", ["overdrive#0", "king", "overdrive#1"]),  # two titles: both pages
+    ("Shirley Temple films", ["leland"]),  # a title without its page among the hits: the best chunk
+    ("Emilio Estevez films", ["leland"]),  # a name the corpus has no title for: the best chunk
+    ("lives county borders", ["leland"]),  # it names nothing (a refused title's keyword query): the best chunk
+])
+def test_a_step_brings_the_page_of_what_it_names(query: str, kept: list[str]) -> None:
+    hits = [Hit(cid, 0.5, "", {}, None, None, None, True, title=title) for cid, title in RANKED]
+    assert [h.id for h in named_pages(hits, query, {}, NAMED)] == kept
+    assert named_pages(hits, query, {"year": "1986"}, NAMED) == named_pages(hits, query, {}, NAMED)
+    assert named_pages(hits, query, {}, Lexicon(CONFIG)) == hits  # a corpus without titles: every chunk
+    office = CONFIG.model_copy(update={"facets": [*CONFIG.facets, Facet(name="office")]})
+    assert named_pages(hits, query, {"office": "Berlin"}, Lexicon(office, plain=PLAIN, names=TITLES)) == hits
+
+
+def test_a_hit_carries_its_document_s_title(pages: tuple[Config, Index, Lexicon]) -> None:
+    _, index, _ = pages
+    hits = index.search("Maximum Overdrive", 6)
+    assert {h.id.split("#")[0]: h.title for h in hits}["overdrive"] == "Maximum Overdrive"
+    assert {h.title for h in hits} == {title for _, title, _ in PAGES}
+
+
+def test_the_chain_s_steps_bring_their_pages_and_the_question_fills_the_rest(
+        pages: tuple[Config, Index, Lexicon]) -> None:
+    """Each step keeps the page of the title it names; the context's other chunks are the whole question's best,
+    not the steps' lower ranks."""
+    config, index, lexicon = pages
+    question = "Who directed the film that was shot in Leland, North Carolina in 1986?"
+    sk = lexicon.skeleton(question)
+    plan = fill_slots(write_template(sk.text, "single", config), sk.slots)
+    run = retrieve(question, plan, index, lexicon, 4, 4, False)
+    assert [h.title for h in run.parts[0].hits] == ["Leland, North Carolina"]
+    assert [h.title for h in run.parts[1].hits] == ["Maximum Overdrive"]
+    one = [h.id for h in index.search(question, 4, all_versions=True)]
+    assert run.context[:2] == [run.parts[0].hits[0].id, run.parts[1].hits[0].id]
+    assert run.context[2:] == [c for c in one if c not in run.context[:2]][:2]
+    assert run.searches == 3
+
+
+def test_a_search_per_name_keeps_each_name_s_page(pages: tuple[Config, Index, Lexicon]) -> None:
+    config, index, lexicon = pages
+    sk = lexicon.skeleton("Are Stephen King and Wilmington, North Carolina both about horror?")
+    assert sk.slots == {"entity_1": "Stephen King", "entity_2": "Wilmington, North Carolina"}
+    steps = run_plan(fill_slots(write_template(sk.text, "comparison", config), sk.slots), index, lexicon, 4)
+    assert [[h.title for h in s.hits] for s in steps] == [["Stephen King"], ["Wilmington, North Carolina"]]

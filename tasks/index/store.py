@@ -276,12 +276,19 @@ class Hit:
     is_current: bool
     vector: np.ndarray | None = field(default=None, repr=False, compare=False)  # unit length
     policy: str | None = None  # its topic: local and company-wide chunks of one policy key (`schemas.scope`)
+    title: str | None = None  # its document's title (metadata `title`), where the corpus writes one
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "score": round(self.score, 4), "text": self.text, "facets": self.facets,
                 "effective_from": self.effective_from.isoformat() if self.effective_from else None,
                 "supersedes": self.supersedes, "superseded_by": self.superseded_by,
                 "is_current": self.is_current}
+
+
+def _title(metadata: str | None) -> str | None:
+    """A chunk's document title from its metadata column (JSON), or None."""
+    title = json.loads(metadata or "{}").get(TITLE) if metadata and TITLE in metadata else None
+    return " ".join(title.split()) if isinstance(title, str) and title.strip() else None
 
 
 RRF_K = 60  # reciprocal rank fusion's constant (Cormack et al., 2009)
@@ -436,7 +443,7 @@ class Index:
     def _hit(self, r: dict[str, Any], score: float) -> Hit:
         return Hit(r["id"], score, r["text"], {f.name: r[f.name] for f in self.config.facets}, r["effective_from"],
                    r["supersedes"], r["superseded_by"], bool(r["is_current"]),
-                   np.asarray(r["vector"], dtype=np.float32), r.get("policy"))
+                   np.asarray(r["vector"], dtype=np.float32), r.get("policy"), _title(r.get("metadata")))
 
     def best_scores(self, vectors: np.ndarray, rows_per_block: int = 65_536) -> list[float | None]:
         """Each query vector's best cosine over every chunk of this version, superseded ones too: what a k=1
