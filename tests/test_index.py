@@ -514,7 +514,7 @@ def test_the_index_and_the_publication_drop_the_same_values(tmp_path: Path) -> N
     ])
     config = load_config(DEMO_CONFIG)
     outcome = build_index(corpus, config, tmp_path, RUN_DATE, quiet=True)
-    assert len(outcome.warnings) == 2
+    assert len(outcome.warnings) == 3  # two dropped values, and no chunk carries a year (`unset_years`)
     index = Index(outcome.uri, config, outcome.result.version)
     assert index.dropped_values() == check_corpus(corpus, config).dropped == {"office": ["Remote", "The Age"]}
     assert index.lexicon_values() == {"office": ["Berlin"]}
@@ -534,6 +534,22 @@ def test_a_facet_no_config_value_or_document_gives_is_warned_of(tmp_path: Path) 
                             "holds them"), warning
     config.facets[-1].key = "dept"
     assert valueless_facets(read_corpus(corpus), config) == []
+
+
+def test_a_year_facet_no_chunk_carries_is_warned_of(tmp_path: Path) -> None:
+    """No document has a year key or an effective date: a question's year is a slot, but a step filtered on it
+    would find nothing (encyclopedia paragraphs with a year facet)."""
+    corpus = _write(tmp_path / "corpus.jsonl", [
+        {"id": "a", "text": "The allowance is 50 euros.", "metadata": {"office": "Berlin"}}])
+    config = load_config(DEMO_CONFIG)
+    outcome = build_index(corpus, config, tmp_path / "out", RUN_DATE, quiet=True)
+    (warning,) = [w for w in outcome.warnings if "no chunk carries" in w]
+    assert "facet 'year'" in warning and "effective date" in warning and "facets: []" in warning, warning
+    dated = _write(tmp_path / "dated.jsonl", [
+        {"id": "a-2026", "text": "Effective 1 January 2026, the allowance is 50 euros.",
+         "metadata": {"office": "Berlin"}}])
+    outcome = build_index(dated, config, tmp_path / "dated", RUN_DATE, quiet=True)
+    assert not [w for w in outcome.warnings if "no chunk carries" in w]
 
 
 def test_a_facet_whose_key_is_misspelt_is_warned_of(tmp_path: Path) -> None:

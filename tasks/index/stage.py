@@ -19,7 +19,7 @@ from schemas.extract import Lexicon
 from schemas.text import fold, letter_runs, plain_words
 from tasks.embed import Embedder
 from tasks.index.corpus import Chunk, Document, chunk_corpus, read_corpus
-from tasks.index.enrich import check_facet_types, enrich
+from tasks.index.enrich import EnrichedChunk, check_facet_types, enrich
 from tasks.index.ordinary import dropped_values, without
 from tasks.index.store import IndexResult, open_table, write_index
 
@@ -106,8 +106,9 @@ def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: d
     embedder = embedder or Embedder(config.model_path, config.embed_batch_size, config.embed_dtype)
     result = write_index(enriched, config, uri, embedder, quiet=quiet)
     return IndexOutcome(result, uri, len(docs), path_in_root(uri, out),
-                        [*valueless_facets(docs, config), *misspelt_keys(docs, config), *unread_fields(docs, config),
-                         *misspelt_values(docs, config), *ordinary_values(docs, config, checked.dropped)])
+                        [*valueless_facets(docs, config), *unset_years(enriched, config), *misspelt_keys(docs, config),
+                         *unread_fields(docs, config), *misspelt_values(docs, config),
+                         *ordinary_values(docs, config, checked.dropped)])
 
 
 def valueless_facets(docs: Sequence[Document], config: Config) -> list[str]:
@@ -120,6 +121,18 @@ def valueless_facets(docs: Sequence[Document], config: Config) -> list[str]:
                        f"no document's metadata has the key {f.metadata_key!r}; list its values, or set `key:` to "
                        "the metadata key that holds them")
     return out
+
+
+def unset_years(chunks: Sequence[EnrichedChunk], config: Config) -> list[str]:
+    """A warning for each year or date facet that no chunk carries (no document's metadata has its key, and no
+    chunk has an effective date to read a year from): questions' years still become slots, but a step filtered on
+    one finds nothing."""
+    return [f"{config.place(['facets', at])}: no chunk carries a {f.kind} for facet {f.name!r} (no document's "
+            f"metadata has the key {f.metadata_key!r}" + (" and none has an effective date" if f.kind == "year" else "")
+            + "), so a step filtered on it finds nothing; give the documents that key, or leave the facet out "
+            "(`facets: []` is allowed)"
+            for at, f in enumerate(config.facets)
+            if f.kind in ("year", "date") and chunks and all(c.facets.get(f.name) is None for c in chunks)]
 
 
 def unread_fields(docs: Sequence[Document], config: Config) -> list[str]:
