@@ -21,6 +21,7 @@ from schemas.text import fold, fold_cased, folded_words, words
 # An amount is no year: "$2000", "2000 euros", "2000€" stay text.
 _AMOUNT_AFTER = r"(?! ?(?:€|\$|£|euros?|eur|usd|dollars?|gbp|pounds?|chf|francs?)(?!\w))"
 _YEAR = re.compile(r"(?<![\w$€£-])((?:19|20)[0-9]{2})(?![\w-])" + _AMOUNT_AFTER)
+_YEARISH = re.compile(r"(?:19|20)[0-9]{2}")  # what every date and year pattern below holds
 _RELATIVE_YEAR = re.compile(r"\b(this|last|next|current|previous|coming) year\b")
 _RELATIVE_OFFSET = {"this": 0, "current": 0, "last": -1, "previous": -1, "next": 1, "coming": 1}
 _ISO_DATE = re.compile(r"(?<![\w-])((?:19|20)[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])(?![\w-])")
@@ -213,7 +214,10 @@ class Lexicon:
                 spans = sorted(spans + kept)
                 starts = [s for s, _ in spans]
 
-        if self.date_facet:
+        # every date and year pattern holds a year ("19xx", "20xx"), every relative one the word "year": most
+        # questions skip their passes
+        dated = _YEARISH.search(text) is not None
+        if self.date_facet and dated:
             day = self.date_facet
             take((day, _day(m.group(1), int(m.group(2)), m.group(3)), m.start(), m.end())
                  for m in _ISO_DATE.finditer(text))
@@ -227,10 +231,11 @@ class Lexicon:
             take((*self.forms[m.group(1)], m.start(), m.end()) for m in self._pattern.finditer(text))
         if self.year_facet:
             year = self.year_facet
-            if not self.date_facet:  # a full date names its year: "from 2026-12-24" is 2026 ("2024-2025" is no date)
+            if dated and not self.date_facet:  # a full date names its year: "from 2026-12-24" is 2026
                 take((year, m.group(1), m.start(1), m.end(1)) for m in _ISO_DATE.finditer(text))
-            take((year, m.group(1), m.start(), m.end()) for m in _YEAR.finditer(text))
-            if now is not None:
+            if dated:
+                take((year, m.group(1), m.start(), m.end()) for m in _YEAR.finditer(text))
+            if now is not None and "year" in text:
                 take((year, str(now.year + _RELATIVE_OFFSET[m.group(1)]), m.start(), m.end())
                      for m in _RELATIVE_YEAR.finditer(text))
         if self.entity_slots:  # last: a facet value, year or qualifier written in capitals is that, no name
