@@ -8,7 +8,9 @@ Each labeled question with parts is looked up in the publication, and its routed
 is not re-run) and its original question are searched by cosine and by BM25 once, `--deepest` deep. Every
 setting then fuses the two lists cut to its depth by standard scores (`tasks.index.store.score_fusion`, the cosine
 weighted as the setting says) and builds the context by round robin, topped up from the original question, as
-`planbake eval` does. The setting the publication was built with reproduces its routed count.
+`planbake eval` does. The setting the publication was built with reproduces its routed count. Each step's part
+is its fused list cut to the step's depth: a publication with `entity_slots`, whose steps bring only the pages
+they name (`tasks.executor.named_pages`), is not swept as it is served.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import numpy as np
 from schemas.answers import ExtractRefused, extract_name, extract_title, extract_value
 from schemas.config import Config
 from schemas.constraint import Constraint
-from schemas.entity import title_forms
+from schemas.entity import entity_spans, title_forms
 from schemas.extract import Lexicon
 from schemas.plan import Extract, Plan, Step, fill_step_slot, step_slots, validate_plan
 from schemas.scope import scope_trace
@@ -70,7 +70,7 @@ def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int 
                 result.answer = _extract(ex, result.hits, query, lexicon)
             except ExtractRefused as exc:
                 result.error = str(exc)
-            result.hits = result.hits[:k]  # it searched deeper to extract; its part is k deep like the others
+            result.hits = result.hits[:k]  # it searched deeper to extract; its part is k deep, as others' are
         result.hits = named_pages(result.hits, query, filters, lexicon)
         result.scope = scope_trace(result.hits, filters, index.config)
         return result
@@ -86,11 +86,14 @@ def named_pages(hits: list[Hit], query: str, filters: dict[str, str], lexicon: L
     (a name of the question, the title a chain read, what a question describes), so it brings the chunks of the
     documents titled by what its query names, in rank order, else its best chunk; the context is topped up from
     the whole question's search (`retrieve`), whose chunks are more about the question than a step's further
-    down. A step under a category filter (an office) gathers that value's chunks: all of them, as without titles."""
+    down. A step under a category filter (an office) gathers that value's chunks: all of them, as without titles.
+    What the query names is read as a question's names are (`entity_spans`, case aside for a title), and a title
+    as a page writes it (`KnownNames.mentions`). The route measure judges a step by the part it brings."""
     names = lexicon.known_names
     if not names or any(lexicon.kinds.get(f) == "category" for f in filters):
         return hits
-    named = {fold_cased(m).casefold() for m in names.mentions(query)}
+    named = {fold_cased(query[s:e]).casefold() for s, e in entity_spans(query, lexicon.plain, names)}
+    named |= {fold_cased(m).casefold() for m in names.mentions(query)}
     pages = [h for h in hits if h.title is not None and title_forms(h.title) & named] if named else []
     return pages or hits[:1]
 
@@ -186,7 +189,8 @@ def names_a_version(constraints: Iterable[Constraint], config: Config) -> bool:
 
 def step_depth(k: int, budget: int) -> int:
     """Chunks a plan step searches: at least the budget, so the merge can fill the context from the parts
-    (a split of two steps of 4 chunks would leave a budget of 10 short); the search costs the same."""
+    (a split of two steps of 4 chunks would leave a budget of 10 short); the search costs the same. A step about
+    a named thing brings fewer (`named_pages`): the whole question's search tops the context up."""
     return max(k, budget)
 
 
@@ -201,7 +205,8 @@ def merge_parts(question: str, parts: list[StepResult], index: Index, budget: in
                 rerank: bool = False, fill: StepResult | None = None) -> Retrieved:
     """The context from parts already searched (see `retrieve`); a plan's parts can be merged several ways
     without searching again. `fill`: the whole question's search, whose best chunks top up a context the parts
-    leave short of the budget (steps under narrow filters can find fewer chunks than their share); it counts as
+    leave short of the budget (steps under narrow filters can find fewer chunks than their share, and a step about a
+    named thing brings its page alone: `named_pages`); it counts as
     a search only then, as only then is it run (`retrieve`)."""
     lists = [[(h.id, h.score) for h in p.hits] for p in parts]
     if rerank and any(p.id != "original" for p in parts):

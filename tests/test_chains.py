@@ -20,7 +20,7 @@ from schemas.extract import Lexicon
 from schemas.plan import fill_slots, plan_json_schema
 from tasks.executor import named_pages, retrieve, run_plan
 from tasks.index.stage import build_index
-from tasks.index.store import Hit, Index
+from tasks.index.store import Hit, Index, _title
 from tasks.plan.chains import describes_through, title_chain
 from tasks.plan.check import check_template
 from tasks.plan.routing import decide_route
@@ -189,6 +189,7 @@ RANKED = [("leland", "Leland, North Carolina"), ("overdrive#0", "Maximum Overdri
     ("Stephen King Maximum Overdrive", ["overdrive#0", "king", "overdrive#1"]),  # two titles: both pages
     ("Shirley Temple films", ["leland"]),  # a title without its page among the hits: the best chunk
     ("Emilio Estevez films", ["leland"]),  # a name the corpus has no title for: the best chunk
+    ("Maximum overdrive directed", ["overdrive#0", "overdrive#1"]),  # a title read case aside, as a slot is
     ("lives county borders", ["leland"]),  # it names nothing (a refused title's keyword query): the best chunk
 ])
 def test_a_step_brings_the_page_of_what_it_names(query: str, kept: list[str]) -> None:
@@ -198,6 +199,14 @@ def test_a_step_brings_the_page_of_what_it_names(query: str, kept: list[str]) ->
     assert named_pages(hits, query, {}, Lexicon(CONFIG)) == hits  # a corpus without titles: every chunk
     office = CONFIG.model_copy(update={"facets": [*CONFIG.facets, Facet(name="office")]})
     assert named_pages(hits, query, {"office": "Berlin"}, Lexicon(office, plain=PLAIN, names=TITLES)) == hits
+
+
+@pytest.mark.parametrize(("metadata", "title"), [
+    ('{"title": "Maximum  Overdrive "}', "Maximum Overdrive"),  # spaced as `Index.names` reads titles
+    ('{"title": 1986}', None), ('{"title": "  "}', None), ('{"subtitle": "A film"}', None), (None, None),
+])
+def test_a_hit_s_title_is_read_as_the_index_reads_titles(metadata: str | None, title: str | None) -> None:
+    assert _title(metadata) == title
 
 
 def test_a_hit_carries_its_document_s_title(pages: tuple[Config, Index, Lexicon]) -> None:

@@ -652,3 +652,20 @@ def test_a_placeholder_stands_as_its_own_word(pii: str, before: str, after: str)
     assert any(w.startswith("heisenberg") and "{" not in w for w in sk.text.split())
     check_words(write_template(sk.text, "single", CONFIG), LEX.name_words() | set(sk.text.split()))
 
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_DATED_WORDS, _ARBITRARY_WORDS), st.one_of(st.none(), st.dates(date(1990, 1, 1), date(2035, 12, 31))))
+def test_the_year_gate_changes_no_extraction(text: str, now: date | None) -> None:
+    """The date and year passes run only where the text holds "19xx" or "20xx" (every such pattern does): the
+    same constraints as with the passes run on every text."""
+    import schemas.extract as extract
+
+    gated = [(lex.extract(text, now), lex.skeleton(text, now)) for lex in (LEX, _DATED)]
+    always = extract._YEARISH
+    extract._YEARISH = re.compile("")  # matches every text: every pass runs
+    try:
+        ungated = [(lex.extract(text, now), lex.skeleton(text, now)) for lex in (LEX, _DATED)]
+    finally:
+        extract._YEARISH = always
+    assert gated == ungated

@@ -550,6 +550,10 @@ def test_a_year_facet_no_chunk_carries_is_warned_of(tmp_path: Path) -> None:
          "metadata": {"office": "Berlin"}}])
     outcome = build_index(dated, config, tmp_path / "dated", RUN_DATE, quiet=True)
     assert not [w for w in outcome.warnings if "no chunk carries" in w]
+    config.facets.append(Facet(name="published", kind="date"))  # a date comes from its metadata key alone
+    (warning,) = [w for w in build_index(dated, config, tmp_path / "date", RUN_DATE, quiet=True).warnings
+                  if "no chunk carries" in w]
+    assert "facet 'published'" in warning and "effective date" not in warning, warning
 
 
 def test_a_facet_whose_key_is_misspelt_is_warned_of(tmp_path: Path) -> None:

@@ -128,9 +128,9 @@ def unset_years(chunks: Sequence[EnrichedChunk], config: Config) -> list[str]:
     chunk has an effective date to read a year from): questions' years still become slots, but a step filtered on
     one finds nothing."""
     return [f"{config.place(['facets', at])}: no chunk carries a {f.kind} for facet {f.name!r} (no document's "
-            f"metadata has the key {f.metadata_key!r}" + (" and none has an effective date" if f.kind == "year" else "")
-            + "), so a step filtered on it finds nothing; give the documents that key, or leave the facet out "
-            "(`facets: []` is allowed)"
+            f"metadata gives a value for the key {f.metadata_key!r}"
+            + (" and none has an effective date" if f.kind == "year" else "") + "), so a step filtered on it finds "
+            "nothing; give the documents that key, or leave the facet out (`facets: []` is allowed)"
             for at, f in enumerate(config.facets)
             if f.kind in ("year", "date") and chunks and all(c.facets.get(f.name) is None for c in chunks)]
 

@@ -14,7 +14,7 @@ budget, current versions) that a split leaves out make the route split plus the 
 Step coverage: a plan of two or more steps whose questions name no facet value (entities, topics, chains) is
 measured by its steps' parts instead: each step's best chunks that are about its query (`step_targets`: above
 the query's own background in this index, so no floor is set per data set), and the share of them each route's
-context holds.
+context holds. A step about a named thing brings that thing's page (`tasks.executor.named_pages`): its part.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from tasks.index.store import Index, best_cosine
 from tasks.plan.vocabulary import keeps_constraints, subquery_reach, worded
 
 ROUTES = ("one_search", "split", "split_original")
-ROUTER_VERSION = 17  # part of a template's signature: a changed rule writer, router or executor redoes every shape
+ROUTER_VERSION = 18  # part of a template's signature: a changed rule writer, router or executor redoes every shape
 
 EVIDENCE_MARGIN = 0.2  # default: cosine below a step's best chunk within which a chunk is still evidence
 RELEVANT_SPREADS = 4.0  # a chunk this many spreads above the query's background score is about the query
