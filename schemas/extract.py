@@ -231,9 +231,9 @@ class Lexicon:
             take((*self.forms[m.group(1)], m.start(), m.end()) for m in self._pattern.finditer(text))
         if self.year_facet:
             year = self.year_facet
-            if dated and not self.date_facet:  # a full date names its year: "from 2026-12-24" is 2026
-                take((year, m.group(1), m.start(1), m.end(1)) for m in _ISO_DATE.finditer(text))
             if dated:
+                if not self.date_facet:  # a full date names its year: "from 2026-12-24" is 2026
+                    take((year, m.group(1), m.start(1), m.end(1)) for m in _ISO_DATE.finditer(text))
                 take((year, m.group(1), m.start(), m.end()) for m in _YEAR.finditer(text))
             if now is not None and "year" in text:
                 take((year, str(now.year + _RELATIVE_OFFSET[m.group(1)]), m.start(), m.end())

@@ -206,8 +206,8 @@ def merge_parts(question: str, parts: list[StepResult], index: Index, budget: in
     """The context from parts already searched (see `retrieve`); a plan's parts can be merged several ways
     without searching again. `fill`: the whole question's search, whose best chunks top up a context the parts
     leave short of the budget (steps under narrow filters can find fewer chunks than their share, and a step about a
-    named thing brings its page alone: `named_pages`); it counts as
-    a search only then, as only then is it run (`retrieve`)."""
+    named thing brings its page alone: `named_pages`); it counts as a search only then, as only then is it run
+    (`retrieve`)."""
     lists = [[(h.id, h.score) for h in p.hits] for p in parts]
     if rerank and any(p.id != "original" for p in parts):
         qv = index.embedder.encode_one(question)

@@ -513,10 +513,8 @@ class Index:
             found: set[str] = set()
             if "metadata" in self.table.schema.names:
                 # a document's chunks share its metadata: each distinct one is parsed once
-                for meta in set(self.columns(["metadata"]).column("metadata").to_pylist()):
-                    title = json.loads(meta or "{}").get(TITLE)
-                    if isinstance(title, str) and title.strip():
-                        found.add(" ".join(title.split()))
+                found = {title for meta in set(self.columns(["metadata"]).column("metadata").to_pylist())
+                         if (title := _title(meta)) is not None}
             self._names = sorted(found)
         return self._names
 
