@@ -344,14 +344,15 @@ _REFUSED_LENGTHS = {module: _refused_lengths(module) for module in _CHECKED_IDS}
 
 
 def _national_id(number: str, digits: str, cued: bool) -> bool:
-    """A national id whose checksum passes, written unspaced or grouped as the library formats it."""
+    """A national id whose checksum passes, written unspaced or grouped as the library formats it. The way it is
+    written is looked at before the checksum, which costs more: "030 84426310" is grouped as no id is."""
     groups = _groups(number)
     for module in _CHECKED_IDS:
-        if len(digits) in _REFUSED_LENGTHS[module] or not module.is_valid(digits):
+        if len(digits) in _REFUSED_LENGTHS[module]:
             continue
-        if cued or (len(groups) == 1 and module not in _NO_CHECK_DIGIT):
-            return True
-        if hasattr(module, "format") and groups == _groups(module.format(digits)):
+        written = (cued or (len(groups) == 1 and module not in _NO_CHECK_DIGIT)
+                   or (hasattr(module, "format") and groups == _groups(module.format(digits))))
+        if written and module.is_valid(digits):
             return True
     return False
 
@@ -366,6 +367,11 @@ def _card(number: str, digits: str, cued: bool) -> bool:
             or (all(g == 4 for g in groups[:-1]) and 1 <= groups[-1] <= 4))
 
 
+# The kinds of number a numbering plan describes: a valid number is of one of them (phonenumbers' number type).
+_NUMBER_KINDS = ("fixed_line", "mobile", "toll_free", "premium_rate", "shared_cost", "personal_number", "voip",
+                 "pager", "uan", "voicemail")
+
+
 @dataclass(frozen=True)
 class _Dialing:
     """What of a region's numbering plan (phonenumbers' metadata) says which national numbers it cannot read."""
@@ -375,6 +381,7 @@ class _Dialing:
     prefix: re.Pattern[str] | None  # its national prefix ("0"), which parsing drops
     lengths: frozenset[int]  # the lengths of a national number of a region of its country code
     numbers: re.Pattern[str]  # the national number patterns of the regions of its country code, as one
+    kinds: re.Pattern[str]  # their patterns of each kind of number (fixed line, mobile, toll free, ...), as one
 
 
 def _dialing(region: str) -> _Dialing | None:
@@ -387,16 +394,19 @@ def _dialing(region: str) -> _Dialing | None:
     if prefix is not None and prefix.groups:
         return None
     patterns: set[str] = set()
+    kinds: set[str] = set()
     lengths: set[int] = set()
     for other in phonenumbers.region_codes_for_country_code(meta.country_code):
         other_meta = phonenumbers.PhoneMetadata.metadata_for_region(other)
         desc = other_meta.general_desc if other_meta is not None else None
-        if desc is None or desc.national_number_pattern is None or not desc.possible_length:
+        if other_meta is None or desc is None or desc.national_number_pattern is None or not desc.possible_length:
             return None
         patterns.add(f"(?:{desc.national_number_pattern})")
         lengths.update(desc.possible_length)
+        kinds.update(f"(?:{kind.national_number_pattern})" for name in _NUMBER_KINDS
+                     if (kind := getattr(other_meta, name)) is not None and kind.national_number_pattern)
     return _Dialing(re.compile(meta.international_prefix), str(meta.country_code), prefix, frozenset(lengths),
-                    re.compile("|".join(sorted(patterns))))
+                    re.compile("|".join(sorted(patterns))), re.compile("|".join(sorted(kinds)) or "(?!)"))
 
 
 _DIALING = {region: _dialing(region) for region in PHONE_REGIONS}
@@ -405,15 +415,16 @@ _DIALING = {region: _dialing(region) for region in PHONE_REGIONS}
 def _readable_in(digits: str, region: str) -> bool:
     """False only where parsing `digits` (a national number, no "+") in `region` cannot give a valid number: no
     reading of it that parsing may take (as written, its country code dropped, its national prefix dropped) fits a
-    national number pattern of the region's country code, which every valid number fits. A shortcut that skips a
-    parse (tens of microseconds); `tests/test_pii_numbers.py` checks it never changes `is_phone`'s verdict."""
+    national number pattern of the region's country code and a pattern of one kind of number, as every valid number
+    does. A shortcut that skips a parse (tens of microseconds); `tests/test_pii_numbers.py` checks it never changes
+    `is_phone`'s verdict."""
     plan = _DIALING[region]
     if plan is None or plan.international.match(digits):
         return True
     readings = [digits, digits[len(plan.code):]] if digits.startswith(plan.code) else [digits]
     if plan.prefix is not None:
         readings += [r[m.end():] for r in readings if (m := plan.prefix.match(r))]
-    return any(len(r) in plan.lengths and plan.numbers.fullmatch(r) for r in readings)
+    return any(len(r) in plan.lengths and plan.numbers.fullmatch(r) and plan.kinds.fullmatch(r) for r in readings)
 
 
 def is_phone(number: str, digits: str, cued: bool = False) -> bool:

@@ -1,5 +1,6 @@
 """The scrubber's shortcuts for numbers change no verdict: a region whose numbering plan cannot read a number is not
-parsed (`_readable_in`), and an id module is not asked about a digit count it refuses as the wrong length."""
+parsed (`_readable_in`), an id module is not asked about a digit count it refuses as the wrong length, and an id's
+checksum is not computed for a number grouped as the id is never written (`_national_id`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from stdnum.exceptions import InvalidLength
 
-from schemas.pii import _CHECKED_IDS, _REFUSED_LENGTHS, PHONE_REGIONS, _readable_in, is_phone
+from schemas.pii import (
+    _CHECKED_IDS,
+    _NO_CHECK_DIGIT,
+    _REFUSED_LENGTHS,
+    PHONE_REGIONS,
+    _groups,
+    _national_id,
+    _readable_in,
+    is_phone,
+)
 
 
 def parse_everywhere(number: str, digits: str) -> bool:
@@ -107,3 +117,40 @@ def test_valid_ids_are_never_skipped() -> None:
         number = valid[name]
         assert module.is_valid(number), name
         assert len(number) not in _REFUSED_LENGTHS[module], name
+
+
+def national_id_checksum_first(number: str, digits: str, cued: bool) -> bool:
+    """`_national_id` in its plain order: every module's checksum, then the way the number is written."""
+    groups = _groups(number)
+    for module in _CHECKED_IDS:
+        if not module.is_valid(digits):  # type: ignore[attr-defined]
+            continue
+        if cued or (len(groups) == 1 and module not in _NO_CHECK_DIGIT):
+            return True
+        if hasattr(module, "format") and groups == _groups(module.format(digits)):
+            return True
+    return False
+
+
+VALID_IDS = ["536904399", "111222333", "36574261809", "44051401359", "295109912611193", "85073003328", "123456782",
+             "7569217076985", "8803200016", "912902345", "123456789", "03084426310"]
+
+
+def _written(digits: str, cuts: list[int], sep: str) -> str:
+    """The digits with `sep` at the cuts: "536-90-4399"."""
+    points = sorted({c % len(digits) for c in cuts} - {0})
+    return sep.join(digits[a:b] for a, b in zip([0, *points], [*points, len(digits)], strict=True))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.sampled_from(VALID_IDS), st.text("0123456789", min_size=8, max_size=16)),
+       st.lists(st.integers(1, 15), max_size=4), st.sampled_from([" ", "-", ".", "/"]), st.booleans(),
+       st.booleans())
+def test_national_id_gives_the_verdict_of_checking_every_checksum(
+        digits: str, cuts: list[int], sep: str, cued: bool, formatted: bool) -> None:
+    """Valid ids (and random digits) unspaced, grouped as their module formats them, or grouped at random."""
+    numbers = [_written(digits, cuts, sep)]
+    if formatted:
+        numbers += [m.format(digits) for m in _CHECKED_IDS if hasattr(m, "format")]  # type: ignore[attr-defined]
+    for number in numbers:
+        assert _national_id(number, digits, cued) == national_id_checksum_first(number, digits, cued), number
