@@ -21,7 +21,8 @@ it knows: at a capitalised word, a title the text spells from that word on (case
 "Bible translations into Tibetan") is one name, unless the run of capitalised words read from there is as long;
 capitals right after it go on with the name. Without them, "Laie, Hawaii" would be two names and its question a
 comparison. A title of common words in sentence case ("Prime minister") is no name; from a sentence's first plain
-word, only a title holding a word that is no plain word is read, and from a question opener ("The", "What") only
+word, only a title holding a word that is no plain word is read, or one the text writes in the title's own case as
+the whole run of capitals from there ("Drew Fuller stared in ..."); from a question opener ("The", "What"), only
 one written in the title's own case (`KnownNames`).
 
 A lower-case name ("spy kids") stays text: the rule reads capitals only, and a title is only read from a capitalised
@@ -197,12 +198,20 @@ def entity_spans(text: str, plain: Collection[str], names: KnownNames = NO_NAMES
         # Dylan?" for the film "What About Bob?"
         title_end = names.match(text, start, word, proper=plain_first,
                                 cased=plain_first and word.casefold() in OPENERS) if names else 0
+        if plain_first and not title_end and names and word.casefold() not in OPENERS:
+            # a title of plain words that is the run of capitals from here, as the title writes it: "Drew Fuller
+            # stared in ...", "Thumb Wrestling Federation is ..." (without it: "Fuller", "Wrestling Federation")
+            whole = names.match(text, start, word, cased=True)
+            if whole > end and whole == _name_end(text, words, _run_end(text, words, i)):
+                title_end = whole
         if plain_first and not title_end:
             i += 1
             continue
         j = _run_end(text, words, i)
         finish = _name_end(text, words, j)
-        if title_end > finish:  # a known title longer than the capitalised run: "Laie, Hawaii", not "Laie"
+        # a known title longer than the capitalised run: "Laie, Hawaii", not "Laie"; or as long, from a sentence's
+        # first plain word, which alone would not start a name
+        if title_end > finish or (plain_first and title_end == finish):
             j = _after(words, i, title_end)
             if words[j - 1][1] == title_end:  # capitals right after the title go on with the name
                 j = _run_end(text, words, j - 1)

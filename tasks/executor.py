@@ -66,8 +66,9 @@ def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int 
         result = StepResult(step.id, query, filters, index.search(query, max(k, ex.top if ex else 0), filters))
         if ex is not None:
             result.answer_facet, result.answer_kind = ex.facet, ex.kind
-            try:
-                result.answer = _extract(ex, result.hits, query, lexicon)
+            try:  # a title is read off the page of what the query names, where the search found it
+                read = pages_first(result.hits, query, lexicon) if ex.kind == "title" else result.hits
+                result.answer = _extract(ex, read, query, lexicon)
             except ExtractRefused as exc:
                 result.error = str(exc)
             result.hits = result.hits[:k]  # it searched deeper to extract; its part is k deep, as others' are
@@ -89,13 +90,26 @@ def named_pages(hits: list[Hit], query: str, filters: dict[str, str], lexicon: L
     down. A step under a category filter (an office) gathers that value's chunks: all of them, as without titles.
     What the query names is read as a question's names are (`entity_spans`, case aside for a title), and a title
     as a page writes it (`KnownNames.mentions`). The route measure judges a step by the part it brings."""
-    names = lexicon.known_names
-    if not names or any(lexicon.kinds.get(f) == "category" for f in filters):
+    if not lexicon.known_names or any(lexicon.kinds.get(f) == "category" for f in filters):
         return hits
+    return _pages(hits, query, lexicon) or hits[:1]
+
+
+def pages_first(hits: list[Hit], query: str, lexicon: Lexicon) -> list[Hit]:
+    """The hits with the chunks of the documents titled by what the query names first, each group in rank order."""
+    pages = _pages(hits, query, lexicon)
+    taken = {h.id for h in pages}
+    return pages + [h for h in hits if h.id not in taken]
+
+
+def _pages(hits: list[Hit], query: str, lexicon: Lexicon) -> list[Hit]:
+    """The chunks of the documents titled by what the query names (`named_pages`), in rank order."""
+    names = lexicon.known_names
+    if not names:
+        return []
     named = {fold_cased(query[s:e]).casefold() for s, e in entity_spans(query, lexicon.plain, names)}
     named |= {fold_cased(m).casefold() for m in names.mentions(query)}
-    pages = [h for h in hits if h.title is not None and title_forms(h.title) & named] if named else []
-    return pages or hits[:1]
+    return [h for h in hits if h.title is not None and title_forms(h.title) & named] if named else []
 
 
 def _extracts_name(step: Step) -> bool:

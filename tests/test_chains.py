@@ -18,7 +18,7 @@ from schemas.config import Config, Facet
 from schemas.entity import KnownNames
 from schemas.extract import Lexicon
 from schemas.plan import fill_slots, plan_json_schema
-from tasks.executor import named_pages, retrieve, run_plan
+from tasks.executor import named_pages, pages_first, retrieve, run_plan
 from tasks.index.stage import build_index
 from tasks.index.store import Hit, Index, _title
 from tasks.plan.chains import describes_through, title_chain
@@ -73,8 +73,10 @@ def test_the_title_the_query_does_not_name_is_the_answer() -> None:
     with pytest.raises(ExtractRefused, match="found 0 titles"):
         extract_title([Chunk("Leland is a small town.")], 1, query, KNOWN)
     both = Chunk("Maximum Overdrive was shot in Leland; Stephen King directed it.")
-    with pytest.raises(ExtractRefused, match="found 2 titles"):  # two candidates: no guess
-        extract_title([both], 1, query, KNOWN)
+    assert extract_title([both], 1, query, KNOWN) == "Maximum Overdrive and Stephen King"  # both searched
+    three = Chunk("Maximum Overdrive was shot in Leland; Stephen King directed it with Shirley Temple.")
+    with pytest.raises(ExtractRefused, match="found 3 titles"):  # more candidates than s2 searches: no guess
+        extract_title([three], 1, query, KNOWN)
     assert extract_title([leland, both], 1, query, KNOWN) == "Maximum Overdrive"  # the top chunk only
 
 
@@ -199,6 +201,21 @@ def test_a_step_brings_the_page_of_what_it_names(query: str, kept: list[str]) ->
     assert named_pages(hits, query, {}, Lexicon(CONFIG)) == hits  # a corpus without titles: every chunk
     office = CONFIG.model_copy(update={"facets": [*CONFIG.facets, Facet(name="office")]})
     assert named_pages(hits, query, {"office": "Berlin"}, Lexicon(office, plain=PLAIN, names=TITLES)) == hits
+
+
+def test_a_title_is_read_off_the_page_of_what_the_question_names() -> None:
+    """The question's own page ranks below another that shares its words: the chain still reads the title the
+    named page writes, not the other page's (which names none)."""
+    other = Hit("wilmington", 0.9, "Wilmington is a port city where many films are shot.", {}, None, None, None,
+                True, title="Wilmington, North Carolina")
+    leland = Hit("leland", 0.8, PAGES[0][2], {}, None, None, None, True, title="Leland, North Carolina")
+    question = "Who directed the film that was shot in Leland, North Carolina in 1986?"
+    assert [h.id for h in pages_first([other, leland], question, NAMED)] == ["leland", "wilmington"]
+    assert extract_title(pages_first([other, leland], question, NAMED), 1, question, NAMED.known_names) == (
+        "Maximum Overdrive")
+    with pytest.raises(ExtractRefused):  # the best chunk as it ranks: no title
+        extract_title([other, leland], 1, question, NAMED.known_names)
+    assert pages_first([other, leland], "films shot in ports", NAMED) == [other, leland]  # it names nothing
 
 
 @pytest.mark.parametrize(("metadata", "title"), [

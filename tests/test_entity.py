@@ -91,10 +91,11 @@ def test_each_name_spans_its_own_text_in_the_folded_question(tokens: list[str], 
 TITLES = ["Laie, Hawaii", "Bible translations into Tibetan", "Kiss and Tell (1945 film)", "Prime Time",
           "Tell me", "Apollo 11", "Act of War: Direct Action", "What Is Love", "Prime minister",
           "Ice hockey at the Winter Olympics", "The Devil's Rejects", "What About Bob?",
-          "Piano Sonata in C major, D 840 (Schubert)"]
+          "Piano Sonata in C major, D 840 (Schubert)", "Drew Fuller", "Thumb Wrestling Federation"]
 TITLE_PLAIN = PLAIN | {"translations", "into", "known", "for", "about", "me", "history", "prime", "minister",
                        "located", "tell", "and", "act", "war", "direct", "action", "love", "by", "ice",
-                       "hockey", "at", "winter", "piano", "sonata", "c", "major", "d"}
+                       "hockey", "at", "winter", "piano", "sonata", "c", "major", "d", "drew", "thumb", "wrestling",
+                       "federation", "on", "network"}
 KNOWN = KnownNames(TITLES, TITLE_PLAIN)
 
 
@@ -125,6 +126,11 @@ KNOWN = KnownNames(TITLES, TITLE_PLAIN)
     ("What about Bob Dylan?", ["Bob Dylan"]),  # not the film "What About Bob?"
     ("Who directed What About Bob?", ["What About Bob"]),  # the title's punctuation may be left out
     ("What is Piano Sonata in C major, D 840 known for?", ["Piano Sonata in C major, D 840"]),  # plain words, capitals
+    # from a sentence's first plain word, a title that is the whole run of capitals: without it "Fuller" alone
+    ("Drew Fuller is on what network?", ["Drew Fuller"]),  # "Fuller" is no plain word
+    ("Thumb Wrestling Federation is on what network?", ["Thumb Wrestling Federation"]),  # plain words, capitals
+    ("Thumb wrestling federation is on what network?", []),  # not as the title writes it
+    ("Thumb Wrestling Federation Tour is on what network?", ["Wrestling Federation Tour"]),  # a longer run: as before
 ])
 def test_a_title_of_the_corpus_is_one_name(question: str, names: list[str]) -> None:
     cased = fold_cased(question)

@@ -42,7 +42,7 @@ from tasks.progress import progress
 
 EXCERPTS_PER_VALUE = 2  # chunk texts per facet value shown to a model writer
 # the class measure's version (`class_evaluation`): a template measured by an older one is evaluated anew
-CLASS_MEASURE = 4
+CLASS_MEASURE = 5
 
 
 @dataclass
