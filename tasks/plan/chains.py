@@ -1,9 +1,10 @@
 """Title chains: a question that describes what it asks about through a thing it names ("Who directed the film
-that was shot in Leland, North Carolina in 1986?") searches twice. s1 searches the question and reads the one
-corpus title the best chunk (of the page of what it names, where found) writes that the question does not
-(`schemas.answers.extract_title`, two at most, refusing on none or more: the Leland page names the film "Maximum
-Overdrive"); s2 searches that title with the question's content words. One search ranks the page the question names first and the one it describes far below, since the
-question never says the described thing's name; the chain reaches it through the link the corpus itself writes.
+that was shot in Leland, North Carolina in 1986?") searches twice. s1 searches the question and reads the corpus
+title that the best chunk (of the page of what the question names, where the search found it) writes and the
+question does not (`schemas.answers.extract_title`: two at most, refusing on none or more; the Leland page names
+the film "Maximum Overdrive"); s2 searches that title with the question's content words. One search ranks the
+page the question names first and the one it describes far below, since the question never says the described
+thing's name; the chain reaches it through the link the corpus itself writes.
 
 Written by the rule writer only where the corpus's titles are read as names (`entity_slots`), for a skeleton with
 a word of `planning.chain_words` past its first two words (a relative clause or an embedded question: "the film
