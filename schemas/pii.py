@@ -523,8 +523,7 @@ def _mixed_kind(m: re.Match[str]) -> str:
 
 def _tokens(text: str) -> str:
     text = _PASSPORT.sub(lambda m: m.group("cue") + "{passport}", text)
-    text = _NINO.sub("{national_id}", text)
-    return _MIXED.sub(_mixed_kind, text)
+    return _NINO.sub("{national_id}", text)
 
 
 # An email spelled out to pass a filter: "greta dot lindqvist at example dot com", "jan [at] example [dot] org",
@@ -561,15 +560,21 @@ def _pattern(rule: tuple[str, re.Pattern[str], Callable[[str], object]]) -> Call
 
 
 _DIGIT = re.compile(r"\d")
-# `replace_patterns`' steps in order: emails and URLs first; an IBAN before anything takes its digits; a passport's
-# cue, a NINO and lettered ids before the prefixed-id pattern reads "AB1234567" as an id; the employee-id cue before
-# a long number is judged; the plain patterns SQL runs (PATTERNS) in their own order between.
-_STEPS: list[Callable[[str], str]] = [
-    _pattern(PATTERNS[0]), _pattern(_URL), _spelled_emails,
-    lambda t: _tokens(_ibans(t)) if _DIGIT.search(t) else t,
-    _pattern(_PREFIXED_ID), _pattern(_EMPLOYEE_ID),
-    lambda t: _numbers(t) if len(_DIGIT.findall(t)) >= 9 else t,
-    _pattern(_LONG_ID), _pattern(_IBAN_SHAPE)]
+# A letter next to a digit, or a "-", "_" or "#" between them: what an IBAN, a lettered id ("c01x00t47") and a
+# prefixed id ("HR-2024-0042") need. Looked for once; a text without one (most numbers in questions: "030 1234567",
+# "in 2026") skips the steps that need it. No step writes a letter next to a digit: a placeholder is in braces.
+_LETTER_DIGIT = re.compile(r"[A-Za-z][-_#]?\d|\d[A-Za-z]")
+# `replace_patterns`' steps in order, each with whether it needs _LETTER_DIGIT: emails and URLs first; an IBAN
+# before anything takes its digits; a passport's cue, a NINO and lettered ids before the prefixed-id pattern reads
+# "AB1234567" as an id; the employee-id cue before a long number is judged; the plain patterns SQL runs (PATTERNS)
+# in their own order between.
+_STEPS: list[tuple[Callable[[str], str], bool]] = [
+    (_pattern(PATTERNS[0]), False), (_pattern(_URL), False), (_spelled_emails, False),
+    (_ibans, True), (lambda t: _tokens(t) if _DIGIT.search(t) else t, False),
+    (lambda t: _MIXED.sub(_mixed_kind, t), True),
+    (_pattern(_PREFIXED_ID), True), (_pattern(_EMPLOYEE_ID), False),
+    (lambda t: _numbers(t) if len(_DIGIT.findall(t)) >= 9 else t, False),
+    (_pattern(_LONG_ID), False), (_pattern(_IBAN_SHAPE), True)]
 # What every step needs: a digit (of any script: \d), an "@", a URL, or a spelled "at" or "dot".
 MAYBE_PATTERN = re.compile(r"[\d@]|://|www\.|" + _SPELLED_GATE.pattern, re.IGNORECASE)
 # Each text a step beyond PATTERNS may change matches one of these (lookarounds aside, which only widen them): SQL
@@ -585,6 +590,8 @@ def replace_patterns(text: str) -> str:
     """The scrubber's first step: emails, URLs, IBANs, passport and national ids, card and phone numbers and other
     ids replaced (names are the second)."""
     if MAYBE_PATTERN.search(text):
-        for step in _STEPS:
-            text = step(text)
+        lettered = _LETTER_DIGIT.search(text) is not None
+        for step, needs_letter in _STEPS:
+            if lettered or not needs_letter:
+                text = step(text)
     return text

@@ -1,6 +1,7 @@
 """The scrubber's shortcuts for numbers change no verdict: a region whose numbering plan cannot read a number is not
 parsed (`_readable_in`), an id module is not asked about a digit count it refuses as the wrong length, and an id's
-checksum is not computed for a number grouped as the id is never written (`_national_id`)."""
+checksum is not computed for a number grouped as the id is never written (`_national_id`), and a text without a
+letter next to a digit skips the steps that need one (`replace_patterns`)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,14 @@ from schemas.pii import (
     _CHECKED_IDS,
     _NO_CHECK_DIGIT,
     _REFUSED_LENGTHS,
+    _STEPS,
+    MAYBE_PATTERN,
     PHONE_REGIONS,
     _groups,
     _national_id,
     _readable_in,
     is_phone,
+    replace_patterns,
 )
 
 
@@ -154,3 +158,26 @@ def test_national_id_gives_the_verdict_of_checking_every_checksum(
         numbers += [m.format(digits) for m in _CHECKED_IDS if hasattr(m, "format")]  # type: ignore[attr-defined]
     for number in numbers:
         assert _national_id(number, digits, cued) == national_id_checksum_first(number, digits, cued), number
+
+
+def every_step(text: str) -> str:
+    """`replace_patterns` without the letter-next-to-a-digit gate: every step runs."""
+    if MAYBE_PATTERN.search(text):
+        for step, _ in _STEPS:
+            text = step(text)
+    return text
+
+
+PII_PIECES = ["DE89 3704 0044 0532 0130 00", "DE89370400440532013000", "passport C01X00T47", "QQ 12 34 56 C",
+              "qq123456c", "c01x00t47", "HR-2024-0042", "AB#12345", "employee id 123456", "030 12345678",
+              "+44 20 7946 0958", "4111 1111 1111 1111", "536-90-4399", "123456789", "ES9121000418450200051332",
+              "jan@example.com", "www.example.com", "in 2026", "2024-2026", "A1", "1a", "x_9", "Z-7", "٣٤٥٦٧٨٩٠١٢",
+              "AB١٢٣٤٥", "Berlin", "how many vacation days", "?", "(", ")", " "]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(PII_PIECES) | st.text("aA1 -_#.", max_size=6), min_size=1, max_size=8),
+       st.sampled_from([" ", "", "-", ", "]))
+def test_replace_patterns_gives_what_every_step_gives(pieces: list[str], sep: str) -> None:
+    text = sep.join(pieces)
+    assert replace_patterns(text) == every_step(text), text
