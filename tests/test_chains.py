@@ -88,6 +88,10 @@ def test_the_title_the_query_does_not_name_is_the_answer() -> None:
     ("who directed the film shot in {year}", False),  # no word that describes
     ("are {entity} and {entity} both film directors", False),  # two names: each searched (an entity plan)
     ("{entity} provided the voice of {entity} on the sitcom that premiered on which date", True),  # names, described
+    ("who is the spouse of the director of {entity}", True),  # a name behind two links of "of"
+    ("what is the name of the band founded by one of the stars of {entity}", True),
+    ("what is the origin of {entity}", False),  # one link: the named thing's own page answers
+    ("who is the spouse of the director of the film", False),  # no name behind the links
 ])
 def test_a_question_describing_a_thing_through_a_name_chains(skeleton: str, chains: bool) -> None:
     plan = write_template(skeleton, "single", CONFIG)

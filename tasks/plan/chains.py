@@ -8,12 +8,15 @@ thing's name; the chain reaches it through the link the corpus itself writes.
 
 Written by the rule writer only where the corpus's titles are read as names (`entity_slots`), for a skeleton with
 a word of `planning.chain_words` past its first two words (a relative clause or an embedded question: "the film
-that ...", "by what company"), before the search per name of a question naming two or more (chosen on the
-HotpotQA dev half: BENCHMARKS.md). A single-fact question ("Where was {entity_1} born?") has none, so it stays
-one search; the route measure decides per shape (or per class) whether the chain finds more.
+that ...", "by what company") or a name behind two links of "of" ("the spouse of the director of {entity}"),
+before the search per name of a question naming two or more (chosen on the HotpotQA dev half: BENCHMARKS.md). A
+single-fact question ("Where was {entity_1} born?") has none, so it stays one search; the route measure decides
+per shape (or per class) whether the chain finds more.
 """
 
 from __future__ import annotations
+
+import re
 
 from schemas.entity import ENTITY
 from schemas.plan import PLAN_WORDS, Extract, Plan, Step
@@ -23,10 +26,15 @@ TITLE_TOP = 1  # chunks of the question whose titles s1 reads: its best (a secon
 OPENING = 2  # words a chain word is past: "In what film ..." asks its own question, it describes nothing
 
 
+# A name reached through two links of "of": "the spouse of the director of {entity}", "one of the stars of {entity}".
+_NESTED = re.compile(r"\bof (?:(?:the|a|an) )?(?:[^\s{}]+ ){1,3}?of (?:(?:the|a|an) )?\{" + ENTITY)
+
+
 def describes_through(text: str, chain_words: list[str]) -> bool:
-    """Whether the skeleton holds a word of `chain_words` past its first OPENING words."""
+    """Whether the skeleton holds a word of `chain_words` past its first OPENING words, or a name behind two
+    links of "of"."""
     wanted = {folded(w) for w in chain_words}
-    return any(w in wanted for w in text.split()[OPENING:])
+    return any(w in wanted for w in text.split()[OPENING:]) or _NESTED.search(text) is not None
 
 
 def title_chain(text: str) -> Plan:
