@@ -34,6 +34,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
@@ -83,8 +84,16 @@ PHONE = re.compile(r"(?<![\w-])\+?\(?\d(?:[\s().-]*\d){8,}(?![\w-])")
 _LOCAL = r"[\w.!#$%&'*+/=?^`{|}~-]"
 EMAIL = re.compile(_LOCAL + r"+@[\w-]+(?:\.[\w-]+)+")
 _URL = ("url", re.compile(r"https?://\S+|www\.\S+", re.IGNORECASE), _has_url)
-_EMPLOYEE_ID = ("id", re.compile(r"\b(?:employee|staff|personnel|badge)\s*(?:id|number|no\.?|#)?\s*:?\s*#?\d{4,}\b",
-                                 re.IGNORECASE), _RUN4)
+_EMPLOYEE_CUES = ("employee", "staff", "personnel", "badge")
+
+
+def _has_employee_cue(text: str) -> object:
+    """A run of four digits and a cue word; casefold() folds every letter IGNORECASE matches to the cues' ("ſ")."""
+    return _RUN4(text) and any(cue in text.casefold() for cue in _EMPLOYEE_CUES)
+
+
+_EMPLOYEE_ID = ("id", re.compile(r"\b(?:" + "|".join(_EMPLOYEE_CUES) + r")\s*(?:id|number|no\.?|#)?\s*:?\s*#?\d{4,}\b",
+                                 re.IGNORECASE), _has_employee_cue)
 _PREFIXED_ID = ("id", re.compile(r"\b[A-Za-z]{2,5}[-_#]?\d{4,}\b"), _RUN4)
 _LONG_ID = ("id", re.compile(r"\b\d{6,}\b"), _RUN4)
 _IBAN_SHAPE = ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){3,7}\b"), re.compile(r"[A-Z]{2}\d{2}").search)
@@ -313,8 +322,15 @@ _KIND_CUE = re.compile(
 _CUE_WINDOW = 32  # characters before a candidate where its cue is looked for
 
 
+# The same, matched in lower case: for ASCII text, lower() is what IGNORECASE matches, in a third of the time.
+_KIND_CUE_LOWER = re.compile(_KIND_CUE.pattern)
+
+
 def _cue(text: str, start: int) -> str | None:
-    cues = list(_KIND_CUE.finditer(text, max(0, start - _CUE_WINDOW), start))
+    if text.isascii():
+        cues = list(_KIND_CUE_LOWER.finditer(text.lower(), max(0, start - _CUE_WINDOW), start))
+    else:
+        cues = list(_KIND_CUE.finditer(text, max(0, start - _CUE_WINDOW), start))
     return cues[-1].lastgroup if cues else None
 
 
@@ -322,7 +338,12 @@ def _groups(text: str) -> tuple[int, ...]:
     return tuple(len(g) for g in re.findall(r"\d+", text))
 
 
+_NOT_ASCII_DIGIT = re.compile(r"[^0-9]+")
+
+
 def _ascii_digits(text: str) -> str:
+    if text.isascii():
+        return _NOT_ASCII_DIGIT.sub("", text)
     return "".join(str(unicodedata.decimal(c)) for c in text if c.isdecimal())
 
 
@@ -343,6 +364,14 @@ def _refused_lengths(module: ModuleType) -> frozenset[int]:
 _REFUSED_LENGTHS = {module: _refused_lengths(module) for module in _CHECKED_IDS}
 
 
+@lru_cache(maxsize=1024)
+def format_groups(module: ModuleType, length: int) -> tuple[int, ...] | None:
+    """The digit groups of the module's format for a number of `length` ASCII digits (None: no format). Each
+    format here cuts at fixed places, so they depend on the length alone (`tests/test_pii_numbers.py` checks it
+    on random digits); formatting costs microseconds, a number checked against ten modules tens of them."""
+    return _groups(module.format("0" * length)) if hasattr(module, "format") else None
+
+
 def _national_id(number: str, digits: str, cued: bool) -> bool:
     """A national id whose checksum passes, written unspaced or grouped as the library formats it. The way it is
     written is looked at before the checksum, which costs more: "030 84426310" is grouped as no id is."""
@@ -351,7 +380,7 @@ def _national_id(number: str, digits: str, cued: bool) -> bool:
         if len(digits) in _REFUSED_LENGTHS[module]:
             continue
         written = (cued or (len(groups) == 1 and module not in _NO_CHECK_DIGIT)
-                   or (hasattr(module, "format") and groups == _groups(module.format(digits))))
+                   or groups == format_groups(module, len(digits)))
         if written and module.is_valid(digits):
             return True
     return False
@@ -521,8 +550,12 @@ def _mixed_kind(m: re.Match[str]) -> str:
     return "{id}" if sum(c.isdigit() for c in token) >= 4 else token
 
 
+_PASSPORT_GATE = re.compile("pas", re.IGNORECASE)  # in every cue of _PASSPORT_CUE
+
+
 def _tokens(text: str) -> str:
-    text = _PASSPORT.sub(lambda m: m.group("cue") + "{passport}", text)
+    if _PASSPORT_GATE.search(text):
+        text = _PASSPORT.sub(lambda m: m.group("cue") + "{passport}", text)
     return _NINO.sub("{national_id}", text)
 
 
@@ -546,8 +579,11 @@ _PLAIN_AT = re.compile(r"[\w+'-]+\s+at\s+[\w-]+(?:\.[\w-]+)+", re.IGNORECASE)  #
 _SPELLED_GATE = re.compile(r"\bdot\b|[(\[<]at[)\]>]|\sat\s|\s@|@\s", re.IGNORECASE)
 
 
+_DOT_GATE = re.compile(r"\.|dot", re.IGNORECASE)  # in every _DOT: an address's domain has one
+
+
 def _spelled_emails(text: str) -> str:
-    if not _SPELLED_GATE.search(text):
+    if not (_SPELLED_GATE.search(text) and _DOT_GATE.search(text)):
         return text
     return SPELLED_EMAIL.sub(lambda m: m.group(0) if _PLAIN_AT.fullmatch(m.group(0)) else "{email}", text)
 

@@ -1,7 +1,8 @@
 """The scrubber's shortcuts for numbers change no verdict: a region whose numbering plan cannot read a number is not
 parsed (`_readable_in`), an id module is not asked about a digit count it refuses as the wrong length, and an id's
-checksum is not computed for a number grouped as the id is never written (`_national_id`), and a text without a
-letter next to a digit skips the steps that need one (`replace_patterns`)."""
+checksum is not computed for a number grouped as the id is never written (`_national_id`), a text without a
+letter next to a digit skips the steps that need one, and a pattern is not run over a text without what every match
+of it holds (`replace_patterns`)."""
 
 from __future__ import annotations
 
@@ -15,14 +16,29 @@ from stdnum.exceptions import InvalidLength
 
 from schemas.pii import (
     _CHECKED_IDS,
+    _EMPLOYEE_ID,
+    _IBAN_SHAPE,
+    _KIND_CUE,
+    _LONG_ID,
+    _MIXED,
+    _NINO,
     _NO_CHECK_DIGIT,
+    _PASSPORT,
+    _PLAIN_AT,
+    _PREFIXED_ID,
     _REFUSED_LENGTHS,
-    _STEPS,
-    MAYBE_PATTERN,
+    _URL,
     PHONE_REGIONS,
+    SPELLED_EMAIL,
+    _cue,
     _groups,
+    _ibans,
+    _mixed_kind,
     _national_id,
+    _numbers,
     _readable_in,
+    _sub_emails,
+    format_groups,
     is_phone,
     replace_patterns,
 )
@@ -123,6 +139,16 @@ def test_valid_ids_are_never_skipped() -> None:
         assert len(number) not in _REFUSED_LENGTHS[module], name
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text("0123456789", min_size=9, max_size=24))
+def test_format_groups_depend_on_the_length_alone(digits: str) -> None:
+    """Each module's format groups any digits of one length as `format_groups` says (what `_national_id` reads)."""
+    for module in _CHECKED_IDS:
+        if len(digits) in _REFUSED_LENGTHS[module] or not hasattr(module, "format"):
+            continue
+        assert _groups(module.format(digits)) == format_groups(module, len(digits)), module.__name__  # type: ignore[attr-defined]
+
+
 def national_id_checksum_first(number: str, digits: str, cued: bool) -> bool:
     """`_national_id` in its plain order: every module's checksum, then the way the number is written."""
     groups = _groups(number)
@@ -161,10 +187,17 @@ def test_national_id_gives_the_verdict_of_checking_every_checksum(
 
 
 def every_step(text: str) -> str:
-    """`replace_patterns` without the letter-next-to-a-digit gate: every step runs."""
-    if MAYBE_PATTERN.search(text):
-        for step, _ in _STEPS:
-            text = step(text)
+    """`replace_patterns` without a gate: every pattern of every step runs, in `_STEPS`' order."""
+    def spelled(t: str) -> str:
+        return SPELLED_EMAIL.sub(lambda m: m.group(0) if _PLAIN_AT.fullmatch(m.group(0)) else "{email}", t)
+
+    steps = [_sub_emails, lambda t: _URL[1].sub("{url}", t), spelled, _ibans,
+             lambda t: _PASSPORT.sub(lambda m: m.group("cue") + "{passport}", t),
+             lambda t: _NINO.sub("{national_id}", t), lambda t: _MIXED.sub(_mixed_kind, t),
+             lambda t: _PREFIXED_ID[1].sub("{id}", t), lambda t: _EMPLOYEE_ID[1].sub("{id}", t), _numbers,
+             lambda t: _LONG_ID[1].sub("{id}", t), lambda t: _IBAN_SHAPE[1].sub("{iban}", t)]
+    for step in steps:
+        text = step(text)
     return text
 
 
@@ -172,7 +205,9 @@ PII_PIECES = ["DE89 3704 0044 0532 0130 00", "DE89370400440532013000", "passport
               "qq123456c", "c01x00t47", "HR-2024-0042", "AB#12345", "employee id 123456", "030 12345678",
               "+44 20 7946 0958", "4111 1111 1111 1111", "536-90-4399", "123456789", "ES9121000418450200051332",
               "jan@example.com", "www.example.com", "in 2026", "2024-2026", "A1", "1a", "x_9", "Z-7", "٣٤٥٦٧٨٩٠١٢",
-              "AB١٢٣٤٥", "Berlin", "how many vacation days", "?", "(", ")", " "]
+              "AB١٢٣٤٥", "Berlin", "how many vacation days", "?", "(", ")", " ", "paſsport X1234567", "Reisepass",
+              "ſtaff 12345", "Badge #4821", "employee", "jan at example dot com", "jan (at) example.com", "jan",
+              "@ example . com", "at", "dot", ".", "call me at"]
 
 
 @settings(max_examples=500, deadline=None)
@@ -181,3 +216,19 @@ PII_PIECES = ["DE89 3704 0044 0532 0130 00", "DE89370400440532013000", "passport
 def test_replace_patterns_gives_what_every_step_gives(pieces: list[str], sep: str) -> None:
     text = sep.join(pieces)
     assert replace_patterns(text) == every_step(text), text
+
+
+CUE_PIECES = ["SSN", "ssn", "Social  Security", "Tax No", "steuer-ID", "Steuernummer", "PHONE", "Call", "tel",
+              "WhatsApp", "card", "VISA", "Employee", "REF", "reference", "id card", "ID", "my", "is", "x_", "-", "#",
+              "ſsn", "Kard", "İd", "ıd", "0301234567"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(CUE_PIECES) | st.text("aZ1 _-", max_size=4), min_size=1, max_size=10),
+       st.sampled_from([" ", "", ": "]), st.integers(0, 80))
+def test_cue_gives_the_verdict_of_matching_without_case(pieces: list[str], sep: str, start: int) -> None:
+    """The cue read in lower case (ASCII text) is the one the case-blind pattern reads."""
+    text = sep.join(pieces)
+    start = min(start, len(text))
+    cues = list(_KIND_CUE.finditer(text, max(0, start - 32), start))
+    assert _cue(text, start) == (cues[-1].lastgroup if cues else None), (text, start)
