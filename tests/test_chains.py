@@ -91,6 +91,14 @@ def test_the_title_the_query_does_not_name_is_the_answer() -> None:
     ("who is the spouse of the director of {entity}", True),  # a name behind two links of "of"
     ("what is the name of the band founded by one of the stars of {entity}", True),
     ("what is the origin of {entity}", False),  # one link: the named thing's own page answers
+    ("what is the name of the {entity} album", False),
+    ("what is the population of {entity} in {year}", False),
+    ("who was the first president of {entity}", False),
+    ("when was the director of film {entity} born", True),  # one link, asked about by the verb
+    ("what position did the receiver of the {entity} play", True),
+    ("when did the composer of {entity} die", True),
+    ("what nationality is the director of {entity}", True),
+    ("which country is the author of {entity} from", True),
     ("who is the spouse of the director of the film", False),  # no name behind the links
 ])
 def test_a_question_describing_a_thing_through_a_name_chains(skeleton: str, chains: bool) -> None:

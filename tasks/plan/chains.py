@@ -9,7 +9,8 @@ thing's name; the chain reaches it through the link the corpus itself writes.
 Written by the rule writer only where the corpus's titles are read as names (`entity_slots`), for a skeleton with
 a word of `planning.chain_words` past its first two words (a relative clause or an embedded question: "the film
 that ...", "by what company") or a name behind two links of "of" ("the spouse of the director of {entity}"),
-before the search per name of a question naming two or more (chosen on the HotpotQA dev half: BENCHMARKS.md). A
+or one behind one link that the question's verb asks about ("when was the director of {entity} born"), before the
+search per name of a question naming two or more (chosen on the HotpotQA dev half: BENCHMARKS.md). A
 single-fact question ("Where was {entity_1} born?") has none, so it stays one search; the route measure decides
 per shape (or per class) whether the chain finds more.
 """
@@ -30,11 +31,22 @@ OPENING = 2  # words a chain word is past: "In what film ..." asks its own quest
 _NESTED = re.compile(r"\bof (?:(?:the|a|an) )?(?:[^\s{}]+ ){1,3}?of (?:(?:the|a|an) )?\{" + ENTITY)
 
 
+# A name one link of "of" away from what the question asks about, the subject of its verb: "when did the composer
+# of {entity} die", "when was the director of film {entity} born" (a participle follows), "what nationality is the
+# director of {entity}" (the question's own noun is what it asks of him). Not "what is the origin of {entity}" nor
+# "what is the name of the {entity} album": the named thing's page answers those.
+_LINK = r"the (?:[^\s{}]+ ){1,2}?of (?:(?:the|a|an) )?(?:[^\s{}]+ ){0,2}?\{" + ENTITY + r"[^}]*\}"
+_ONE_LINK = re.compile(r"^(?:\S+ ){1,3}?(?:did|does|do) " + _LINK + r" [^\s{}]"
+                       r"|^(?:\S+ ){1,3}?(?:was|were|is|are) " + _LINK + r" (?:born|[^\s{}]+(?:ed|en))(?: |$)"
+                       r"|^(?:what|which|whose) [^\s{}]+ (?:is|was|are|were) " + _LINK + r"(?: |$)")
+
+
 def describes_through(text: str, chain_words: list[str]) -> bool:
     """Whether the skeleton holds a word of `chain_words` past its first OPENING words, or a name behind two
-    links of "of"."""
+    links of "of", or one behind one link that the question's verb asks about."""
     wanted = {folded(w) for w in chain_words}
-    return any(w in wanted for w in text.split()[OPENING:]) or _NESTED.search(text) is not None
+    return (any(w in wanted for w in text.split()[OPENING:]) or _NESTED.search(text) is not None
+            or _ONE_LINK.search(text) is not None)
 
 
 def title_chain(text: str) -> Plan:
