@@ -82,21 +82,42 @@ def extract_name(hits: Sequence[Evidence], top: int, query: str) -> str:
 TITLES_MOST = 2
 
 
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
+
+
 def extract_title(hits: Sequence[Evidence], top: int, query: str, names: KnownNames) -> str:
     """The corpus titles (`KnownNames`) the top chunks write that the query does not: the thing a question
     describes without naming it ("the film that was shot in Leland in 1986"), read off the page of what it does
     name. A title sharing a content word with the query is the query's own. One title, or up to `TITLES_MOST`
-    joined by "and" (each a candidate its own page confirms or not); refuse on none or more: no guess."""
+    joined by "and" (each a candidate its own page confirms or not). Where the chunks write more, the titles of
+    the sentence that shares the most of the query's content words ("... Sergio Agüero was given the FIFA U-20
+    Golden Shoe ..." for "the receiver of the FIFA U-20 Golden Shoe"); refuse on none or still more: no guess."""
     asked = set(words(query).split()) - PLAN_WORDS
-    found: dict[str, None] = {}
-    for h in hits[:top]:
-        for title in names.mentions(h.text):
-            if not set(words(title).split()) & asked:
-                found.setdefault(title)
+    found = _titles([h.text for h in hits[:top]], asked, names)
+    if len(found) > TITLES_MOST:
+        found = _best_sentence_titles(hits[:top], asked, names)
     if not 1 <= len(found) <= TITLES_MOST:
         raise ExtractRefused(f"found {len(found)} titles the query does not name in the top {top} chunks: "
                              f"{list(found)[:4]}")
     return " and ".join(found)
+
+
+def _titles(texts: Sequence[str], asked: set[str], names: KnownNames) -> dict[str, None]:
+    """The titles the texts write that share no content word with the query, once, in order."""
+    found: dict[str, None] = {}
+    for text in texts:
+        for title in names.mentions(text):
+            if not set(words(title).split()) & asked:
+                found.setdefault(title)
+    return found
+
+
+def _best_sentence_titles(hits: Sequence[Evidence], asked: set[str], names: KnownNames) -> dict[str, None]:
+    """The titles of the sentences sharing the most content words with the query (none where none shares one)."""
+    sentences = [s for h in hits for s in _SENTENCE.split(h.text)]
+    shared = [len(set(words(s).split()) & asked) for s in sentences]
+    best = max(shared, default=0)
+    return _titles([s for s, n in zip(sentences, shared, strict=True) if n == best], asked, names) if best else {}
 
 
 def _name_runs(text: str, asked: set[str]) -> list[tuple[str, ...]]:
