@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from schemas.entity import KnownNames
 from schemas.extract import Lexicon
 from schemas.plan import PLAN_WORDS
-from schemas.text import words
+from schemas.text import fold_cased, words
 
 
 class Evidence(Protocol):
@@ -103,10 +103,11 @@ def extract_title(hits: Sequence[Evidence], top: int, query: str, names: KnownNa
 
 
 def _titles(texts: Sequence[str], asked: set[str], names: KnownNames) -> dict[str, None]:
-    """The titles the texts write that share no content word with the query, once, in order."""
+    """The titles the texts write that share no content word with the query, once, in order, read in the form
+    titles and questions are read in (`fold_cased`: "Sergio Agüero" is "Sergio Aguero")."""
     found: dict[str, None] = {}
     for text in texts:
-        for title in names.mentions(text):
+        for title in names.mentions(fold_cased(text)):
             if not set(words(title).split()) & asked:
                 found.setdefault(title)
     return found

@@ -78,6 +78,15 @@ def test_the_title_the_query_does_not_name_is_the_answer() -> None:
     with pytest.raises(ExtractRefused, match="found 3 titles"):  # more candidates than s2 searches: no guess
         extract_title([three], 1, query, KNOWN)
     assert extract_title([leland, both], 1, query, KNOWN) == "Maximum Overdrive"  # the top chunk only
+    # more titles than s2 searches: those of the sentence sharing the most query words; a tie keeps both sentences
+    many = Chunk("Shirley Temple starred in Kiss and Tell. Maximum Overdrive was shot in Leland in 1986.")
+    assert extract_title([many], 1, query, KNOWN) == "Maximum Overdrive"
+    accented = Chunk("Argentine player Sergio Agüero was given the Golden Shoe.")
+    assert extract_title([accented], 1, "who was given the golden shoe", KnownNames(["Sergio Agüero"], PLAIN)) == (
+        "Sergio Aguero")  # read as titles and questions are: accents stripped
+    tied = Chunk("Shirley Temple starred in Kiss and Tell, shot in 1986. Maximum Overdrive was shot in 1986.")
+    with pytest.raises(ExtractRefused, match="found 3 titles"):
+        extract_title([tied], 1, query, KNOWN)
 
 
 @pytest.mark.parametrize(("skeleton", "chains"), [
