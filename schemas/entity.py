@@ -49,6 +49,7 @@ _POSSESSIVE = re.compile(r"['\u2019]s$", re.IGNORECASE)
 # Lower-case particles inside a name, between two capitalised words.
 PARTICLES = frozenset({"of", "the", "de", "la", "le", "du", "del", "della", "da", "di", "van", "von", "der", "den",
                        "y", "al", "el", "bin", "ibn", "upon", "on"})
+SUFFIXES = frozenset({"Jr", "Sr", "II", "III", "IV"})  # a name's generational suffix, after a comma
 _SENTENCE_END = re.compile(r"[.!?:;]")  # between two words: the second opens a sentence
 # Words that open a question or a request, plain whatever the corpus writes: "Are" in "Are Ang Lee and ..." is no
 # part of a name even in a corpus that never writes "are".
@@ -236,10 +237,12 @@ def _run_end(text: str, words: list[tuple[int, int]], i: int) -> int:
     j = i + 1
     while j < len(words):
         gap, last = text[words[j - 1][1]:words[j][0]], text[words[j - 1][0]:words[j - 1][1]]
+        nxt = text[words[j][0]:words[j][1]]
+        if gap == ", " and nxt in SUFFIXES:  # the name's last word: "Deltha Lee O'Neal, III"
+            return j + 1
         # one space apart, or after an initial's period ("Stephen E. Ambrose"); a sentence's ends the name
         if not (gap == " " or (gap == ". " and len(last) == 1 and last.isupper())) or _POSSESSIVE.search(last):
             break
-        nxt = text[words[j][0]:words[j][1]]
         if _capitalised(nxt) or nxt.isdigit():
             j += 1
             continue

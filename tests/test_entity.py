@@ -41,6 +41,9 @@ LEXICON = Lexicon(CONFIG, {}, PLAIN)
     ("Tell me the name of the Prime Time Network's show whose Artist is Christopher Franke ?",
      ["Prime Time Network", "Christopher Franke"]),  # "Artist": one plain word; "'s" ends a name
     ("Which show's producer is Stephen E. Ambrose?", ["Stephen E. Ambrose"]),  # an initial keeps its period
+    ("How many times was Deltha Lee O'Neal, III selected?", ["Deltha Lee O'Neal, III"]),  # a suffix ends a name
+    ("When did Martin Luther King, Jr. die?", ["Martin Luther King, Jr"]),
+    ("Is Berlin, Paris or Rome bigger?", ["Berlin", "Paris", "Rome"]),  # a comma between names parts them
     ("Who was in the missions of Apollo 11 and Gemini 8?", ["Apollo 11", "Gemini 8"]),
     ("Kubrick directed what?", ["Kubrick"]),  # a first word that is no plain word is a name
     ("What is the Bank of America in?", ["Bank of America"]),  # a particle between capitals
