@@ -108,16 +108,10 @@ class KnownNames:
                     left_out.add(form)  # common words in sentence case, or one common word: a topic
                     continue
                 forms[form] = not common
-        # first word, case-folded -> length as written -> case-folded form -> (proper, the form as written); case
-        # folding may lengthen ("ß"). A look-up slices the text once per length, not once per title: "The ..."
-        # may open thousands.
-        by_first: dict[str, dict[int, dict[str, tuple[bool, str]]]] = {}
-        for form, proper in forms.items():
-            if first := _WORD.match(form):  # a form opens with a word ("(film)" alone does not)
-                by_length = by_first.setdefault(first.group(0).casefold(), {})
-                by_length.setdefault(len(form), {})[form.casefold()] = (proper, form)  # proper: of its folded words
-        # longest first: the longest title the text spells wins
-        self._by_first = {k: tuple(sorted(v.items(), reverse=True)) for k, v in by_first.items()}
+        self._by_first = _by_first(forms)
+        # the topics' own index, read only in a document's text, where a title written mid-sentence in its own
+        # capitals is the title ("the Australian soap opera Neighbours"): `mentions(..., topics=True)`
+        self._topics = _by_first({form: False for form in left_out - forms.keys()})
 
     def __bool__(self) -> bool:
         return bool(self._by_first)
@@ -125,15 +119,18 @@ class KnownNames:
     def __len__(self) -> int:
         return sum(len(forms) for lengths in self._by_first.values() for _, forms in lengths)
 
-    def match(self, text: str, start: int, word: str, proper: bool = False, cased: bool = False) -> int:
+    def match(self, text: str, start: int, word: str, proper: bool = False, cased: bool = False,
+              topics: bool = False) -> int:
         """The end of the longest title `text` spells from `start` (where the word `word` opens), case aside and
         ending where a word ends (a possessive "'s" after it is no part of it); 0 for none. `proper`: only a title
         that holds a word the corpus never writes in lower case (one read from a sentence's first word, whose
-        capital is the sentence's); `cased`: only a title the text writes in its own case."""
+        capital is the sentence's); `cased`: only a title the text writes in its own case; `topics`: the titles
+        left out as topics instead ("Neighbours", "Prime minister")."""
+        table = self._topics if topics else self._by_first
         key = word.casefold()
-        forms = self._by_first.get(key)
+        forms = table.get(key)
         if forms is None and (possessive := _POSSESSIVE.search(word)):
-            forms = self._by_first.get(key[:-len(possessive.group(0))])
+            forms = table.get(key[:-len(possessive.group(0))])
         room = len(text) - start
         for length, spelled in forms or ():
             if length > room:
@@ -148,17 +145,34 @@ class KnownNames:
     def mentions(self, text: str) -> list[str]:
         """The titles a document's `text` writes, each as written in it, once, in order of first mention: at a
         capitalised word, the longest title spelled from there in the title's own case ("Two Dollar Radio", not
-        the "two" of "two dollars")."""
+        the "two" of "two dollars"); a title left out as a topic only where it is written so mid-sentence (after
+        a word, not after a sentence's end: "the soap opera Neighbours", not "Water is ...")."""
         found: dict[str, None] = {}
         after = 0  # the end of the last title read: a title inside it is no mention of its own
+        last = None  # the word before
         for m in _WORD.finditer(text):
-            word = m.group(0)
+            word, prev, last = m.group(0), last, m
             if m.start() < after or not _capitalised(word):
                 continue
-            if end := self.match(text, m.start(), word, cased=True):
+            end = self.match(text, m.start(), word, cased=True)
+            if not end and prev is not None and not _SENTENCE_END.search(text, prev.end() - 1, m.start()):
+                end = self.match(text, m.start(), word, cased=True, topics=True)
+            if end:
                 found.setdefault(text[m.start():end])
                 after = end
         return list(found)
+
+
+def _by_first(forms: dict[str, bool]) -> dict[str, tuple[tuple[int, dict[str, tuple[bool, str]]], ...]]:
+    """first word, case-folded -> (length as written -> case-folded form -> (proper, the form as written)), the
+    longest first (the longest title the text spells wins); case folding may lengthen ("ß"). A look-up slices the
+    text once per length, not once per title: "The ..." may open thousands."""
+    by_first: dict[str, dict[int, dict[str, tuple[bool, str]]]] = {}
+    for form, proper in forms.items():
+        if first := _WORD.match(form):  # a form opens with a word ("(film)" alone does not)
+            by_length = by_first.setdefault(first.group(0).casefold(), {})
+            by_length.setdefault(len(form), {})[form.casefold()] = (proper, form)  # proper: of its folded words
+    return {k: tuple(sorted(v.items(), reverse=True)) for k, v in by_first.items()}
 
 
 NO_NAMES = KnownNames()
