@@ -85,11 +85,11 @@ TITLES_MOST = 2
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 
 
-def extract_title(hits: Sequence[Evidence], top: int, query: str, names: KnownNames) -> str:
+def extract_titles(hits: Sequence[Evidence], top: int, query: str, names: KnownNames) -> list[str]:
     """The corpus titles (`KnownNames`) the top chunks write that the query does not: the thing a question
     describes without naming it ("the film that was shot in Leland in 1986"), read off the page of what it does
     name. A title sharing a content word with the query is the query's own. One title, or up to `TITLES_MOST`
-    joined by "and" (each a candidate its own page confirms or not). Where the chunks write more, the titles of
+    (each a candidate its own page confirms or not; the step's answer joins them by "and"). Where the chunks write more, the titles of
     the sentence that shares the most of the query's content words ("... Sergio Agüero was given the FIFA U-20
     Golden Shoe ..." for "the receiver of the FIFA U-20 Golden Shoe"); refuse on none or still more: no guess."""
     asked = set(words(query).split()) - PLAN_WORDS
@@ -99,7 +99,7 @@ def extract_title(hits: Sequence[Evidence], top: int, query: str, names: KnownNa
     if not 1 <= len(found) <= TITLES_MOST:
         raise ExtractRefused(f"found {len(found)} titles the query does not name in the top {top} chunks: "
                              f"{list(found)[:4]}")
-    return " and ".join(found)
+    return list(found)
 
 
 def _titles(texts: Sequence[str], asked: set[str], names: KnownNames) -> dict[str, None]:

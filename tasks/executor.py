@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from schemas.answers import ExtractRefused, extract_name, extract_title, extract_value
+from schemas.answers import ExtractRefused, extract_name, extract_titles, extract_value
 from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.entity import entity_spans, title_forms
@@ -31,6 +31,7 @@ class StepResult:
     answer_kind: str | None = None  # what the step extracts: "facet" (answer_facet's value), "name", "title" or none
     error: str | None = None
     scope: dict[str, Any] = field(default_factory=dict)  # which chunk answered: local or company-wide (scope_trace)
+    titles: list[str] = field(default_factory=list)  # the corpus titles a title step read (its answer joins them)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "query": self.query, "filters": self.filters, "answer": self.answer,
@@ -48,11 +49,13 @@ def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int 
     def run(step_id: str) -> StepResult:
         step = steps[step_id]
         answers: dict[str, str] = {}
+        titles: list[str] = []  # the titles its query holds from a title step: named things, whatever their words
         used = step_slots(step.query + " " + " ".join(step.filters.values()))
         for dep in step.depends_on:
             res = futures[dep].result()
             if dep not in used:  # waited for, not read: order only
                 continue
+            titles += res.titles
             if res.answer is None and _extracts_name(steps[dep]):
                 answers[dep] = ""
             elif res.answer is None:
@@ -67,12 +70,16 @@ def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int 
         if ex is not None:
             result.answer_facet, result.answer_kind = ex.facet, ex.kind
             try:  # a title is read off the page of what the query names, where the search found it
-                read = pages_first(result.hits, query, lexicon) if ex.kind == "title" else result.hits
-                result.answer = _extract(ex, read, query, lexicon)
+                if ex.kind == "title":
+                    result.titles = extract_titles(pages_first(result.hits, query, lexicon), ex.top, query,
+                                                   lexicon.known_names)
+                    result.answer = " and ".join(result.titles)
+                else:
+                    result.answer = _extract(ex, result.hits, query, lexicon)
             except ExtractRefused as exc:
                 result.error = str(exc)
             result.hits = result.hits[:k]  # it searched deeper to extract; its part is k deep, as others' are
-        result.hits = named_pages(result.hits, query, filters, lexicon)
+        result.hits = named_pages(result.hits, query, filters, lexicon, titles)
         result.scope = scope_trace(result.hits, filters, index.config)
         return result
 
@@ -82,17 +89,20 @@ def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int 
         return [futures[s.id].result() for s in plan.steps]
 
 
-def named_pages(hits: list[Hit], query: str, filters: dict[str, str], lexicon: Lexicon) -> list[Hit]:
+def named_pages(hits: list[Hit], query: str, filters: dict[str, str], lexicon: Lexicon,
+                titles: Sequence[str] = ()) -> list[Hit]:
     """A step's part where the corpus's titles are read as names (`entity_slots`): a step searches for one thing
     (a name of the question, the title a chain read, what a question describes), so it brings the chunks of the
     documents titled by what its query names, in rank order, else its best chunk; the context is topped up from
     the whole question's search (`retrieve`), whose chunks are more about the question than a step's further
     down. A step under a category filter (an office) gathers that value's chunks: all of them, as without titles.
     What the query names is read as a question's names are (`entity_spans`, case aside for a title), and a title
-    as a page writes it (`KnownNames.mentions`). The route measure judges a step by the part it brings."""
+    as a page writes it (`KnownNames.mentions`), and `titles`, those a title step read into the query, as they
+    are ("Neighbours", a title of a common word that no name reader takes). The route measure judges a step by
+    the part it brings."""
     if not lexicon.known_names or any(lexicon.kinds.get(f) == "category" for f in filters):
         return hits
-    return _pages(hits, query, lexicon) or hits[:1]
+    return _pages(hits, query, lexicon, titles) or hits[:1]
 
 
 def pages_first(hits: list[Hit], query: str, lexicon: Lexicon) -> list[Hit]:
@@ -102,13 +112,13 @@ def pages_first(hits: list[Hit], query: str, lexicon: Lexicon) -> list[Hit]:
     return pages + [h for h in hits if h.id not in taken]
 
 
-def _pages(hits: list[Hit], query: str, lexicon: Lexicon) -> list[Hit]:
+def _pages(hits: list[Hit], query: str, lexicon: Lexicon, titles: Sequence[str] = ()) -> list[Hit]:
     """The chunks of the documents titled by what the query names (`named_pages`), in rank order."""
     names = lexicon.known_names
     if not names:
         return []
     named = {fold_cased(query[s:e]).casefold() for s, e in entity_spans(query, lexicon.plain, names)}
-    named |= {fold_cased(m).casefold() for m in names.mentions(query)}
+    named |= {fold_cased(m).casefold() for m in [*names.mentions(query), *titles]}
     return [h for h in hits if h.title is not None and title_forms(h.title) & named] if named else []
 
 
@@ -120,8 +130,6 @@ def _extracts_name(step: Step) -> bool:
 def _extract(ex: Extract, hits: list[Hit], query: str, lexicon: Lexicon) -> str:
     if ex.kind == "name":
         return extract_name(hits, ex.top, query)
-    if ex.kind == "title":
-        return extract_title(hits, ex.top, query, lexicon.known_names)
     return extract_value(hits, ex.facet or "", ex.top, lexicon)
 
 

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from benchmarks.bench_single_fact import FRAMES
-from schemas.answers import ExtractRefused, extract_title
+from schemas.answers import ExtractRefused, extract_titles
 from schemas.config import Config, Facet
 from schemas.entity import KnownNames
 from schemas.extract import Lexicon
@@ -87,24 +87,24 @@ def test_the_title_the_query_does_not_name_is_the_answer() -> None:
                    "in Leland in 1986.")
     query = "who directed the film that was shot in Leland, North Carolina in 1986"
     # "Brunswick County, North Carolina" shares words with the query: the query's own
-    assert extract_title([leland], 1, query, KNOWN) == "Maximum Overdrive"
+    assert extract_titles([leland], 1, query, KNOWN) == ["Maximum Overdrive"]
     with pytest.raises(ExtractRefused, match="found 0 titles"):
-        extract_title([Chunk("Leland is a small town.")], 1, query, KNOWN)
+        extract_titles([Chunk("Leland is a small town.")], 1, query, KNOWN)
     both = Chunk("Maximum Overdrive was shot in Leland; Stephen King directed it.")
-    assert extract_title([both], 1, query, KNOWN) == "Maximum Overdrive and Stephen King"  # both searched
+    assert extract_titles([both], 1, query, KNOWN) == ["Maximum Overdrive", "Stephen King"]  # both searched
     three = Chunk("Maximum Overdrive was shot in Leland; Stephen King directed it with Shirley Temple.")
     with pytest.raises(ExtractRefused, match="found 3 titles"):  # more candidates than s2 searches: no guess
-        extract_title([three], 1, query, KNOWN)
-    assert extract_title([leland, both], 1, query, KNOWN) == "Maximum Overdrive"  # the top chunk only
+        extract_titles([three], 1, query, KNOWN)
+    assert extract_titles([leland, both], 1, query, KNOWN) == ["Maximum Overdrive"]  # the top chunk only
     # more titles than s2 searches: those of the sentence sharing the most query words; a tie keeps both sentences
     many = Chunk("Shirley Temple starred in Kiss and Tell. Maximum Overdrive was shot in Leland in 1986.")
-    assert extract_title([many], 1, query, KNOWN) == "Maximum Overdrive"
+    assert extract_titles([many], 1, query, KNOWN) == ["Maximum Overdrive"]
     accented = Chunk("Argentine player Sergio Agüero was given the Golden Shoe.")
-    assert extract_title([accented], 1, "who was given the golden shoe", KnownNames(["Sergio Agüero"], PLAIN)) == (
-        "Sergio Aguero")  # read as titles and questions are: accents stripped
+    assert extract_titles([accented], 1, "who was given the golden shoe", KnownNames(["Sergio Agüero"], PLAIN)) == [
+        "Sergio Aguero"]  # read as titles and questions are: accents stripped
     tied = Chunk("Shirley Temple starred in Kiss and Tell, shot in 1986. Maximum Overdrive was shot in 1986.")
     with pytest.raises(ExtractRefused, match="found 3 titles"):
-        extract_title([tied], 1, query, KNOWN)
+        extract_titles([tied], 1, query, KNOWN)
 
 
 @pytest.mark.parametrize(("skeleton", "chains"), [
@@ -242,6 +242,15 @@ def test_a_step_brings_the_page_of_what_it_names(query: str, kept: list[str]) ->
     assert named_pages(hits, query, {"office": "Berlin"}, Lexicon(office, plain=PLAIN, names=TITLES)) == hits
 
 
+def test_a_step_brings_the_pages_of_the_titles_a_chain_read_into_it() -> None:
+    """The titles s1 read count as named, however the name reader reads the query (a topic's title, "Neighbours",
+    is no name it reads)."""
+    hits = [Hit(cid, 0.5, "", {}, None, None, None, True, title=title) for cid, title in RANKED]
+    assert [h.id for h in named_pages(hits, "films shot there", {}, NAMED)] == ["leland"]
+    assert [h.id for h in named_pages(hits, "films shot there", {}, NAMED, ["Maximum Overdrive"])] == [
+        "overdrive#0", "overdrive#1"]
+
+
 def test_a_title_is_read_off_the_page_of_what_the_question_names() -> None:
     """The question's own page ranks below another that shares its words: the chain still reads the title the
     named page writes, not the other page's (which names none)."""
@@ -250,10 +259,10 @@ def test_a_title_is_read_off_the_page_of_what_the_question_names() -> None:
     leland = Hit("leland", 0.8, PAGES[0][2], {}, None, None, None, True, title="Leland, North Carolina")
     question = "Who directed the film that was shot in Leland, North Carolina in 1986?"
     assert [h.id for h in pages_first([other, leland], question, NAMED)] == ["leland", "wilmington"]
-    assert extract_title(pages_first([other, leland], question, NAMED), 1, question, NAMED.known_names) == (
-        "Maximum Overdrive")
+    assert extract_titles(pages_first([other, leland], question, NAMED), 1, question, NAMED.known_names) == [
+        "Maximum Overdrive"]
     with pytest.raises(ExtractRefused):  # the best chunk as it ranks: no title
-        extract_title([other, leland], 1, question, NAMED.known_names)
+        extract_titles([other, leland], 1, question, NAMED.known_names)
     assert pages_first([other, leland], "films shot in ports", NAMED) == [other, leland]  # it names nothing
 
 

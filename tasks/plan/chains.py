@@ -1,7 +1,7 @@
 """Title chains: a question that describes what it asks about through a thing it names ("Who directed the film
 that was shot in Leland, North Carolina in 1986?") searches twice. s1 searches the question and reads the corpus
 title that the best chunk (of the page of what the question names, where the search found it) writes and the
-question does not (`schemas.answers.extract_title`: two at most, refusing on none or more; the Leland page names
+question does not (`schemas.answers.extract_titles`: two at most, refusing on none or more; the Leland page names
 the film "Maximum Overdrive"); s2 searches that title with the question's content words. One search ranks the
 page the question names first and the one it describes far below, since the question never says the described
 thing's name; the chain reaches it through the link the corpus itself writes.
