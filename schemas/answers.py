@@ -89,9 +89,10 @@ def extract_titles(hits: Sequence[Evidence], top: int, query: str, names: KnownN
     """The corpus titles (`KnownNames`) the top chunks write that the query does not: the thing a question
     describes without naming it ("the film that was shot in Leland in 1986"), read off the page of what it does
     name. A title sharing a content word with the query is the query's own. One title, or up to `TITLES_MOST`
-    (each a candidate its own page confirms or not; the step's answer joins them by "and"). Where the chunks write more, the titles of
-    the sentence that shares the most of the query's content words ("... Sergio Agüero was given the FIFA U-20
-    Golden Shoe ..." for "the receiver of the FIFA U-20 Golden Shoe"); refuse on none or still more: no guess."""
+    (each a candidate its own page confirms or not; the step's answer joins them by "and"). Where the chunks
+    write more, the titles of the sentence that shares the most of the query's content words ("... Sergio Agüero
+    was given the FIFA U-20 Golden Shoe ..." for "the receiver of the FIFA U-20 Golden Shoe"); refuse on none or
+    still more: no guess."""
     asked = set(words(query).split()) - PLAN_WORDS
     found = _titles([h.text for h in hits[:top]], asked, names)
     if len(found) > TITLES_MOST:
