@@ -90,7 +90,8 @@ class KnownNames:
     is "What About Bob"). A title of
     plain words only that capitalises none but its first ("Prime minister", "Aircraft carrier", the song "Tell
     me"; "Water") names a topic, not a thing: it is left out, so "Who is the Prime minister of France?" keeps one
-    name. A title of plain words that capitalises more ("Act of War: Direct Action", "Piano Sonata in C major") is
+    name (in a document's text it is read where written mid-sentence in its own capitals: `mentions`). A title of
+    plain words that capitalises more ("Act of War: Direct Action", "Piano Sonata in C major") is
     kept, but read from a sentence's first word only when it holds a word the corpus never writes in lower case,
     and from a question opener only as the title writes it (`match`)."""
 
