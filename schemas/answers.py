@@ -82,7 +82,9 @@ def extract_name(hits: Sequence[Evidence], top: int, query: str) -> str:
 TITLES_MOST = 2
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
+# A sentence's end: a mark after two lower-case letters or digits, then a capital: not an initial ("Stephen E.
+# Ambrose", "U.S. Army") nor an abbreviation that opens with a capital ("St. Louis", "Mr. Smith").
+_SENTENCE = re.compile(r"(?<=[a-z\d]{2}[.!?])\s+(?=[A-Z\"'(])")
 
 
 def extract_titles(hits: Sequence[Evidence], top: int, query: str, names: KnownNames) -> list[str]:

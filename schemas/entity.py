@@ -50,6 +50,7 @@ _POSSESSIVE = re.compile(r"['\u2019]s$", re.IGNORECASE)
 PARTICLES = frozenset({"of", "the", "de", "la", "le", "du", "del", "della", "da", "di", "van", "von", "der", "den",
                        "y", "al", "el", "bin", "ibn", "upon", "on"})
 SUFFIXES = frozenset({"Jr", "Sr", "II", "III", "IV"})  # a name's generational suffix, after a comma
+_TOPIC_BREAK = re.compile(r"[.!?:;\n]")  # between a word and a topic's title: a sentence or a line ends
 _SENTENCE_END = re.compile(r"[.!?:;]")  # between two words: the second opens a sentence
 # Words that open a question or a request, plain whatever the corpus writes: "Are" in "Are Ang Lee and ..." is no
 # part of a name even in a corpus that never writes "are".
@@ -146,8 +147,9 @@ class KnownNames:
     def mentions(self, text: str) -> list[str]:
         """The titles a document's `text` writes, each as written in it, once, in order of first mention: at a
         capitalised word, the longest title spelled from there in the title's own case ("Two Dollar Radio", not
-        the "two" of "two dollars"); a title left out as a topic only where it is written so mid-sentence (after
-        a word, not after a sentence's end: "the soap opera Neighbours", not "Water is ...")."""
+        the "two" of "two dollars"); a title left out as a topic only where it is written so mid-sentence, after
+        a word in lower case on the same line ("the soap opera Neighbours"; not "Water is ...", nor the "Water" of
+        "Thames Water")."""
         found: dict[str, None] = {}
         after = 0  # the end of the last title read: a title inside it is no mention of its own
         last = None  # the word before
@@ -156,7 +158,8 @@ class KnownNames:
             if m.start() < after or not _capitalised(word):
                 continue
             end = self.match(text, m.start(), word, cased=True)
-            if not end and prev is not None and not _SENTENCE_END.search(text, prev.end() - 1, m.start()):
+            if not end and prev is not None and prev.group(0).islower() and not _TOPIC_BREAK.search(
+                    text, prev.end(), m.start()):
                 end = self.match(text, m.start(), word, cased=True, topics=True)
             if end:
                 found.setdefault(text[m.start():end])
@@ -253,7 +256,9 @@ def _run_end(text: str, words: list[tuple[int, int]], i: int) -> int:
     while j < len(words):
         gap, last = text[words[j - 1][1]:words[j][0]], text[words[j - 1][0]:words[j - 1][1]]
         nxt = text[words[j][0]:words[j][1]]
-        if gap == ", " and nxt in SUFFIXES:  # the name's last word: "Deltha Lee O'Neal, III"
+        # the name's last word: "Deltha Lee O'Neal, III"; not after a one-word name or a numeral, which list
+        # ("Rocky, II", "World War I, II")
+        if gap == ", " and nxt in SUFFIXES and j - i >= 2 and last not in SUFFIXES and len(last) > 1:
             return j + 1
         # one space apart, or after an initial's period ("Stephen E. Ambrose"); a sentence's ends the name
         if not (gap == " " or (gap == ". " and len(last) == 1 and last.isupper())) or _POSSESSIVE.search(last):

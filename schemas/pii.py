@@ -327,8 +327,9 @@ _KIND_CUE_LOWER = re.compile(_KIND_CUE.pattern)
 
 
 def _cue(text: str, start: int) -> str | None:
-    if text.isascii():
-        cues = list(_KIND_CUE_LOWER.finditer(text.lower(), max(0, start - _CUE_WINDOW), start))
+    if text.isascii():  # the window alone lowered, with the character before it, which its first \b reads
+        left = max(0, start - _CUE_WINDOW - 1)
+        cues = list(_KIND_CUE_LOWER.finditer(text[left:start].lower(), max(0, start - _CUE_WINDOW) - left))
     else:
         cues = list(_KIND_CUE.finditer(text, max(0, start - _CUE_WINDOW), start))
     return cues[-1].lastgroup if cues else None
@@ -621,7 +622,6 @@ def maybe_pattern(text: str) -> bool:
     before any scan: most questions hold none of them."""
     return (_DIGIT.search(text) is not None or "@" in text or "://" in text or "www." in text.casefold()
             or _maybe_spelled(text))
-
 
 
 # Each text a step beyond PATTERNS may change matches one of these (lookarounds aside, which only widen them): SQL

@@ -44,6 +44,8 @@ LEXICON = Lexicon(CONFIG, {}, PLAIN)
     ("How many times was Deltha Lee O'Neal, III selected?", ["Deltha Lee O'Neal, III"]),  # a suffix ends a name
     ("When did Martin Luther King, Jr. die?", ["Martin Luther King, Jr"]),
     ("Is Berlin, Paris or Rome bigger?", ["Berlin", "Paris", "Rome"]),  # a comma between names parts them
+    ("Which came first, World War I, II or the Cold War?", ["World War I", "II", "Cold War"]),  # a list
+    ("Was Rocky, II or Rocky, III longer?", ["Rocky", "II", "Rocky", "III"]),
     ("Who was in the missions of Apollo 11 and Gemini 8?", ["Apollo 11", "Gemini 8"]),
     ("Kubrick directed what?", ["Kubrick"]),  # a first word that is no plain word is a name
     ("What is the Bank of America in?", ["Bank of America"]),  # a particle between capitals

@@ -146,7 +146,8 @@ def test_format_groups_depend_on_the_length_alone(digits: str) -> None:
     for module in _CHECKED_IDS:
         if len(digits) in _REFUSED_LENGTHS[module] or not hasattr(module, "format"):
             continue
-        assert _groups(module.format(digits)) == format_groups(module, len(digits)), module.__name__  # type: ignore[attr-defined]
+        formatted = module.format(digits)  # type: ignore[attr-defined]
+        assert _groups(formatted) == format_groups(module, len(digits)), module.__name__
 
 
 def national_id_checksum_first(number: str, digits: str, cued: bool) -> bool:
@@ -206,6 +207,7 @@ PII_PIECES = ["DE89 3704 0044 0532 0130 00", "DE89370400440532013000", "passport
               "+44 20 7946 0958", "4111 1111 1111 1111", "536-90-4399", "123456789", "ES9121000418450200051332",
               "jan@example.com", "www.example.com", "in 2026", "2024-2026", "A1", "1a", "x_9", "Z-7", "٣٤٥٦٧٨٩٠١٢",
               "AB١٢٣٤٥", "Berlin", "how many vacation days", "?", "(", ")", " ", "paſsport X1234567", "Reisepass",
+              "paspoort C01X00T47", "pasaporte X1234567", "jan AT example DOT com",
               "ſtaff 12345", "Badge #4821", "employee", "jan at example dot com", "jan (at) example.com", "jan",
               "@ example . com", "at", "dot", ".", "call me at"]
 
@@ -232,3 +234,10 @@ def test_cue_gives_the_verdict_of_matching_without_case(pieces: list[str], sep: 
     start = min(start, len(text))
     cues = list(_KIND_CUE.finditer(text, max(0, start - 32), start))
     assert _cue(text, start) == (cues[-1].lastgroup if cues else None), (text, start)
+
+
+def test_a_cue_cut_by_the_window_s_edge_is_no_cue() -> None:
+    """"xssn" is no cue, though the window starts at its "ssn": the character before the window is read."""
+    text = "xssn" + " " * 29 + "0301234567"
+    assert _cue(text, 33) is None
+    assert _cue("ssn" + " " * 29 + "0301234567", 32) == "national_id"  # at the window's very start

@@ -32,10 +32,14 @@ _NESTED = re.compile(r"\bof (?:(?:the|a|an) )?(?:[^\s{}]+ ){1,3}?of (?:(?:the|a|
 
 
 # A name one link of "of" away from what the question asks about, the subject of its verb: "when did the composer
-# of {entity} die", "when was the director of film {entity} born" (a participle follows), "what nationality is the
-# director of {entity}" (the question's own noun is what it asks of him). Not "what is the origin of {entity}" nor
-# "what is the name of the {entity} album": the named thing's page answers those.
-_LINK = r"the (?:[^\s{}]+ ){1,2}?of (?:(?:the|a|an) )?(?:[^\s{}]+ ){0,2}?\{" + ENTITY + r"[^}]*\}"
+# of {entity} die", "when was the director of film {entity} born" (a participle follows: "born", or a word ending
+# in -ed or -en, which a few other words do too), "what nationality is the director of {entity}" (the question's
+# own noun is what it asks of him). The link is an agent noun (-er, -or, -ist, -ent, -ant, -ian: a director, an
+# author, a president, a musician), a person or body the named thing's page names: not "when was the city of
+# {entity} founded", "when did the first episode of {entity} air" nor "what is the name of the {entity} album",
+# which the named thing's own page answers.
+_LINK = (r"the (?:[^\s{}]+ )?[^\s{}]+(?:er|or|ist|ent|ant|ian) of (?:(?:the|a|an) )?(?:[^\s{}]+ ){0,2}?\{" + ENTITY
+         + r"[^}]*\}")
 _ONE_LINK = re.compile(r"^(?:\S+ ){1,3}?(?:did|does|do) " + _LINK + r" [^\s{}]"
                        r"|^(?:\S+ ){1,3}?(?:was|were|is|are) " + _LINK + r" (?:born|[^\s{}]+(?:ed|en))(?: |$)"
                        r"|^(?:what|which|whose) [^\s{}]+ (?:is|was|are|were) " + _LINK + r"(?: |$)")
