@@ -87,9 +87,12 @@ _URL = ("url", re.compile(r"https?://\S+|www\.\S+", re.IGNORECASE), _has_url)
 _EMPLOYEE_CUES = ("employee", "staff", "personnel", "badge")
 
 
-def _has_employee_cue(text: str) -> object:
+def _has_employee_cue(text: str) -> bool:
     """A run of four digits and a cue word; casefold() folds every letter IGNORECASE matches to the cues' ("ſ")."""
-    return _RUN4(text) and any(cue in text.casefold() for cue in _EMPLOYEE_CUES)
+    if not _RUN4(text):
+        return False
+    folded = text.casefold()
+    return any(cue in folded for cue in _EMPLOYEE_CUES)
 
 
 _EMPLOYEE_ID = ("id", re.compile(r"\b(?:" + "|".join(_EMPLOYEE_CUES) + r")\s*(?:id|number|no\.?|#)?\s*:?\s*#?\d{4,}\b",
