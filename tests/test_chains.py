@@ -124,6 +124,8 @@ def test_the_title_the_query_does_not_name_is_the_answer() -> None:
     ("{entity} provided the voice of {entity} on the sitcom that premiered on which date", True),  # names, described
     ("who is the spouse of the director of {entity}", True),  # a name behind two links of "of"
     ("what is the name of the band founded by one of the stars of {entity}", True),
+    ("where was the place of death of the director of film {entity}", True),  # what the name is, before it
+    ("who is the mother of the performer of song {entity}", True),
     ("what is the origin of {entity}", False),  # one link: the named thing's own page answers
     ("what is the name of the {entity} album", False),
     ("what is the population of {entity} in {year}", False),

@@ -27,8 +27,9 @@ TITLE_TOP = 1  # chunks of the question whose titles s1 reads: its best (a secon
 OPENING = 2  # words a chain word is past: "In what film ..." asks its own question, it describes nothing
 
 
-# A name reached through two links of "of": "the spouse of the director of {entity}", "one of the stars of {entity}".
-_NESTED = re.compile(r"\bof (?:(?:the|a|an) )?(?:[^\s{}]+ ){1,3}?of (?:(?:the|a|an) )?\{" + ENTITY)
+# A name reached through two links of "of": "the spouse of the director of {entity}", "one of the stars of {entity}",
+# "the place of death of the director of film {entity}" (a word or two may say what the named thing is).
+_NESTED = re.compile(r"\bof (?:(?:the|a|an) )?(?:[^\s{}]+ ){1,3}?of (?:(?:the|a|an) )?(?:[^\s{}]+ ){0,2}?\{" + ENTITY)
 
 
 # A name one link of "of" away from what the question asks about, the subject of its verb: "when did the composer
