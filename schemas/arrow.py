@@ -68,6 +68,7 @@ SHAPE_SCHEMA = pa.schema([  # shapes.parquet: the recurring shapes, classified
     ("last_seen", pa.timestamp("us")), ("examples", pa.list_(pa.string())), ("signature", pa.string()),
     ("example", pa.string()), ("member_hashes", pa.list_(pa.string())),
     ("bridge", pa.string()),  # the term the corpus ties to a facet value, as JSON (`tasks.mine.bridges`), or null
+    ("slot_types", pa.string()),  # entity slot -> person, work, place or organisation, as JSON, or null
 ])
 # questions.parquet: every mined question, by time (written by DuckDB, which marks some columns not null)
 QUESTION_SCHEMA = pa.schema([

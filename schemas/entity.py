@@ -63,10 +63,10 @@ OPENERS = frozenset({
 })
 
 
-_LETTERS = re.compile(r"[^\W\d_]+")  # a word's runs of letters ("Start+Flug" is two)
+LETTERS = re.compile(r"[^\W\d_]+")  # a word's runs of letters ("Start+Flug" is two)
 # A title's trailing sense in brackets, which questions leave out: "Kiss and Tell (1945 film)"; and punctuation
 # at its edges, which may be the question's ("Who directed What About Bob?", "...Earth to the Dandy Warhols...").
-_SENSE = re.compile(r"\s*\([^()]*\)$")
+SENSE = re.compile(r"\s*\([^()]*\)$")
 _EDGES = re.compile(r"^[^\w(]+|[^\w)]+$")
 
 
@@ -79,7 +79,7 @@ def read_names(run_dir: Path) -> list[str]:
 def title_forms(title: str) -> set[str]:
     """The forms a question may write a corpus title in, case-folded, as `KnownNames` reads them: as the corpus
     writes it and without a trailing sense in brackets, less punctuation at its edges."""
-    return {fold_cased(_EDGES.sub("", t)).casefold() for t in (title, _SENSE.sub("", title))}
+    return {fold_cased(_EDGES.sub("", t)).casefold() for t in (title, SENSE.sub("", title))}
 
 
 class KnownNames:
@@ -100,11 +100,11 @@ class KnownNames:
         forms: dict[str, bool] = {}  # form -> whether it holds a word that is no plain word
         left_out: set[str] = set()
         for title in titles:
-            for form in (_EDGES.sub("", title), _EDGES.sub("", _SENSE.sub("", title))):
+            for form in (_EDGES.sub("", title), _EDGES.sub("", SENSE.sub("", title))):
                 form = fold_cased(form)
                 if form in forms or form in left_out:
                     continue
-                letters = _LETTERS.findall(form.casefold())
+                letters = LETTERS.findall(form.casefold())
                 common = all(w in plain for w in letters)
                 if common and (not letters or not any(_capitalised(w) for w in _WORD.findall(form)[1:])):
                     left_out.add(form)  # common words in sentence case, or one common word: a topic

@@ -22,7 +22,7 @@ from schemas.entity import ENTITY, KnownNames, entity_spans, read_names
 from schemas.errors import ConfigError
 from schemas.extract import Lexicon, cache_key
 from schemas.extract_sql import SqlSkeletons
-from schemas.files import MANIFEST, NAMES, QUESTIONS
+from schemas.files import MANIFEST, NAMES, QUESTIONS, SHAPES
 from schemas.publication import current_run
 from schemas.text import fold, fold_cased
 from tasks.mine.classify import classify
@@ -288,6 +288,9 @@ def test_mining_and_lookup_read_the_same_names(tmp_path: Path, prefect_harness: 
         online, sk = cache.lookup(question), cache.lexicon.skeleton(cache.scrub(question))
         assert (online.shape_id, json.loads(row["slots"])) == (row["shape_id"], sk.slots)
         assert online.key == cache_key(row["shape_id"], sk) and len(sk.slots) == 2
+    # the slots' types, from what the names' pages say they are: every filler is "a film director"
+    slot_types = {s["shape_id"]: s["slot_types"] for s in pq.read_table(current_run(out) / SHAPES.name).to_pylist()}
+    assert json.loads(slot_types[res_new.shape_id]) == {"entity_1": "person", "entity_2": "person"}
     # the corpus's titles, published by the mining stage, read by lookup: a title is one name
     run = current_run(out)
     assert read_names(run) == sorted([*DIRECTORS, TITLES[1]])

@@ -18,6 +18,7 @@ from lancedb.index import FTS, Bitmap, BTree
 from schemas.arrow import chunk_schema, embedded_fields, facet_columns
 from schemas.config import Config
 from schemas.digest import fingerprint, text_digest
+from schemas.entity_types import title_types
 from schemas.errors import FacetColumnsMissing, IndexUnreachable, InputError, NoPublication
 from schemas.scope import override_order, where
 from schemas.sql import sql_string
@@ -517,6 +518,18 @@ class Index:
                          if (title := _title(meta)) is not None}
             self._names = sorted(found)
         return self._names
+
+    def name_types(self) -> dict[str, str]:
+        """The types of the corpus's titles (`schemas.entity_types.title_types`): each title form -> person, work,
+        place or organisation, as its document's first chunk says; only with titles."""
+        if not self.names():
+            return {}
+        t = self.columns(["doc_id", "position", "metadata", "text"])
+        first: dict[str, tuple[int, str, str]] = {}  # doc_id -> (position, title, text) of its first chunk
+        for doc, position, metadata, text in zip(*(t.column(c).to_pylist() for c in t.column_names), strict=True):
+            if (title := _title(metadata)) is not None and (doc not in first or position < first[doc][0]):
+                first[doc] = (position, title, text)
+        return title_types((title, text) for _, title, text in first.values())
 
     def hashes(self, column: str) -> dict[str, str]:
         """id -> one of its hashes: "row_hash" (all a row holds but its vector: text, facets, version markers)

@@ -69,17 +69,22 @@ def excerpt(text: str) -> str:
 
 
 def build_messages(skeleton: str, shape_type: str, config: Config, known: dict[str, list[str]],
-                   complaint: str = "", excerpts: dict[str, list[str]] | None = None) -> list[dict[str, str]]:
+                   complaint: str = "", excerpts: dict[str, list[str]] | None = None,
+                   slot_types: str | None = None) -> list[dict[str, str]]:
     """Chat messages for one shape: the rules and lexicon, then the skeleton (and a complaint on re-plan).
 
     `excerpts`: for each facet value the shape's questions name, a few chunk texts of that partition (corpus
-    text, never user text), so that each part's query can use the words its partition is written in."""
+    text, never user text), so that each part's query can use the words its partition is written in.
+    `slot_types`: the shape's entity slots' types, as JSON (`schemas.entity_types.slot_types`)."""
     lexicon = "; ".join(f"{f.name} ({f.kind}): " + (", ".join(sorted(known.get(f.name, []))[:40]) or "any")
                         for f in config.facets)
     system = RULES.replace("MAX_STEPS", str(config.planning.max_steps)).replace("LEXICON", lexicon)
     if config.entity_slots:
         system += ENTITY_RULE
     user = f"Shape type: {shape_type}\n{SKELETON_LINE}{skeleton}"
+    if slot_types:
+        user += "\nWhat the names are: " + ", ".join(
+            f"{{{slot}}} a {kind}" for slot, kind in sorted(json.loads(slot_types).items()))
     if excerpts:
         user += ("\nThe documents of each value word things their own way. Excerpts (corpus text); where a part's "
                  "documents use another word for a term of the skeleton, its query may use that word:")
@@ -178,7 +183,7 @@ def write_batch(shapes: Sequence[dict[str, Any]], config: Config, known: dict[st
             break
         msgs = [build_messages(shapes[i]["skeleton"], shapes[i]["type"], config, known,
                                outcomes[i].complaints[-1] if outcomes[i].complaints else "",
-                               shapes[i].get("excerpts")) for i in pending]
+                               shapes[i].get("excerpts"), shapes[i].get("slot_types")) for i in pending]
         try:
             answers = generate(msgs)
         except Exception as exc:  # noqa: BLE001 - any model or server failure: the rule writer takes over
