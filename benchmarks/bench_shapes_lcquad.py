@@ -1,11 +1,12 @@
 """Shape mining against known query templates: LC-QuAD 1.0 test questions fed as a query log.
 
-    .venv/bin/python -m benchmarks.bench_shapes_lcquad [--set DIR] [--users 3] [--json]
+    .venv/bin/python -m benchmarks.bench_shapes_lcquad [--set DIR] [--users 3] [--merge-similarity X ...] [--json]
 
 Each question of `lcquad_test_1000` (1,000 questions written from 33 SPARQL templates; see its README) is asked
 by `--users` users, days apart, so no row follows another as a follow-up. The corpus is the questions themselves
 (a stand-in: it gives the index the plain words a knowledge-base corpus would). `planbake index` and `planbake
-mine` run twice on the same log, with `entity_slots` off and on; each question's mined shape id is compared
+mine` run twice on the same log, with `entity_slots` off and on (and once more per `--merge-similarity` value, with
+`entity_slots` on and that skeleton merge threshold); each question's mined shape id is compared
 with its template id: the adjusted Rand index (ARI), homogeneity (a shape holds one template) and completeness
 (a template is one shape), computed with scikit-learn's `sklearn.metrics` (the usual implementations).
 """
@@ -56,14 +57,16 @@ def write_inputs(rows: list[dict[str, Any]], users: int, work: Path) -> tuple[Pa
 
 
 def mine(corpus: Path, logs: Path, asked: dict[datetime, str], entity_slots: bool, work: Path,
-         users: int) -> dict[str, str]:
-    """question id -> the id of the shape mining put it in."""
-    config = work / f"lcquad-{entity_slots}.yaml"
+         users: int, merge_similarity: float | None = None) -> dict[str, str]:
+    """question id -> the id of the shape mining put it in (`merge_similarity`: the config's, else the default)."""
+    config = work / f"lcquad-{entity_slots}-{merge_similarity}.yaml"
+    mining: dict[str, Any] = {"min_count": users, "min_users": min(users, 3)}
+    if merge_similarity is not None:
+        mining["merge_similarity"] = merge_similarity
     config.write_text(yaml.safe_dump({
         "facets": [{"name": "year", "kind": "year"}], "entity_slots": entity_slots,
-        "mining": {"min_count": users, "min_users": min(users, 3)}, "chunking": {"size": 1000, "overlap": 0}}),
-        encoding="utf-8")
-    out = work / f"out-{entity_slots}"
+        "mining": mining, "chunking": {"size": 1000, "overlap": 0}}), encoding="utf-8")
+    out = work / f"out-{entity_slots}-{merge_similarity}"
     runner = CliRunner()
     for args in (["index", "--corpus", str(corpus)],
                  ["mine", "--logs", str(logs), "--since", str(min(asked).date()), "--until", str(max(asked).date())]):
@@ -95,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_shapes_lcquad", description=__doc__.splitlines()[0])
     ap.add_argument("--set", type=Path, default=DEFAULT_SET, help="folder holding questions.jsonl with template_id")
     ap.add_argument("--users", type=int, default=3, help="users asking each question (default 3)")
+    ap.add_argument("--merge-similarity", type=float, nargs="+", metavar="X",
+                    help="also mine with entity slots at each of these `mining.merge_similarity` values")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     path = args.set / "questions.jsonl"
@@ -110,15 +115,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"mining with entity_slots={entity_slots} ...", file=sys.stderr, flush=True)
             report[f"entity_slots_{str(entity_slots).lower()}"] = score(
                 template_of, mine(corpus, work / "logs", asked, entity_slots, work, args.users))
+        for threshold in args.merge_similarity or ():
+            print(f"mining with entity_slots=True, merge_similarity={threshold} ...", file=sys.stderr, flush=True)
+            report[f"merge_similarity_{threshold}"] = score(
+                template_of, mine(corpus, work / "logs", asked, True, work, args.users, threshold))
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         print(f"{len(rows)} questions, {report['templates']} templates, each asked by {args.users} users")
-        print(f"{'entity_slots':<14}{'shapes':>8}{'recurring':>11}{'in shared':>11}{'ARI':>8}"
+        print(f"{'mined with':<26}{'shapes':>8}{'recurring':>11}{'in shared':>11}{'ARI':>8}"
               f"{'homog.':>8}{'compl.':>8}")
-        for key in ("entity_slots_false", "entity_slots_true"):
+        for key in [k for k in report if k.startswith(("entity_slots_", "merge_similarity_"))]:
             r = report[key]
-            print(f"{key.rsplit('_', 1)[1]:<14}{r['shapes']:>8}{r['recurring_shapes']:>11}"
+            print(f"{key:<26}{r['shapes']:>8}{r['recurring_shapes']:>11}"
                   f"{r['questions_in_shapes_of_2_or_more']:>11}{r['ari']:>8.3f}{r['homogeneity']:>8.3f}"
                   f"{r['completeness']:>8.3f}")
     return 0
