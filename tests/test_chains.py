@@ -126,6 +126,13 @@ def test_the_title_the_query_does_not_name_is_the_answer() -> None:
     ("what is the name of the band founded by one of the stars of {entity}", True),
     ("where was the place of death of the director of film {entity}", True),  # what the name is, before it
     ("who is the mother of the performer of song {entity}", True),
+    ("what is the date of birth of the director of film {entity}", True),
+    ("which country the director of film {entity} is from", True),  # the verb after the link
+    ("who is the paternal grandfather of {entity}", True),  # a relation of two links in one word
+    ("who is the father in law of {entity}", True),
+    ("who is {entity} s maternal grandmother", True),
+    ("who is the father of {entity}", False),  # one link: the named person's page answers
+    ("who are the grandchildren", False),  # no name
     ("what is the origin of {entity}", False),  # one link: the named thing's own page answers
     ("what is the name of the {entity} album", False),
     ("what is the population of {entity} in {year}", False),

@@ -9,7 +9,8 @@ thing's name; the chain reaches it through the link the corpus itself writes.
 Written by the rule writer only where the corpus's titles are read as names (`entity_slots`), for a skeleton with
 a word of `planning.chain_words` past its first two words (a relative clause or an embedded question: "the film
 that ...", "by what company") or a name behind two links of "of" ("the spouse of the director of {entity}"),
-or one behind one link that the question's verb asks about ("when was the director of {entity} born"), before the
+or one behind one link that the question's verb asks about ("when was the director of {entity} born"), or a relation
+of two links in one word ("the paternal grandfather of {entity}", "{entity}'s uncle"), before the
 search per name of a question naming two or more (chosen on the HotpotQA dev half: BENCHMARKS.md). A
 single-fact question ("Where was {entity_1} born?") has none, so it stays one search; the route measure decides
 per shape (or per class) whether the chain finds more.
@@ -43,15 +44,25 @@ _LINK = (r"the (?:[^\s{}]+ )?[^\s{}]+(?:er|or|ist|ent|ant|ian) of (?:(?:the|a|an
          + r"[^}]*\}")
 _ONE_LINK = re.compile(r"^(?:\S+ ){1,3}?(?:did|does|do) " + _LINK + r" [^\s{}]"
                        r"|^(?:\S+ ){1,3}?(?:was|were|is|are) " + _LINK + r" (?:born|[^\s{}]+(?:ed|en))(?: |$)"
-                       r"|^(?:what|which|whose) [^\s{}]+ (?:is|was|are|were) " + _LINK + r"(?: |$)")
+                       r"|^(?:what|which|whose) [^\s{}]+ (?:is|was|are|were) " + _LINK + r"(?: |$)"
+                       r"|^(?:what|which|whose) [^\s{}]+ " + _LINK + r" (?:is|was|are|were|did|does|do) [^\s{}]")
+
+# A relation of two links in one word: the paternal grandfather of {entity} is the father of the parent the named
+# person's page names; an uncle, a niece, an in-law likewise ("who is {entity} s maternal grandmother"). One link
+# ("the father of {entity}") the named person's own page answers.
+_KIN = (r"(?:grand(?:father|mother|parent|son|daughter|child)|uncle|aunt|nephew|niece"
+        r"|(?:father|mother|son|daughter|brother|sister) in law|step(?:father|mother|son|daughter))s?")
+_TWO_LINK = re.compile(r"\b" + _KIN + r" of (?:(?:the|a|an) )?(?:[^\s{}]+ ){0,2}?\{" + ENTITY
+                       + r"|\{" + ENTITY + r"[^}]*\} s (?:[^\s{}]+ )?" + _KIN + r"(?: |$)")
 
 
 def describes_through(text: str, chain_words: list[str]) -> bool:
     """Whether the skeleton holds a word of `chain_words` past its first OPENING words, or a name behind two
-    links of "of", or one behind one link that the question's verb asks about."""
+    links of "of", or one behind one link that the question's verb asks about, or a relation of two links in one
+    word ("grandfather")."""
     wanted = {folded(w) for w in chain_words}
     return (any(w in wanted for w in text.split()[OPENING:]) or _NESTED.search(text) is not None
-            or _ONE_LINK.search(text) is not None)
+            or _ONE_LINK.search(text) is not None or _TWO_LINK.search(text) is not None)
 
 
 def title_chain(text: str) -> Plan:
