@@ -24,6 +24,7 @@ from schemas.constraint import QUALIFIER
 from schemas.text import fold, plain_words
 from tasks.index.corpus import Document, sample_corpus
 from tasks.index.ordinary import ordinary_words
+from tasks.index.store import TITLE
 from tasks.ingest.survey import LogSurvey, survey_logs
 
 SAMPLE = 1000  # documents read by default
@@ -57,12 +58,14 @@ class Starter:
     logs: LogSurvey | None = None
     window_days: int | None = None
     notes: list[str] = field(default_factory=list)  # what it could not decide
+    entity_slots: bool = False  # titled documents and no facet: names become slots (`_entity_lines`)
 
     def to_json(self) -> dict[str, Any]:
         facets = [{"name": v.name, "kind": v.kind, "key": v.key, "why": v.why} for v in self.verdicts if v.kind]
         return {"facets": facets, "not_facets": {v.key: v.why for v in self.verdicts if not v.kind},
                 "documents": self.documents, "corpus_has_more": self.more, "window_days": self.window_days,
-                "log_rows": self.logs.rows if self.logs else None, "notes": self.notes}
+                "log_rows": self.logs.rows if self.logs else None, "entity_slots": self.entity_slots,
+                "notes": self.notes}
 
 
 def starter_config(corpus: str | Path, out: str | Path, logs: str | Path | None = None,
@@ -75,9 +78,13 @@ def starter_config(corpus: str | Path, out: str | Path, logs: str | Path | None 
     starter = Starter("", verdicts, len(docs), more, survey)
     starter.notes = [v.note for v in verdicts if v.note]
     lines = _head(starter, corpus, logs) + _facet_lines(verdicts)
+    titled = sum(isinstance(t := d.metadata.get(TITLE), str) and bool(t.strip()) for d in docs)
+    starter.entity_slots = not any(v.kind for v in verdicts) and 2 * titled > len(docs)
     lines += [f"corpus: {json.dumps(_relative(corpus, out))}",
               *_comment(f"chunking: the default, {Chunking().size} characters a chunk; the sampled documents are "
                         f"{_median_chars(docs):,} characters long on median")]
+    if starter.entity_slots:
+        lines += _entity_lines(titled, len(docs))
     lines += _log_lines(starter, logs, out)
     starter.text = "\n".join(lines) + "\n"
     Config.model_validate(read_yaml(starter.text))  # what it writes loads: a mistake here is a bug
@@ -235,7 +242,7 @@ def _head(starter: Starter, corpus: str | Path, logs: str | Path | None) -> list
 
 def _facet_lines(verdicts: list[Verdict]) -> list[str]:
     facets, others = [v for v in verdicts if v.kind], [v for v in verdicts if not v.kind]
-    lines = ["facets: []  # no metadata key makes a facet (below): shapes recur by their wording alone"] if not facets \
+    lines = ["facets: []  # no metadata key makes a facet (below): no question's value is a filter"] if not facets \
         else ["facets:"]
     for v in facets:
         lines += [*_comment(f"{v.key}: {v.why}", "  "), f"  - name: {v.name}"]
@@ -248,6 +255,23 @@ def _facet_lines(verdicts: list[Verdict]) -> list[str]:
         lines.append("# Not facets:")
         lines += [line for v in others for line in _comment(f"  {_short(v.key, 40)}: {v.why}", hang="    ")]
     return lines
+
+
+def _entity_lines(titled: int, documents: int) -> list[str]:
+    """A corpus of titled documents and no facet (pages about people, works, places, organisations): names become
+    slots, the titles are read as names and embedded with their chunks, and questions no one logged take their
+    class's measured plan (docs/configuration.md: Entity slots, Routes by class)."""
+    return [*_comment(f"{titled:,} of {documents:,} documents carry a {TITLE} and no key makes a facet: questions "
+                      "ask about the things the titles name; names become {entity} slots (a title is read as one "
+                      "name), so questions that differ by the name share a shape"),
+            "entity_slots: true",
+            *_comment("each chunk embeds its document's title before its text: a long page's later chunks keep "
+                      "their subject"),
+            "chunking: {embed_fields: [title]}",
+            "planning:",
+            *_comment("such questions rarely recur word for word: one no one logged gets the plan of its class "
+                      "where the mined shapes of that class measured a split above one search", "  "),
+            "  class_routes: true"]
 
 
 def _log_lines(starter: Starter, logs: str | Path | None, out: str | Path) -> list[str]:

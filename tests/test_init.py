@@ -160,7 +160,14 @@ def test_init_then_nightly_publishes(name: str, tmp_path: Path, prefect_harness:
     res = CliRunner().invoke(app, ["init", "--corpus", str(corpus), "--logs", str(logs), "--out", str(config),
                                    "--json"])
     assert res.exit_code == 0, res.output
-    assert [f["name"] for f in json.loads(res.stdout)["facets"]] == facets
+    written = json.loads(res.stdout)
+    assert [f["name"] for f in written["facets"]] == facets
+    # titled documents and no facet (HotpotQA's pages): names become slots, titles embedded, routes by class
+    entities = name == "hotpotqa_100"
+    assert written["entity_slots"] is entities
+    loaded = load_config(config)
+    assert (loaded.entity_slots, loaded.chunking.embed_fields == ["title"], loaded.planning.class_routes) == (
+        entities, entities, entities)
     res = CliRunner().invoke(app, ["nightly", "--config", str(config), "--out", str(out), "--json"])
     assert res.exit_code == 0, res.output
     manifest = json.loads(res.stdout)
