@@ -41,6 +41,7 @@ from schemas.files import NAMES
 from schemas.text import fold_cased
 
 ENTITY = "entity"
+TITLE = "title"  # the metadata key of a document's title: the corpus's titles are names it knows
 
 # A word: letters or digits, with inner apostrophes, periods, hyphens, plus signs or ampersands ("L'Enfant",
 # "Start+Flug", "Jean-Luc").
@@ -63,7 +64,7 @@ OPENERS = frozenset({
 })
 
 
-LETTERS = re.compile(r"[^\W\d_]+")  # a word's runs of letters ("Start+Flug" is two)
+_LETTERS = re.compile(r"[^\W\d_]+")  # a word's runs of letters ("Start+Flug" is two)
 # A title's trailing sense in brackets, which questions leave out: "Kiss and Tell (1945 film)"; and punctuation
 # at its edges, which may be the question's ("Who directed What About Bob?", "...Earth to the Dandy Warhols...").
 SENSE = re.compile(r"\s*\([^()]*\)$")
@@ -104,7 +105,7 @@ class KnownNames:
                 form = fold_cased(form)
                 if form in forms or form in left_out:
                     continue
-                letters = LETTERS.findall(form.casefold())
+                letters = _LETTERS.findall(form.casefold())
                 common = all(w in plain for w in letters)
                 if common and (not letters or not any(_capitalised(w) for w in _WORD.findall(form)[1:])):
                     left_out.add(form)  # common words in sentence case, or one common word: a topic

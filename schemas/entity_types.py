@@ -4,9 +4,10 @@ how the corpus's own page for it opens, and the type of a shape's entity slot, r
 A page that opens by saying what its subject is ("Metallica is an American heavy metal band based in ...",
 "Leland is a town in Brunswick County", "James Hetfield (born August 3, 1963) is an American musician") types its
 title by the head noun of that phrase: the last noun of a type this module knows before the phrase ends (at a
-comma, a preposition, a conjunction or a participle such as "directed": "a film director and producer" is a
-person, "a 1986 film directed by ..." a work). A page that opens otherwise, or whose phrase holds no known noun
-("a species of ..."), types nothing: no guess.
+comma, a preposition, a relative pronoun or a participle such as "directed": "a film director and producer" is a
+person, "a 1986 film directed by ..." a work). A known noun that another word follows only describes that word
+("a video game developer", "a city council"): the head is then that word, which types nothing unless it is known.
+A page that opens otherwise, or whose phrase holds no known noun ("a species of ..."), types nothing: no guess.
 
 A shape's `{entity_N}` slot takes a type where its fillers agree: at least half of its distinct fillers are titles
 of a known type, and all of those are of one type ("When was {entity_1} born?" asked of three actors and a film
@@ -17,12 +18,11 @@ part of a key.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 
-from schemas.entity import ENTITY, LETTERS, PARTICLES, SENSE, title_forms
-from schemas.text import fold_cased
+from schemas.entity import ENTITY, PARTICLES, SENSE, title_forms
+from schemas.text import fold_cased, letter_runs
 
 PERSON, WORK, PLACE, ORGANISATION = "person", "work", "place", "organisation"
 TYPES = (PERSON, WORK, PLACE, ORGANISATION)
@@ -39,7 +39,7 @@ _NOUNS = {
         outfielder infielder quarterback linebacker receiver goalkeeper defender midfielder striker batsman
         bowler scientist physicist chemist biologist mathematician economist historian philosopher engineer
         inventor architect physician surgeon professor teacher scholar artist painter sculptor photographer
-        designer dancer comedian presenter broadcaster illustrator columnist legislator host officer
+        designer dancer comedian presenter illustrator columnist legislator host officer
         soldier admiral commander pilot astronaut explorer king queen prince princess emperor empress
         bishop priest monk saint pope person man woman""",
     WORK: """film movie documentary novel novella book memoir biography poem album single song ep soundtrack opera
@@ -54,12 +54,16 @@ _NOUNS = {
         studio network""",
 }
 _TYPE_OF = {noun: kind for kind, nouns in _NOUNS.items() for noun in nouns.split()}
-# The phrase that says what a page's subject is, after its first copula: "is an American ..."
-_COPULA = re.compile(r"\b(?:is|was|are|were)\s+(?:(?:a|an|the)\s+)?", re.IGNORECASE)
+# The phrase that says what a page's subject is, after its first copula, in lower case: "is an American ..." (not
+# the "Is" of "This Is Spinal Tap")
+_COPULA = re.compile(r"\b(?:is|was|are|were)\s+(?:(?:a|an|the)\s+)?")
 # Words that end that phrase: what follows is no part of what the subject is
 _PHRASE_ENDS = frozenset(
     """of in from that which who whose where when by for with on at to as than based located known founded
     directed written released produced created developed published starring born best""".split())  # noqa: SIM905
+# Participles in -ing that follow a head noun ("a band featuring ..."); a word in -ing may be a noun ("building")
+_GERUNDS = frozenset({"featuring", "consisting", "comprising", "specializing", "specialising", "serving", "operating",
+                      "covering", "including", "containing", "playing", "starring", "depicting", "following"})
 _TOKEN = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*|[,;:.()]")
 OPENING_CHARS = 400  # how far into a page its opening phrase is looked for
 PHRASE_WORDS = 10  # the longest phrase read after the copula
@@ -68,24 +72,33 @@ _BORN = re.compile(r"\(\s*(?:born|b\.)\s", re.IGNORECASE)
 
 def page_type(title: str, text: str) -> str | None:
     """The type of thing a page's opening says its subject is, or None (`module docstring`). The subject must be
-    the title's: more than half of the title's words come before the copula ("Thomas Edward "Tom" Sizemore, Jr.
-    (born ...) is" for "Tom Sizemore", its part before a comma for "Leland, North Carolina"; not "Zambia is a
-    landlocked country" on the page "Geography of Zambia")."""
+    the title's: more than half of the title's words, its last among them, come before the copula ("Thomas Edward
+    "Tom" Sizemore, Jr. (born ...) is" for "Tom Sizemore", its part before a comma for "Leland, North Carolina";
+    not "Zambia is a landlocked country" on the page "Geography of Zambia", nor "Ang Lee is ..." on "Ang Lee
+    filmography")."""
     opening = text[:OPENING_CHARS]
     copula = _COPULA.search(opening)
     if copula is None:
         return None
     subject = SENSE.sub("", title).split(",")[0]  # "Leland, North Carolina" opens "Leland is a town in ..."
-    named = [w for w in LETTERS.findall(fold_cased(subject).casefold()) if w not in PARTICLES]
-    before = set(LETTERS.findall(fold_cased(opening[:copula.start()]).casefold()))
-    if 2 * sum(w in before for w in named) <= len(named):
+    named = [w for w in letter_runs(fold_cased(subject).casefold()) if w not in PARTICLES]
+    before = set(letter_runs(fold_cased(opening[:copula.start()]).casefold()))
+    if not named or named[-1] not in before or 2 * sum(w in before for w in named) <= len(named):
         return None
     head = None
+    after_noun = False  # the word before was a known noun
     for token in _TOKEN.findall(opening, copula.end())[:PHRASE_WORDS]:
         word = token.casefold()
-        if word in _PHRASE_ENDS or not word[0].isalnum():
+        if (word in _PHRASE_ENDS or not word[0].isalnum()
+                or (head is not None and word not in _TYPE_OF and (len(word) > 4 and word.endswith("ed")
+                                                                   or word in _GERUNDS))):  # "formed in ..."
             break
-        head = _TYPE_OF.get(word, head)
+        if word in _TYPE_OF:
+            head, after_noun = _TYPE_OF[word], True
+        elif word in ("and", "or"):
+            after_noun = False
+        elif after_noun:  # the noun before described this word: "a video game developer", "a city council"
+            head, after_noun = None, False
     if head is None and _BORN.search(opening, 0, copula.start()):
         return PERSON  # "X (born 1963) is ...": a life's dates before the phrase
     return head
@@ -122,8 +135,3 @@ def slot_types(value_sets: Iterable[Mapping[str, str]], types: Mapping[str, str]
             out[slot] = known.pop()
     return out
 
-
-def slot_types_json(value_sets: Iterable[str | None], types: Mapping[str, str]) -> str | None:
-    """`slot_types` of value sets written as JSON (value_sets' `slots`), as JSON; None where no slot is typed."""
-    typed = slot_types((json.loads(v) for v in value_sets if v), types)
-    return json.dumps(typed, sort_keys=True) if typed else None

@@ -1,6 +1,7 @@
 """The starting config `planbake init` writes: facets read from a sample of the corpus's metadata, the logs' time
-span as the mining window, and a comment on each line saying why it is there. What it cannot decide it says, in
-the file and in `Starter.notes`; it never guesses a facet.
+span as the mining window, entity slots for pages titled by the things they are about, and a comment on each line
+saying why it is there. What it cannot decide it says, in the file and in `Starter.notes`; it never guesses a
+facet.
 
 Reads: the corpus's first documents (`index.corpus.sample_corpus`) and a survey of the logs (`ingest.survey`).
 Writes: nothing; the command writes `Starter.text`.
@@ -21,10 +22,10 @@ from typing import Any, Literal
 
 from schemas.config import Chunking, Config, Mining, read_yaml
 from schemas.constraint import QUALIFIER
-from schemas.text import fold, plain_words
+from schemas.entity import TITLE
+from schemas.text import fold, letter_runs, plain_words
 from tasks.index.corpus import Document, sample_corpus
 from tasks.index.ordinary import ordinary_words
-from tasks.index.store import TITLE
 from tasks.ingest.survey import LogSurvey, survey_logs
 
 SAMPLE = 1000  # documents read by default
@@ -78,7 +79,7 @@ def starter_config(corpus: str | Path, out: str | Path, logs: str | Path | None 
     starter = Starter("", verdicts, len(docs), more, survey)
     starter.notes = [v.note for v in verdicts if v.note]
     lines = _head(starter, corpus, logs) + _facet_lines(verdicts)
-    titled = sum(isinstance(t := d.metadata.get(TITLE), str) and bool(t.strip()) for d in docs)
+    titled = named_titles(docs)
     starter.entity_slots = not any(v.kind for v in verdicts) and 2 * titled > len(docs)
     lines += [f"corpus: {json.dumps(_relative(corpus, out))}",
               *_comment(f"chunking: the default, {Chunking().size} characters a chunk; the sampled documents are "
@@ -257,13 +258,21 @@ def _facet_lines(verdicts: list[Verdict]) -> list[str]:
     return lines
 
 
+def named_titles(docs: list[Document]) -> int:
+    """How many documents carry a title that names a thing: one holding a word the texts never write in lower case
+    ("Metallica", "Leland, North Carolina"; not "Travel Policy", whose words are ordinary ones)."""
+    plain = plain_words([d.text for d in docs])
+    return sum(isinstance(t := d.metadata.get(TITLE), str) and any(w not in plain for w in letter_runs(t.casefold()))
+               for d in docs)
+
+
 def _entity_lines(titled: int, documents: int) -> list[str]:
     """A corpus of titled documents and no facet (pages about people, works, places, organisations): names become
     slots, the titles are read as names and embedded with their chunks, and questions no one logged take their
     class's measured plan (docs/configuration.md: Entity slots, Routes by class)."""
-    return [*_comment(f"{titled:,} of {documents:,} documents carry a {TITLE} and no key makes a facet: questions "
-                      "ask about the things the titles name; names become {entity} slots (a title is read as one "
-                      "name), so questions that differ by the name share a shape"),
+    return [*_comment(f"{titled:,} of {documents:,} documents carry a {TITLE} that names a thing, and no key makes "
+                      "a facet: questions ask about the things the titles name; names become {entity} slots (a "
+                      "title is read as one name), so questions that differ by the name share a shape"),
             "entity_slots: true",
             *_comment("each chunk embeds its document's title before its text: a long page's later chunks keep "
                       "their subject"),

@@ -125,6 +125,11 @@ def test_the_title_the_query_does_not_name_is_the_answer() -> None:
     ("who is the spouse of the director of {entity}", True),  # a name behind two links of "of"
     ("what is the name of the band founded by one of the stars of {entity}", True),
     ("where was the place of death of the director of film {entity}", True),  # what the name is, before it
+    ("what is the date of birth of {entity}", False),  # one fact of the named thing: "when was it born"
+    ("what is the place of birth of {entity}", False),
+    ("what is the name of the father of {entity}", False),
+    ("what is the name of the author of {entity}", False),
+    ("what year the tournament of {entity} was held", False),  # a copula after the link asks born, from, -ed
     ("who is the mother of the performer of song {entity}", True),
     ("what is the date of birth of the director of film {entity}", True),
     ("which country the director of film {entity} is from", True),  # the verb after the link
@@ -132,7 +137,9 @@ def test_the_title_the_query_does_not_name_is_the_answer() -> None:
     ("who is the father in law of {entity}", True),
     ("who is {entity} s maternal grandmother", True),
     ("who is the father of {entity}", False),  # one link: the named person's page answers
-    ("who are the grandchildren", False),  # no name
+    ("who are the grandchildren of {entity}", True),
+    ("who are the brothers in law of {entity}", True),
+    ("who is the grandfather", False),  # no name
     ("what is the origin of {entity}", False),  # one link: the named thing's own page answers
     ("what is the name of the {entity} album", False),
     ("what is the population of {entity} in {year}", False),

@@ -180,3 +180,27 @@ def test_init_then_nightly_publishes(name: str, tmp_path: Path, prefect_harness:
     res = CliRunner().invoke(app, ["lookup", asked[0], "--out", str(out), "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["hit"], res.output
     shutil.rmtree(out)
+
+
+@pytest.mark.parametrize(("titles", "facet", "entities"), [
+    (["Metallica", "Leland, North Carolina", "Ang Lee", "Kiss and Tell"], False, True),  # pages about things
+    (["Metallica", "Ang Lee", None, None], False, False),  # half of them titled: not more than half
+    (["Travel policy", "Parental Leave Policy", "Expense rules", "Travel Policy"], False, False),  # ordinary words
+    (["Metallica", "Leland, North Carolina", "Ang Lee", "Kiss and Tell"], True, False),  # a facet: its values split
+])
+def test_init_turns_entity_slots_on_for_pages_titled_by_names(titles: list[str | None], facet: bool, entities: bool,
+                                                            tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    rows = [{"id": f"d{n}", "text": f"The travel policy and the expense rules apply to every office, item {n}.",
+             "metadata": {**({"title": f"{t} ({n})"} if t else {}),  # one title a page, as pages have
+                          **({"region": ["north", "south"][n % 2]} if facet else {})}}
+            for n, t in enumerate(titles * 3)]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "planbake.yaml"
+    res = CliRunner().invoke(app, ["init", "--corpus", str(corpus), "--out", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["entity_slots"] is entities
+    config = load_config(out)
+    assert (config.entity_slots, config.chunking.embed_fields == ["title"], config.planning.class_routes) == (
+        entities, entities, entities)
+    assert bool(config.facets) is facet

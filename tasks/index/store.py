@@ -18,6 +18,7 @@ from lancedb.index import FTS, Bitmap, BTree
 from schemas.arrow import chunk_schema, embedded_fields, facet_columns
 from schemas.config import Config
 from schemas.digest import fingerprint, text_digest
+from schemas.entity import TITLE
 from schemas.entity_types import title_types
 from schemas.errors import FacetColumnsMissing, IndexUnreachable, InputError, NoPublication
 from schemas.scope import override_order, where
@@ -125,7 +126,6 @@ def existing_state(table: Any | None) -> dict[str, tuple[str, str, np.ndarray, b
                 t.column("is_current").to_pylist(), strict=True))}
 
 
-TITLE = "title"  # the metadata key of a document's title (`Index.names`)
 SAME_MODEL_COSINE = 0.999  # a chunk embedded again by the model that stored it gives its vector (within batching)
 
 
@@ -525,11 +525,15 @@ class Index:
         if not self.names():
             return {}
         t = self.columns(["doc_id", "position", "metadata", "text"])
-        first: dict[str, tuple[int, str, str]] = {}  # doc_id -> (position, title, text) of its first chunk
-        for doc, position, metadata, text in zip(*(t.column(c).to_pylist() for c in t.column_names), strict=True):
-            if (title := _title(metadata)) is not None and (doc not in first or position < first[doc][0]):
-                first[doc] = (position, title, text)
-        return title_types((title, text) for _, title, text in first.values())
+        first: dict[str, tuple[int, int]] = {}  # doc_id -> (position, row) of its first chunk
+        for row, (doc, position) in enumerate(zip(t.column("doc_id").to_pylist(), t.column("position").to_pylist(),
+                                                  strict=True)):
+            if doc not in first or position < first[doc][0]:
+                first[doc] = (position, row)
+        rows = t.take([row for _, row in first.values()])  # only a document's first chunk is parsed
+        return title_types((title, text) for metadata, text in zip(
+            rows.column("metadata").to_pylist(), rows.column("text").to_pylist(), strict=True)
+            if (title := _title(metadata)) is not None)
 
     def hashes(self, column: str) -> dict[str, str]:
         """id -> one of its hashes: "row_hash" (all a row holds but its vector: text, facets, version markers)

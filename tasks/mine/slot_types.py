@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from schemas.entity_types import slot_types_json
+from schemas.entity import ENTITY
+from schemas.entity_types import slot_types
 from tasks.ingest.stage import Ingested
 
 
-def type_slots(ing: Ingested, shapes: list[dict[str, Any]], types: Mapping[str, str]) -> None:
+def type_slots(ing: Ingested, shapes: list[dict[str, Any]], types: Callable[[], Mapping[str, str]]) -> None:
     """Set each shape's `slot_types` (`schemas.entity_types.slot_types`, as JSON; None where no slot is typed)
-    from the distinct value sets of its questions. After `build_shapes` (its `sk_rep`: skeleton -> its shape's)."""
+    from the distinct value sets of its questions, for the slots its skeleton holds (a merged member's may hold
+    more). `types`: the titles' types, read only where a recurring shape has an entity slot. After `build_shapes`
+    (its `sk_rep`: skeleton -> its shape's)."""
+    named = [s for s in shapes if s["recurring"] and "{" + ENTITY in s["skeleton"]]
+    known = types() if named else {}
     filled: dict[str, list[str]] = {}
-    if types and any("{entity" in s["skeleton"] for s in shapes):
+    if known:
         filled = dict(ing.con.sql("""
             SELECT s.skeleton, list(DISTINCT v.slots)
             FROM q JOIN sk_rep k USING (sid) JOIN skeletons s ON s.sid = k.rep JOIN value_sets v USING (kid)
             WHERE s.skeleton LIKE '%{entity%'
             GROUP BY s.skeleton""").fetchall())
     for shape in shapes:
-        shape["slot_types"] = slot_types_json(filled.get(shape["skeleton"], []), types)
+        slots = {f"{ENTITY}_{n}" for n in range(1, shape["skeleton"].count("{" + ENTITY + "}") + 1)}
+        typed = slot_types((json.loads(v) for v in filled.get(shape["skeleton"], []) if v), known)
+        kept = {slot: kind for slot, kind in typed.items() if slot in slots}
+        shape["slot_types"] = json.dumps(kept, sort_keys=True) if kept else None

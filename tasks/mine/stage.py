@@ -70,7 +70,7 @@ def mine(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, plain: list[str], con
         memory = MergeMemory(last_run, legacy=vectors.path)
         rep_of = merge_skeletons(ing, config, vectors, quiet=quiet, memory=memory)
         shapes = build_shapes(ing, config, rep_of)
-        type_slots(ing, shapes, index.name_types() if config.entity_slots else {})
+        type_slots(ing, shapes, index.name_types if config.entity_slots else dict)
         followups.drop_followup_shapes(shapes, rules)
         # for the next run, off the write's path
         keeping = keeper.submit(keep_extraction, memo_cursor, memo, shapes, ing)

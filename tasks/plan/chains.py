@@ -29,8 +29,14 @@ OPENING = 2  # words a chain word is past: "In what film ..." asks its own quest
 
 
 # A name reached through two links of "of": "the spouse of the director of {entity}", "one of the stars of {entity}",
-# "the place of death of the director of film {entity}" (a word or two may say what the named thing is).
+# "the mother of the performer of song {entity}" (a word or two may say what the named thing is).
 _NESTED = re.compile(r"\bof (?:(?:the|a|an) )?(?:[^\s{}]+ ){1,3}?of (?:(?:the|a|an) )?(?:[^\s{}]+ ){0,2}?\{" + ENTITY)
+# Words that ask one fact of what follows them, no link of their own: "the date of birth of {entity}" is "when was
+# {entity} born", "the name of the author of {entity}" asks for the author. Read as if they were not there; a date
+# or place of birth or death of one link away is asked of that link's own page ("the date of birth of the director
+# of film {entity}").
+_LIFE_OF = r"(?:date|place|year|day|city|country|cause) of (?:birth|death) of "
+_FACT_OF = r"\b(?:the )?(?:(?:full |real )?name of |" + _LIFE_OF + ")"
 
 
 # A name one link of "of" away from what the question asks about, the subject of its verb: "when did the composer
@@ -42,16 +48,20 @@ _NESTED = re.compile(r"\bof (?:(?:the|a|an) )?(?:[^\s{}]+ ){1,3}?of (?:(?:the|a|
 # which the named thing's own page answers.
 _LINK = (r"the (?:[^\s{}]+ )?[^\s{}]+(?:er|or|ist|ent|ant|ian) of (?:(?:the|a|an) )?(?:[^\s{}]+ ){0,2}?\{" + ENTITY
          + r"[^}]*\}")
+_ASKED = r"(?:born|from|[^\s{}]+(?:ed|en))(?: |$)"  # what a copula after the link asks: "born", "from", a participle
 _ONE_LINK = re.compile(r"^(?:\S+ ){1,3}?(?:did|does|do) " + _LINK + r" [^\s{}]"
-                       r"|^(?:\S+ ){1,3}?(?:was|were|is|are) " + _LINK + r" (?:born|[^\s{}]+(?:ed|en))(?: |$)"
-                       r"|^(?:what|which|whose) [^\s{}]+ (?:is|was|are|were) " + _LINK + r"(?: |$)"
-                       r"|^(?:what|which|whose) [^\s{}]+ " + _LINK + r" (?:is|was|are|were|did|does|do) [^\s{}]")
+                       r"|^(?:\S+ ){1,3}?(?:was|were|is|are) " + _LINK + " " + _ASKED
+                       + r"|^(?:what|which|whose) [^\s{}]+ (?:is|was|are|were) " + _LINK + r"(?: |$)"
+                       r"|^(?:what|which|whose) [^\s{}]+ " + _LINK + r" (?:(?:did|does|do) [^\s{}]|(?:is|was|are|were) "
+                       + _ASKED + ")"
+                       r"|\b" + _LIFE_OF + _LINK)  # "the date of birth of the director of film {entity}"
 
 # A relation of two links in one word: the paternal grandfather of {entity} is the father of the parent the named
 # person's page names; an uncle, a niece, an in-law likewise ("who is {entity} s maternal grandmother"). One link
 # ("the father of {entity}") the named person's own page answers.
-_KIN = (r"(?:grand(?:father|mother|parent|son|daughter|child)|uncle|aunt|nephew|niece"
-        r"|(?:father|mother|son|daughter|brother|sister) in law|step(?:father|mother|son|daughter))s?")
+_KIN = (r"(?:grand(?:father|mother|parent|son|daughter|child(?:ren)?)|uncle|aunt|nephew|niece"
+        r"|(?:father|mother|son|daughter|brother|sister)s? in laws?|step(?:father|mother|son|daughter))s?")
+_ONE_FACT = re.compile(_FACT_OF)
 _TWO_LINK = re.compile(r"\b" + _KIN + r" of (?:(?:the|a|an) )?(?:[^\s{}]+ ){0,2}?\{" + ENTITY
                        + r"|\{" + ENTITY + r"[^}]*\} s (?:[^\s{}]+ )?" + _KIN + r"(?: |$)")
 
@@ -61,7 +71,7 @@ def describes_through(text: str, chain_words: list[str]) -> bool:
     links of "of", or one behind one link that the question's verb asks about, or a relation of two links in one
     word ("grandfather")."""
     wanted = {folded(w) for w in chain_words}
-    return (any(w in wanted for w in text.split()[OPENING:]) or _NESTED.search(text) is not None
+    return (any(w in wanted for w in text.split()[OPENING:]) or _NESTED.search(_ONE_FACT.sub("", text)) is not None
             or _ONE_LINK.search(text) is not None or _TWO_LINK.search(text) is not None)
 
 

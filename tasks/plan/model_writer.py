@@ -83,8 +83,9 @@ def build_messages(skeleton: str, shape_type: str, config: Config, known: dict[s
         system += ENTITY_RULE
     user = f"Shape type: {shape_type}\n{SKELETON_LINE}{skeleton}"
     if slot_types:
+        typed = sorted(json.loads(slot_types).items())
         user += "\nWhat the names are: " + ", ".join(
-            f"{{{slot}}} a {kind}" for slot, kind in sorted(json.loads(slot_types).items()))
+            f"{{{slot}}} {'an' if kind[0] in 'aeiou' else 'a'} {kind}" for slot, kind in typed)
     if excerpts:
         user += ("\nThe documents of each value word things their own way. Excerpts (corpus text); where a part's "
                  "documents use another word for a term of the skeleton, its query may use that word:")

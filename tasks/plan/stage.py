@@ -255,7 +255,8 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
     scopes = {f.name: f.scope for f in config.facets if f.kind == "category"}  # which chunks a step searches
     for shape in shapes:
         counted = _samples(by_shape[shape["shape_id"]], shape["skeleton"])
-        shape_sig = _fingerprint([shape["skeleton"], shape["type"], shape.get("bridge"), [s.slots for s, _ in counted],
+        shape_sig = _fingerprint([shape["skeleton"], shape["type"], shape.get("bridge"), shape.get("slot_types"),
+                                  [s.slots for s, _ in counted],
                                   config.planning.model_dump(), config.mining.null_floor, ROUTER_VERSION,
                                   vocabulary.digest(), scopes, CLASS_MEASURE])  # the floor gates clause splits, routes
         old = prev_tpls.get(shape["shape_id"])
