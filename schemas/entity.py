@@ -14,7 +14,8 @@ the same names from the same question:
   Gogh"); a possessive "'s" ends it ("Network's" is "Network");
 - the first word of a sentence is capitalised by convention: it starts a run only when it is no plain word
   ("Kubrick directed what?"), else the run starts at the next word;
-- a run of one plain word ("which Artist is ...") is no name; a run of two or more words is ("Prime Time").
+- a run of one plain word ("which Artist is ...") is no name; a run of two or more words is ("Prime Time");
+- a run of month or weekday names and numbers is a date, no name ("October 27", "Monday").
 
 The corpus's titles (a chunk's metadata `title`, `Index.names`, published with each run as names.json) are names
 it knows: at a capitalised word, a title the text spells from that word on (case aside, whole words: "Laie, Hawaii",
@@ -32,6 +33,7 @@ word, so a question without a capital letter holds no entity (the SQL fast path 
 
 from __future__ import annotations
 
+import calendar
 import json
 import re
 from collections.abc import Collection, Iterable
@@ -247,8 +249,23 @@ def entity_spans(text: str, plain: Collection[str], names: KnownNames = NO_NAMES
         one, i = j == i + 1, j
         if one and _plain(text[start:finish], plain):
             continue  # "Artist" mid-sentence: a plain word written in capitals
+        if _dated(text[start:finish]):
+            continue  # "October 27", "Monday": a day, no name
         spans.append((start, finish))
     return spans
+
+
+# Months and weekdays (as `schemas.extract` reads dates), written in capitals: a run of them and numbers is a date
+CALENDAR = frozenset(name.casefold() for name in (*calendar.month_name, *calendar.month_abbr, *calendar.day_name,
+                                                   "sept") if name)
+
+
+def _dated(run: str) -> bool:
+    """Whether a run of capitalised words holds only month or weekday names and numbers ("October 27", "Monday";
+    not "August Rush")."""
+    found = _WORD.findall(run)
+    return any(w.casefold() in CALENDAR for w in found) and all(w.casefold() in CALENDAR or w.isdigit()
+                                                                 for w in found)
 
 
 def _run_end(text: str, words: list[tuple[int, int]], i: int) -> int:

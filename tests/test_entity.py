@@ -53,6 +53,9 @@ LEXICON = Lexicon(CONFIG, {}, PLAIN)
     ("Time. Name it", []),  # each sentence's first word is capitalised by convention
     ("Tell me about Stanley Kubrick.", ["Stanley Kubrick"]),  # a sentence's full stop ends a name
     ("Movies by Stanley Kubrick. Who else?", ["Stanley Kubrick"]),
+    ("What song debuted in the October 27, 1999 episode of South Park?", ["South Park"]),  # a date is no name
+    ("Which films opened on Friday 13 or in May?", []),
+    ("Who starred in August Rush?", ["August Rush"]),  # a month in a name keeps the name
 ])
 def test_names_are_runs_of_capitalised_words(question: str, names: list[str]) -> None:
     cased = fold_cased(question)
