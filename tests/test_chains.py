@@ -334,3 +334,29 @@ def test_a_search_per_name_keeps_each_name_s_page(pages: tuple[Config, Index, Le
     assert sk.slots == {"entity_1": "Stephen King", "entity_2": "Wilmington, North Carolina"}
     steps = run_plan(fill_slots(write_template(sk.text, "comparison", config), sk.slots), index, lexicon, 4)
     assert [[h.title for h in s.hits] for s in steps] == [["Stephen King"], ["Wilmington, North Carolina"]]
+
+
+@pytest.mark.parametrize(("skeleton", "link", "asked"), [
+    ("which film has the director who was born first {entity} or {entity}", "director", "born"),
+    ("do director of film {entity} and director of film {entity} have the same nationality", "director",
+     "same nationality"),
+    ("are the directors of films {entity} and {entity} both from the same country", "directors", "same country"),
+    ("which song has the performer born first {entity} or {entity}", "performer", "born"),
+    ("which film whose director is younger {entity} or {entity}", "director", ""),
+    ("who is older {entity} or {entity}", None, ""),  # no link: each name searched
+    ("which film has the longer running time {entity} or {entity}", None, ""),  # a comparative is no link
+    ("are {entity} and {entity} both film directors", None, ""),
+])
+def test_a_link_asked_of_two_names_chains_through_each(skeleton: str, link: str | None, asked: str) -> None:
+    plan = write_template(skeleton, "comparison", CONFIG)
+    if link is None:
+        assert all(s.extract is None for s in plan.steps) and len(plan.steps) == 2
+        return
+    assert [(s.query, s.extract is not None, s.depends_on) for s in plan.steps] == [
+        (f"{{entity_1}} {link}", True, []), (f"{{entity_2}} {link}", True, []),
+        (f"{{s1}} {asked}".strip(), False, ["s1"]), (f"{{s2}} {asked}".strip(), False, ["s2"])]
+    status = check_template(plan, {"shape_id": "x", "skeleton": skeleton, "type": "comparison"}, CONFIG,
+                            Lexicon(CONFIG, {}), [])
+    assert status["valid"] and status["check_ok"], status
+    few = CONFIG.model_copy(update={"planning": CONFIG.planning.model_copy(update={"max_steps": 3})})
+    assert all(s.query != f"{{entity_1}} {link}" for s in write_template(skeleton, "comparison", few).steps)

@@ -75,6 +75,38 @@ def describes_through(text: str, chain_words: list[str]) -> bool:
             or _ONE_LINK.search(text) is not None or _TWO_LINK.search(text) is not None)
 
 
+# A link asked of each of two names: "which film has the director who was born first, {entity} or {entity}", "do
+# director of film {entity} and director of film {entity} have the same nationality". The link is an agent noun
+# after an article or an auxiliary, followed by what is asked of it.
+_EACH_LINK = re.compile(r"\b(?:the|whose|do|does|did) ([^\s{}]+(?:er|or|ist|ent|ant|ian)s?) "
+                        r"(?:of|who|whose|that|born|died|is|was|are|were)\b")
+
+
+def each_link(text: str, names: list[str]) -> str | None:
+    """The link a question of two names asks of each (`_EACH_LINK`: "director", or "directors" as written), or
+    None."""
+    m = _EACH_LINK.search(text) if len(names) == 2 else None
+    return m.group(1) if m else None
+
+
+def per_name_chain(text: str, names: list[str], link: str) -> Plan:
+    """For each name, a step reads the title of its link off its page ("{entity_1} director", extracting the
+    title: the film's page names its director), and a step searches that title with what the question asks of the
+    link: its content words after the link, but the names, the link and a word naming what the names are ("film
+    {entity}"): "{s1} born first"."""
+    words = text.split()
+    forms = {link, link.removesuffix("s"), link.removesuffix("s") + "s"}  # "director", "directors"
+    at = next(i for i, w in enumerate(words) if w in forms)
+    asked = [w for i, w in enumerate(words[at:], at) if w not in PLAN_WORDS and not w.startswith("{")
+             and w not in forms and not (i + 1 < len(words) and words[i + 1].startswith("{"))]
+    rest = " ".join(dict.fromkeys(asked))
+    reads = [Step(id=f"s{n}", query=f"{{{name}}} {link}", extract=Extract(kind="title", top=TITLE_TOP))
+             for n, name in enumerate(names, 1)]
+    then = [Step(id=f"s{n + len(names)}", query=f"{{s{n}}} {rest}".strip(), depends_on=[f"s{n}"])
+            for n in range(1, len(names) + 1)]
+    return Plan(steps=[*reads, *then])
+
+
 def title_chain(text: str) -> Plan:
     """s1: the skeleton, extracting the title; s2: "{s1}" and the skeleton's content words but the name (which
     would rank the named thing's page first again), so a refused title leaves a keyword query of what the

@@ -40,7 +40,7 @@ from tasks.index.store import Index, best_cosine
 from tasks.plan.vocabulary import keeps_constraints, subquery_reach, worded
 
 ROUTES = ("one_search", "split", "split_original")
-ROUTER_VERSION = 26  # part of a template's signature: a changed rule writer, router or executor redoes every shape
+ROUTER_VERSION = 27  # part of a template's signature: a changed rule writer, router or executor redoes every shape
 
 EVIDENCE_MARGIN = 0.2  # default: cosine below a step's best chunk within which a chunk is still evidence
 RELEVANT_SPREADS = 4.0  # a chunk this many spreads above the query's background score is about the query

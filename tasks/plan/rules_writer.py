@@ -9,7 +9,7 @@ from schemas.config import Config
 from schemas.entity import ENTITY
 from schemas.plan import PLAN_WORDS, Extract, Plan, Step, slots_by_facet
 from schemas.text import words as folded
-from tasks.plan.chains import describes_through, title_chain
+from tasks.plan.chains import describes_through, each_link, per_name_chain, title_chain
 from tasks.plan.clauses import (
     Reach,
     asks_for_name,
@@ -163,6 +163,9 @@ def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | Non
     # a name stays in the text of every other plan; clause steps leave slots out, so a question with one is no
     # clause split
     names = slots_by_facet(text).get(ENTITY, []) if config.entity_slots else []
+    if (config.entity_slots and shape_type != "null" and config.planning.max_steps >= 2 * len(names)
+            and (link := each_link(text, names)) is not None):
+        return per_name_chain(text, names, link)
     if (config.entity_slots and shape_type != "null" and config.planning.max_steps >= 2
             and describes_through(text, config.planning.chain_words)):
         return title_chain(text)
