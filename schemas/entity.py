@@ -40,7 +40,7 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from schemas.files import NAMES
-from schemas.text import fold_cased
+from schemas.text import MONTHS, fold_cased
 
 ENTITY = "entity"
 TITLE = "title"  # the metadata key of a document's title: the corpus's titles are names it knows
@@ -256,8 +256,7 @@ def entity_spans(text: str, plain: Collection[str], names: KnownNames = NO_NAMES
 
 
 # Months and weekdays (as `schemas.extract` reads dates), written in capitals: a run of them and numbers is a date
-CALENDAR = frozenset(name.casefold() for name in (*calendar.month_name, *calendar.month_abbr, *calendar.day_name,
-                                                   "sept") if name)
+CALENDAR = frozenset(MONTHS) | {day.casefold() for day in calendar.day_name}
 
 
 def _dated(run: str) -> bool:

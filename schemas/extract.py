@@ -15,7 +15,7 @@ from schemas.digest import fingerprint
 from schemas.entity import ENTITY, NO_NAMES, KnownNames, entity_spans
 from schemas.errors import ConfigError
 from schemas.pii import PLACEHOLDER, Scrubber
-from schemas.text import fold, fold_cased, folded_words, words
+from schemas.text import MONTHS, fold, fold_cased, folded_words, words
 
 # ASCII digits only: \d would also take other scripts' digits ("20٢٥") and make a year value no filter matches.
 # An amount is no year: "$2000", "2000 euros", "2000€" stay text.
@@ -25,9 +25,7 @@ _YEARISH = re.compile(r"(?:19|20)[0-9]{2}")  # what every date and year pattern 
 _RELATIVE_YEAR = re.compile(r"\b(this|last|next|current|previous|coming) year\b")
 _RELATIVE_OFFSET = {"this": 0, "current": 0, "last": -1, "previous": -1, "next": 1, "coming": 1}
 _ISO_DATE = re.compile(r"(?<![\w-])((?:19|20)[0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])(?![\w-])")
-_MONTHS = ({name.casefold(): i for i, name in enumerate(calendar.month_name) if name}
-           | {abbr.casefold(): i for i, abbr in enumerate(calendar.month_abbr) if abbr} | {"sept": 9})
-MONTH_WORDS = sorted(_MONTHS, key=lambda m: (-len(m), m))  # longest first: "september" before "sep"
+MONTH_WORDS = sorted(MONTHS, key=lambda m: (-len(m), m))  # longest first: "september" before "sep"
 _MONTH = "(" + "|".join(MONTH_WORDS) + r")\.?"  # "october", "oct", "oct."
 _MONTH_DAY_YEAR = re.compile(
     r"\b" + _MONTH + r" ([0-9]{1,2})(?:st|nd|rd|th)?,? ((?:19|20)[0-9]{2})(?![\w-])"
@@ -221,11 +219,11 @@ class Lexicon:
             day = self.date_facet
             take((day, _day(m.group(1), int(m.group(2)), m.group(3)), m.start(), m.end())
                  for m in _ISO_DATE.finditer(text))
-            take((day, _day(m.group(3), _MONTHS[m.group(1)], m.group(2)), m.start(), m.end())
+            take((day, _day(m.group(3), MONTHS[m.group(1)], m.group(2)), m.start(), m.end())
                  for m in _MONTH_DAY_YEAR.finditer(text))
-            take((day, _day(m.group(3), _MONTHS[m.group(2)], m.group(1)), m.start(), m.end())
+            take((day, _day(m.group(3), MONTHS[m.group(2)], m.group(1)), m.start(), m.end())
                  for m in _DAY_MONTH_YEAR.finditer(text))
-            take((day, f"{m.group(2)}-{_MONTHS[m.group(1)]:02d}", m.start(1), m.end())
+            take((day, f"{m.group(2)}-{MONTHS[m.group(1)]:02d}", m.start(1), m.end())
                  for m in _MONTH_YEAR.finditer(text))
         if self._pattern is not None:
             take((*self.forms[m.group(1)], m.start(), m.end()) for m in self._pattern.finditer(text))

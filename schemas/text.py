@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import calendar
 import re
 import unicodedata
 from collections.abc import Iterable
 
+# Month names and abbreviations, case-folded -> the month's number ("sept" too): how dates and names read months
+MONTHS = ({name.casefold(): i for i, name in enumerate(calendar.month_name) if name}
+          | {abbr.casefold(): i for i, abbr in enumerate(calendar.month_abbr) if abbr} | {"sept": 9})
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028-\u202e\ufeff]")
 # Invisible inside a word: a soft hyphen ("Ber\u00adlin"), zero-width (non-)joiners, the word joiner.
 _JOINERS = re.compile(r"[\u00ad\u200c\u200d\u2060]")

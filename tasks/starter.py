@@ -74,12 +74,13 @@ def starter_config(corpus: str | Path, out: str | Path, logs: str | Path | None 
     """The config `planbake init` writes to `out` for this corpus and these logs (paths in it relative to `out`'s
     folder, as the config reads them)."""
     docs, more = sample_corpus(corpus, sample)
-    verdicts = judge_keys(docs)
+    plain = plain_words([d.text for d in docs])
+    verdicts = judge_keys(docs, plain)
     survey = survey_logs(logs) if logs else None
     starter = Starter("", verdicts, len(docs), more, survey)
     starter.notes = [v.note for v in verdicts if v.note]
     lines = _head(starter, corpus, logs) + _facet_lines(verdicts)
-    titled = named_titles(docs)
+    titled = named_titles(docs, plain)
     starter.entity_slots = not any(v.kind for v in verdicts) and 2 * titled > len(docs)
     lines += [f"corpus: {json.dumps(_relative(corpus, out))}",
               *_comment(f"chunking: the default, {Chunking().size} characters a chunk; the sampled documents are "
@@ -92,11 +93,12 @@ def starter_config(corpus: str | Path, out: str | Path, logs: str | Path | None 
     return starter
 
 
-def judge_keys(docs: list[Document]) -> list[Verdict]:
-    """A verdict for each metadata key of the documents, in order of first appearance."""
+def judge_keys(docs: list[Document], plain: set[str] | None = None) -> list[Verdict]:
+    """A verdict for each metadata key of the documents, in order of first appearance (`plain`: the words their
+    texts write in lower case, when already read)."""
     keys = list(dict.fromkeys(k for d in docs for k in d.metadata))
     texts = [d.text for d in docs]
-    plain = plain_words(texts)
+    plain = plain_words(texts) if plain is None else plain
     verdicts = [_judge(key, [d.metadata[key] for d in docs if d.metadata.get(key) not in (None, "")], len(docs),
                        plain, texts) for key in keys]
     names: Counter[str] = Counter()
@@ -258,10 +260,9 @@ def _facet_lines(verdicts: list[Verdict]) -> list[str]:
     return lines
 
 
-def named_titles(docs: list[Document]) -> int:
+def named_titles(docs: list[Document], plain: set[str]) -> int:
     """How many documents carry a title that names a thing: one holding a word the texts never write in lower case
-    ("Metallica", "Leland, North Carolina"; not "Travel Policy", whose words are ordinary ones)."""
-    plain = plain_words([d.text for d in docs])
+    (`plain`: "Metallica", "Leland, North Carolina"; not "Travel Policy", whose words are ordinary ones)."""
     return sum(isinstance(t := d.metadata.get(TITLE), str) and any(w not in plain for w in letter_runs(t.casefold()))
                for d in docs)
 

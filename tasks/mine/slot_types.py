@@ -16,8 +16,7 @@ def type_slots(ing: Ingested, shapes: list[dict[str, Any]], types: Callable[[], 
     from the distinct value sets of its questions, for the slots its skeleton holds (a merged member's may hold
     more). `types`: the titles' types, read only where a recurring shape has an entity slot. After `build_shapes`
     (its `sk_rep`: skeleton -> its shape's)."""
-    named = [s for s in shapes if s["recurring"] and "{" + ENTITY in s["skeleton"]]
-    known = types() if named else {}
+    known = types() if any(s["recurring"] and "{" + ENTITY in s["skeleton"] for s in shapes) else {}
     filled: dict[str, list[str]] = {}
     if known:
         filled = dict(ing.con.sql("""

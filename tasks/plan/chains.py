@@ -95,7 +95,7 @@ def per_name_chain(text: str, names: list[str], link: str) -> Plan:
     link: its content words after the link, but the names, the link and a word naming what the names are ("film
     {entity}"): "{s1} born first"."""
     words = text.split()
-    forms = {link, link.removesuffix("s"), link.removesuffix("s") + "s"}  # "director", "directors"
+    forms = {link.removesuffix("s"), link.removesuffix("s") + "s"}  # "director", "directors"
     at = next(i for i, w in enumerate(words) if w in forms)
     asked = [w for i, w in enumerate(words[at:], at) if w not in PLAN_WORDS and not w.startswith("{")
              and w not in forms and not (i + 1 < len(words) and words[i + 1].startswith("{"))]
