@@ -168,8 +168,9 @@ class Planning(_Strict):
     corpus_words: bool = True  # sub-queries say a synonym the way their partition's chunks do
     # a question whose skeleton no one logged gets the rule writer's split where the mined shapes of its class
     # (type and slot facets) measured one better than one search (schemas/class_routes.py); false: such a question
-    # is one search (or the online planner's)
-    class_routes: bool = False
+    # is one search (or the online planner's). On by default: out of sample, it is what a new question gains by
+    # (BENCHMARKS.md, "Routes by class")
+    class_routes: bool = True
     # clause splits (tasks/plan/clauses.py): words that start a new clause ([] turns clause splits off), and the
     # content words a clause needs to stand alone
     clause_words: list[str] = Field(default_factory=lambda: [

@@ -269,19 +269,15 @@ def named_titles(docs: list[Document], plain: set[str]) -> int:
 
 def _entity_lines(titled: int, documents: int) -> list[str]:
     """A corpus of titled documents and no facet (pages about people, works, places, organisations): names become
-    slots, the titles are read as names and embedded with their chunks, and questions no one logged take their
-    class's measured plan (docs/configuration.md: Entity slots, Routes by class)."""
+    slots, and the titles are read as names and embedded with their chunks (docs/configuration.md: Entity
+    slots)."""
     return [*_comment(f"{titled:,} of {documents:,} documents carry a {TITLE} that names a thing, and no key makes "
                       "a facet: questions ask about the things the titles name; names become {entity} slots (a "
                       "title is read as one name), so questions that differ by the name share a shape"),
             "entity_slots: true",
             *_comment("each chunk embeds its document's title before its text: a long page's later chunks keep "
                       "their subject"),
-            "chunking: {embed_fields: [title]}",
-            "planning:",
-            *_comment("such questions rarely recur word for word: one no one logged gets the plan of its class "
-                      "where the mined shapes of that class measured a split above one search", "  "),
-            "  class_routes: true"]
+            "chunking: {embed_fields: [title]}"]
 
 
 def _log_lines(starter: Starter, logs: str | Path | None, out: str | Path) -> list[str]:

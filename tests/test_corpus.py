@@ -36,9 +36,9 @@ def test_chunks_cover_the_text_within_size(parts: list[str], size: int, overlap:
 
 @given(st.dates(min_value=date(1990, 1, 1), max_value=date(2099, 12, 31)))
 def test_effective_dates_parse_in_three_forms(day: date) -> None:
-    month = day.strftime("%B")
-    assert parse_effective(f"Allowance, effective {day.day} {month} {day.year}: 75 euros.") == day
-    assert parse_effective(f"effective from {month} {day.day}, {day.year}") == day
+    for month in (day.strftime("%B"), day.strftime("%b")):  # the month's name or its abbreviation
+        assert parse_effective(f"Allowance, effective {day.day} {month} {day.year}: 75 euros.") == day
+        assert parse_effective(f"effective from {month} {day.day}, {day.year}") == day
     assert parse_effective(f"Effective {day.isoformat()}.") == day
 
 

@@ -162,12 +162,12 @@ def test_init_then_nightly_publishes(name: str, tmp_path: Path, prefect_harness:
     assert res.exit_code == 0, res.output
     written = json.loads(res.stdout)
     assert [f["name"] for f in written["facets"]] == facets
-    # titled documents and no facet (HotpotQA's pages): names become slots, titles embedded, routes by class
+    # titled documents and no facet (HotpotQA's pages): names become slots, titles embedded; routes by class for all
     entities = name == "hotpotqa_100"
     assert written["entity_slots"] is entities
     loaded = load_config(config)
     assert (loaded.entity_slots, loaded.chunking.embed_fields == ["title"], loaded.planning.class_routes) == (
-        entities, entities, entities)
+        entities, entities, True)
     res = CliRunner().invoke(app, ["nightly", "--config", str(config), "--out", str(out), "--json"])
     assert res.exit_code == 0, res.output
     manifest = json.loads(res.stdout)
@@ -202,5 +202,5 @@ def test_init_turns_entity_slots_on_for_pages_titled_by_names(titles: list[str |
     assert json.loads(res.stdout)["entity_slots"] is entities
     config = load_config(out)
     assert (config.entity_slots, config.chunking.embed_fields == ["title"], config.planning.class_routes) == (
-        entities, entities, entities)
+        entities, entities, True)
     assert bool(config.facets) is facet

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import calendar
 import functools
 import re
 from collections import defaultdict
@@ -14,11 +13,10 @@ from typing import Any
 from schemas.config import Config
 from schemas.errors import CorpusError
 from schemas.extract import Lexicon
-from schemas.text import fold
+from schemas.text import MONTHS, fold
 from tasks.index.corpus import Chunk, Document
 
-_MONTHS = {name.casefold(): i for i, name in enumerate(calendar.month_name) if name}
-_MONTH = "|".join(_MONTHS)
+_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))  # "September" before "Sept" and "Sep"
 _EFFECTIVE = re.compile(
     rf"\beffective(?:\s+(?:from|on|as of))?\s+(?:"
     rf"(?P<d1>[0-9]{{1,2}})\s+(?P<m1>{_MONTH})\s+(?P<y1>[0-9]{{4}})"
@@ -42,7 +40,8 @@ class EnrichedChunk:
 
 
 def parse_effective(text: str) -> date | None:
-    """The first "effective 1 January 2026" (or "effective January 1, 2026", "effective 2026-01-01") in a text."""
+    """The first "effective 1 January 2026" (or "effective January 1, 2026", "effective 1 Jan 2026", "effective
+    2026-01-01") in a text."""
     m = _EFFECTIVE.search(text)
     if not m:
         return None
@@ -51,7 +50,7 @@ def parse_effective(text: str) -> date | None:
             return date.fromisoformat(m.group("iso"))
         day, month, year = (m.group("d1"), m.group("m1"), m.group("y1")) if m.group("d1") else (
             m.group("d2"), m.group("m2"), m.group("y2"))
-        return date(int(year), _MONTHS[month.casefold()], int(day))
+        return date(int(year), MONTHS[month.casefold()], int(day))
     except ValueError:
         return None
 
