@@ -205,15 +205,15 @@ def entity_spans(text: str, plain: Collection[str], names: KnownNames = NO_NAMES
     `plain`: the corpus's plain words, case-folded; `names`: the corpus's titles (`KnownNames`)."""
     if text == text.lower():  # no capital: no name (most of a log, and fast to tell)
         return []
-    words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+    words = [m.span() for m in _WORD.finditer(text)]
     spans: list[tuple[int, int]] = []
     i = 0
     while i < len(words):
         start, end = words[i]
-        word = text[start:end]
-        if not _capitalised(word):
+        if not text[start].isupper():  # the word is not `_capitalised` (a word is never empty)
             i += 1
             continue
+        word = text[start:end]
         first_of_sentence = i == 0 or _SENTENCE_END.search(text, words[i - 1][1] - 1, start) is not None
         plain_first = first_of_sentence and _plain(word, plain)
         # from a question opener, a title written in its own case: "The Devil's Rejects", not "What about Bob
@@ -303,7 +303,7 @@ def _plain(word: str, plain: Collection[str]) -> bool:
     """Whether a word is one the corpus writes in lower case (any of its letter runs: "Start+Flug" is two)."""
     if word.casefold() in OPENERS:
         return True
-    runs = re.findall(r"[^\W\d_]+", word.casefold())
+    runs = _LETTERS.findall(word.casefold())
     return bool(runs) and all(r in plain for r in runs)
 
 
