@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,7 @@ import orjson
 
 from schemas import class_routes
 from schemas.arrow import KEYS, CacheEntries, read_published
-from schemas.config import read_published_config
+from schemas.config import Config, read_published_config
 from schemas.entity import read_names
 from schemas.errors import InputError, NoPublication
 from schemas.extract import Lexicon, Skeleton, cache_key, slots_key
@@ -34,6 +34,7 @@ from schemas.vocabulary import Vocabulary
 MAX_QUESTION_CHARS = 4000
 SCRUB_MEMO = 256  # questions whose scrubbed text a publication keeps, the latest first
 VERDICT_MEMO = 65_536  # skeletons whose instruction-text verdict is kept (a skeleton holds no personal data)
+WHERE_MEMO = 4096  # steps' filters whose `where` clause a publication keeps (a few shapes' values recur)
 _TEMPLATE_TRACE = ("shape_id", "skeleton", "type", "writer", "model", "prompt_hash", "route", "complaint")
 
 
@@ -89,6 +90,7 @@ class PlanCache:
         self.lexicon = Lexicon(config, values, plain, read_names(run_dir))
         # memoised: a server's request log scrubs the question its lookup has just scrubbed
         self.scrub: Callable[[str], str] = lru_cache(maxsize=SCRUB_MEMO)(self.lexicon.scrubber(plain))
+        self._step_where = lru_cache(maxsize=WHERE_MEMO)(partial(_where_of, config))
         learned = self.manifest.get("mine", {}).get("followups", {}).get("skeletons", [])
         self.followups = Followups(config.mining, learned)  # mining learned them; the manifest carries them
         self._row_chars = config.mining.max_query_chars  # a longer log row is quarantined: no one's turn
@@ -243,7 +245,7 @@ class PlanCache:
 
     def step_wheres(self, steps: Iterable[Mapping[str, Any]]) -> dict[str, str | None]:
         """Each step's `where` clause by step id (`where`), but for a step whose filter waits on an answer."""
-        return {s["id"]: self.where(s.get("filters", {})) for s in steps
+        return {s["id"]: self._step_where(tuple(s.get("filters", {}).items())) for s in steps
                 if not any(STEP_SLOT.search(v) for v in s.get("filters", {}).values())}
 
     def order(self, hits: Sequence[H], filters: Mapping[str, str]) -> list[H]:
@@ -297,6 +299,11 @@ class PlanCache:
             made = self._plans[shape_id] = (text, {m.group(1) + "_" + m.group(2)
                                                    for m in CONSTRAINT_SLOT.finditer(text)})
         return made
+
+
+def _where_of(config: Config, filters: tuple[tuple[str, str], ...]) -> str | None:
+    """`PlanCache.where` of a step's filters, given as their items in order (memoised per publication)."""
+    return scope_where(dict(filters), config)
 
 
 def utc_date(now: date | datetime | None) -> date:
