@@ -459,6 +459,8 @@ def drop_repeated_steps(plan: PlanDoc) -> PlanDoc:
         return sid
 
     steps: list[StepDoc] = plan["steps"]
+    if len({step["query"] for step in steps}) == len(steps):  # a repeat has its step's query: none repeats
+        return plan
     while True:  # again after a drop: steps that waited for the two can now be repeats (any order is a DAG)
         first: dict[str, str] = {}  # a step's signature -> the id of the first step with it
         kept = []
