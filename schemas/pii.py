@@ -342,8 +342,12 @@ def _cue(text: str, start: int) -> str | None:
     return cues[-1].lastgroup if cues else None
 
 
+_DIGIT_RUN = re.compile(r"\d+")
+_AREA_CODE = re.compile(r"\(\d+\)")  # an area code in brackets opens a number written as a phone number
+
+
 def _groups(text: str) -> tuple[int, ...]:
-    return tuple(len(g) for g in re.findall(r"\d+", text))
+    return tuple(len(g) for g in _DIGIT_RUN.findall(text))
 
 
 _NOT_ASCII_DIGIT = re.compile(r"[^0-9]+")
@@ -491,7 +495,7 @@ def _number_kind(number: str, cue: str | None) -> str:
         return "id"
     digits = _ascii_digits(number)
     order = [cue] if cue in _CHECKS else []
-    if number.startswith("+") or digits.startswith("00") or re.match(r"\(\d+\)", number):
+    if number.startswith("+") or digits.startswith("00") or _AREA_CODE.match(number):
         order.append("phone")
     for kind in [*order, "card", "national_id", "phone"]:
         if _CHECKS[kind](number, digits, kind == cue):
