@@ -12,11 +12,11 @@ from typing import Any
 
 from schemas.config import Config
 from schemas.errors import CorpusError
-from schemas.extract import Lexicon
+from schemas.extract import MONTH_WORDS, Lexicon
 from schemas.text import MONTHS, fold
 from tasks.index.corpus import Chunk, Document
 
-_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))  # "September" before "Sept" and "Sep"
+_MONTH = "|".join(MONTH_WORDS)  # longest first, as dates in questions are read: "September" before "Sept"
 _EFFECTIVE = re.compile(
     rf"\beffective(?:\s+(?:from|on|as of))?\s+(?:"
     rf"(?P<d1>[0-9]{{1,2}})\s+(?P<m1>{_MONTH})\s+(?P<y1>[0-9]{{4}})"
