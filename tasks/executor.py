@@ -67,11 +67,12 @@ def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int 
         filters = {f: fill_step_slot(v, answers) for f, v in step.filters.items()}
         ex = step.extract
         result = StepResult(step.id, query, filters, index.search(query, max(k, ex.top if ex else 0), filters))
+        named = query_names(query, lexicon)  # read once: the title extraction and the step's part both use it
         if ex is not None:
             result.answer_facet, result.answer_kind = ex.facet, ex.kind
             try:  # a title is read off the page of what the query names, where the search found it
                 if ex.kind == "title":
-                    result.titles = extract_titles(pages_first(result.hits, query, lexicon), ex.top, query,
+                    result.titles = extract_titles(pages_first(result.hits, query, lexicon, named), ex.top, query,
                                                    lexicon.known_names)
                     result.answer = " and ".join(result.titles)
                 else:
@@ -79,7 +80,7 @@ def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int 
             except ExtractRefused as exc:
                 result.error = str(exc)
             result.hits = result.hits[:k]  # it searched deeper to extract; its part is k deep, as others' are
-        result.hits = named_pages(result.hits, query, filters, lexicon, titles)
+        result.hits = named_pages(result.hits, query, filters, lexicon, titles, named)
         result.scope = scope_trace(result.hits, filters, index.config)
         return result
 
@@ -90,7 +91,7 @@ def run_plan(plan: Plan, index: Index, lexicon: Lexicon, k: int, max_steps: int 
 
 
 def named_pages(hits: list[Hit], query: str, filters: dict[str, str], lexicon: Lexicon,
-                titles: Sequence[str] = ()) -> list[Hit]:
+                titles: Sequence[str] = (), named: set[str] | None = None) -> list[Hit]:
     """A step's part where the corpus's titles are read as names (`entity_slots`): a step searches for one thing
     (a name of the question, the title a chain read, what a question describes), so it brings the chunks of the
     documents titled by what its query names, in rank order, else its best chunk; the context is topped up from
@@ -99,26 +100,32 @@ def named_pages(hits: list[Hit], query: str, filters: dict[str, str], lexicon: L
     What the query names is read as a question's names are (`entity_spans`, case aside for a title), and a title
     as a page writes it (`KnownNames.mentions`), and `titles`, those a title step read into the query, as they
     are ("Neighbours", a title of a common word that no name reader takes). The route measure judges a step by
-    the part it brings."""
+    the part it brings. `named`: `query_names(query, lexicon)`, where the caller has read it already."""
     if not lexicon.known_names or any(lexicon.kinds.get(f) == "category" for f in filters):
         return hits
-    return _pages(hits, query, lexicon, titles) or hits[:1]
+    named = query_names(query, lexicon) if named is None else named
+    return _pages(hits, named | {fold_cased(t).casefold() for t in titles}) or hits[:1]
 
 
-def pages_first(hits: list[Hit], query: str, lexicon: Lexicon) -> list[Hit]:
+def pages_first(hits: list[Hit], query: str, lexicon: Lexicon, named: set[str] | None = None) -> list[Hit]:
     """The hits with the chunks of the documents titled by what the query names first, each group in rank order."""
-    pages = _pages(hits, query, lexicon)
+    pages = _pages(hits, query_names(query, lexicon) if named is None else named)
     taken = {h.id for h in pages}
     return pages + [h for h in hits if h.id not in taken]
 
 
-def _pages(hits: list[Hit], query: str, lexicon: Lexicon, titles: Sequence[str] = ()) -> list[Hit]:
-    """The chunks of the documents titled by what the query names (`named_pages`), in rank order."""
+def query_names(query: str, lexicon: Lexicon) -> set[str]:
+    """What a query names, folded as titles are (`title_forms`): its names (`entity_spans`) and the corpus titles
+    it writes (`KnownNames.mentions`); empty for a corpus whose titles are not read as names."""
     names = lexicon.known_names
     if not names:
-        return []
+        return set()
     named = {fold_cased(query[s:e]).casefold() for s, e in entity_spans(query, lexicon.plain, names)}
-    named |= {fold_cased(m).casefold() for m in [*names.mentions(query), *titles]}
+    return named | {fold_cased(m).casefold() for m in names.mentions(query)}
+
+
+def _pages(hits: list[Hit], named: set[str]) -> list[Hit]:
+    """The chunks of the documents titled by one of `named` (`named_pages`), in rank order."""
     return [h for h in hits if h.title is not None and title_forms(h.title) & named] if named else []
 
 
