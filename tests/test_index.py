@@ -457,6 +457,32 @@ def test_an_empty_corpus_says_what_a_document_is(tmp_path: Path, body: str) -> N
                               '"text": "...", "metadata": {"office": "Berlin"}}')
 
 
+def test_top_level_fields_are_metadata_as_beir_writes_them(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(json.dumps(r) for r in [
+        {"_id": "d1", "title": "Demon Dice", "text": "A dice game.", "metadata": {}},  # BEIR's corpus.jsonl
+        {"id": "d2", "title": "Dragon Dice", "text": "Another dice game.", "url": "https://x", "tags": ["a"]},
+        {"id": "d3", "title": "Dice", "text": "Cubes.", "metadata": {"title": "Dice", "office": "Berlin"}},
+    ]) + "\n", encoding="utf-8")
+    docs = read_corpus(corpus)
+    assert [(d.id, d.metadata) for d in docs] == [
+        ("d1", {"title": "Demon Dice"}),
+        ("d2", {"title": "Dragon Dice", "url": "https://x"}),  # a list at the top level is no metadata
+        ("d3", {"title": "Dice", "office": "Berlin"}),  # given both ways alike: one value
+    ]
+
+
+def test_a_field_given_two_ways_is_refused_at_its_line(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "a", "text": "fine"}\n'
+                      '{"id": "b", "text": "fine", "office": "Berlin", "metadata": {"office": "Lisbon"}}\n',
+                      encoding="utf-8")
+    with pytest.raises(CorpusError) as err:
+        read_corpus(corpus)
+    assert str(err.value) == (f"{corpus}:2: 'office' of document 'b' is 'Berlin' as a field and 'Lisbon' in its "
+                              "metadata; keep one")
+
+
 @pytest.mark.parametrize(("values", "second", "first"), [
     (["Berlin"], "berlin", "'Berlin' (the config's values, "),  # "berlin" would take Berlin's questions
     (["Berlin"], "Berlin ", "'Berlin' (the config's values, "),

@@ -46,12 +46,15 @@ class Chunk:
 
 
 _SCALAR = (str, int, float, bool, type(None))
+_RECORD = ("id", "text", "metadata")  # a JSONL record's own fields; its other top-level fields are metadata
 
 
 def _check_record(rec: Any, where: str, key_lines: dict[str, str] | None = None) -> Document:
     key_lines = key_lines or {}
     if not isinstance(rec, dict):
         raise CorpusError(f"{where}: expected a JSON object with id, text, metadata; got {type(rec).__name__}")
+    if "id" not in rec and "_id" in rec:  # BEIR's corpus.jsonl names its ids "_id"
+        rec = {"id": rec["_id"], **{k: v for k, v in rec.items() if k != "_id"}}
     for key in ("id", "text"):
         if key not in rec:
             raise CorpusError(f"{where}: missing field '{key}'; every record needs id and text")
@@ -67,6 +70,7 @@ def _check_record(rec: Any, where: str, key_lines: dict[str, str] | None = None)
     if not isinstance(meta, dict):
         raise CorpusError(f"{where}: field 'metadata' must be an object of facet -> value, got "
                           f"{type(meta).__name__}")
+    meta = {**meta, **_top_level(rec, meta, where, doc_id)}
     for key, value in meta.items():
         if not isinstance(key, str):  # YAML reads `2026:` as a number and `yes:` as true
             raise CorpusError(f"{key_lines.get(str(key), where)}: metadata key {key!r} of document {doc_id!r} is "
@@ -75,6 +79,18 @@ def _check_record(rec: Any, where: str, key_lines: dict[str, str] | None = None)
             raise CorpusError(f"{key_lines.get(key, where)}: metadata '{key}' of document {doc_id!r} must be a "
                               f"string, number or null, got {type(value).__name__}")
     return Document(str(doc_id), text, dict(meta), where, key_lines)
+
+
+def _top_level(rec: dict[str, Any], meta: dict[str, Any], where: str, doc_id: Any) -> dict[str, Any]:
+    """A record's other top-level fields of a string, number or null, read as metadata: `{"id", "title", "text"}`
+    (BEIR's corpus format, most page dumps) gives its documents a title. A field given both ways must agree; a list
+    or an object at the top level is not metadata and is not read."""
+    lifted = {k: v for k, v in rec.items() if k not in _RECORD and isinstance(v, _SCALAR)}
+    for key, value in lifted.items():
+        if key in meta and meta[key] != value:
+            raise CorpusError(f"{where}: '{key}' of document {doc_id!r} is {value!r} as a field and {meta[key]!r} in "
+                              "its metadata; keep one")
+    return lifted
 
 
 def _read_jsonl(path: Path) -> Iterator[Document]:
