@@ -34,6 +34,28 @@ def test_chunks_cover_the_text_within_size(parts: list[str], size: int, overlap:
         assert [c.id for c in chunks] == ["d"]
 
 
+@given(st.lists(sentences, min_size=1, max_size=8), st.sampled_from(["\n\n", "\n \n\n", "\r\n\r\n", "\n## Travel\n"]),
+       st.integers(200, 900), st.integers(0, 150))
+def test_a_chunk_ends_at_a_paragraph_end_where_one_is_past_half_its_window(
+        paragraphs: list[list[str]], gap: str, size: int, overlap: int) -> None:
+    texts = [" ".join(" ".join(p).split()) for p in paragraphs]
+    heading = "## Travel " if "#" in gap else ""
+    flat = (" " + heading).join(texts)  # the text as chunks write it: one space between words
+    ends, at = set(), 0  # where each paragraph ends in `flat`
+    for t in texts:
+        ends.add(at + len(t))
+        at += len(t) + 1 + len(heading)
+    chunks = chunk_document(Document("d", gap.join(" ".join(p) for p in paragraphs), {}, "x:1"),
+                            Chunking(size=size, overlap=overlap))
+    assert all(len(c.text) <= size and "\n" not in c.text for c in chunks)
+    assert set(flat.split()) <= set(" ".join(c.text for c in chunks).split())
+    start = 0
+    for c in chunks[:-1]:
+        start = flat.index(c.text, start)
+        if any(start + size // 2 < e <= start + size for e in ends):  # a paragraph ends past half the window
+            assert start + len(c.text) in ends
+
+
 @given(st.dates(min_value=date(1990, 1, 1), max_value=date(2099, 12, 31)))
 def test_effective_dates_parse_in_three_forms(day: date) -> None:
     for month in (day.strftime("%B"), day.strftime("%b")):  # the month's name or its abbreviation

@@ -236,17 +236,27 @@ def sample_corpus(path: str | Path, limit: int) -> tuple[list[Document], bool]:
 
 
 def chunk_document(doc: Document, chunking: Chunking) -> list[Chunk]:
-    """Split on paragraph and sentence ends into pieces of about `size` characters, overlapping by `overlap`.
+    """Split into pieces of about `size` characters: a piece ends at the last paragraph end in its window (a blank
+    line, or a Markdown heading's line) and the next opens the next paragraph; else it ends at its last sentence
+    end, or between words, where that keeps it over half the size, and the next overlaps it by `overlap`. A
+    piece's white space is one space, as the text's is.
 
     A document that fits in one chunk keeps its id as the chunk id; pieces get `<id>#<n>`.
     """
     text = " ".join(doc.text.split())
     if len(text) <= chunking.size:
         return [Chunk(doc.id, doc.id, 0, text, doc.metadata)]
+    # the same text with "\n" for the one space between two paragraphs: the same length, the same offsets
+    marked = "\n".join(" ".join(p.split()) for p in _PARAGRAPH.split(doc.text) if p.strip())
     pieces: list[str] = []
     start = 0
     while start < len(text):
         end = min(start + chunking.size, len(text))
+        paragraph = marked.rfind("\n", start, end) if end < len(text) else -1
+        if paragraph > start + chunking.size // 2:  # the next piece opens the next paragraph: no overlap
+            pieces.append(text[start:paragraph])
+            start = paragraph + 1
+            continue
         if end < len(text):
             cut = max(text.rfind(". ", start, end), text.rfind("? ", start, end), text.rfind("! ", start, end))
             if cut > start + chunking.size // 2:
@@ -261,6 +271,9 @@ def chunk_document(doc: Document, chunking: Chunking) -> list[Chunk]:
         space = text.find(" ", nxt)
         start = space + 1 if 0 <= space < end else nxt
     return [Chunk(f"{doc.id}#{i}", doc.id, i, p, doc.metadata) for i, p in enumerate(pieces) if p]
+
+
+_PARAGRAPH = re.compile(r"\n[ \t\r\f\v]*\n\s*|\n(?=[ \t]*#{1,6}[ \t])")  # a blank line, or before a heading
 
 
 def chunk_corpus(docs: list[Document], chunking: Chunking) -> list[Chunk]:
