@@ -800,6 +800,13 @@ def test_markdown_is_read_from_a_file_and_any_suffix_case(tmp_path: Path) -> Non
     assert (doc.id, doc.metadata, doc.text) == ("a", {"office": "Berlin"}, "Per diem, Berlin.\n----\nMore.\n")
     [one] = read_corpus(folder / "a.MD")
     assert one == doc
+    titled = tmp_path / "titled.md"  # a first line "# ..." titles a document whose front matter gives no title
+    titled.write_text("---\noffice: Berlin\n---\n\n# Per diem: Berlin #\n\nEUR 28 a day.\n", encoding="utf-8")
+    assert read_corpus(titled)[0].metadata == {"office": "Berlin", "title": "Per diem: Berlin"}
+    titled.write_text("---\ntitle: Allowances\n---\n# Per diem\n", encoding="utf-8")
+    assert read_corpus(titled)[0].metadata == {"title": "Allowances"}
+    titled.write_text("Per diem.\n# Berlin\n", encoding="utf-8")  # a heading after the first line: a section
+    assert read_corpus(titled)[0].metadata == {}
     rule = tmp_path / "rule.md"  # a first line "----" is a horizontal rule, not front matter
     rule.write_text("----\nPer diem, Warsaw.\n---\nMore.\n", encoding="utf-8")
     [ruled] = read_corpus(rule)

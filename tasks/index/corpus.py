@@ -161,8 +161,13 @@ def _read_markdown(path: Path) -> Document:
             key_lines = {key: f"{path}:{line}" for key, line in _key_lines(raw[3:close.start()]).items()}
     if not isinstance(meta, dict):
         raise CorpusError(f"{path}:1: front matter must be a mapping of field: value")
+    if "title" not in meta and (heading := _TITLE_HEADING.match(body)):  # "# Parental leave": its title
+        meta["title"] = heading.group(1)
     rec = {"id": meta.pop("id", path.stem), "text": body, "metadata": meta}
     return _check_record(rec, f"{path}:1", key_lines)
+
+
+_TITLE_HEADING = re.compile(r"\s*#[ \t]+(\S.*?)(?:[ \t]+#+)?[ \t]*(?:\r?\n|$)")  # a first line "# Title" (ATX)
 
 
 def _misplaced_front_matter(text: str) -> bool:
