@@ -29,6 +29,9 @@ from tasks.index.ordinary import ordinary_words
 from tasks.ingest.survey import LogSurvey, survey_logs
 
 SAMPLE = 1000  # documents read by default
+# A passage up to this long is one chunk: about what the embedding model reads of a text (all-MiniLM-L6-v2: 256
+# word pieces, some 1,000 to 1,300 characters of English); a corpus of such passages is not cut (BENCHMARKS.md)
+PASSAGE = 1200
 MAX_VALUES = 100  # a category facet has at most this many values in the sample
 PER_VALUE = 3  # and its values cover at least this many documents each, on average
 VERSION_KEYS = ("effective_from", "policy", "supersedes")  # read by the index as version markers
@@ -82,11 +85,10 @@ def starter_config(corpus: str | Path, out: str | Path, logs: str | Path | None 
     lines = _head(starter, corpus, logs) + _facet_lines(verdicts)
     titled = named_titles(docs, plain)
     starter.entity_slots = not any(v.kind for v in verdicts) and 2 * titled > len(docs)
-    lines += [f"corpus: {json.dumps(_relative(corpus, out))}",
-              *_comment(f"chunking: the default, {Chunking().size} characters a chunk; the sampled documents are "
-                        f"{_median_chars(docs):,} characters long on median")]
+    lines += [f"corpus: {json.dumps(_relative(corpus, out))}"]
     if starter.entity_slots:
         lines += _entity_lines(titled, len(docs))
+    lines += _chunking_lines(docs, starter.entity_slots)
     lines += _log_lines(starter, logs, out)
     starter.text = "\n".join(lines) + "\n"
     Config.model_validate(read_yaml(starter.text))  # what it writes loads: a mistake here is a bug
@@ -274,10 +276,28 @@ def _entity_lines(titled: int, documents: int) -> list[str]:
     return [*_comment(f"{titled:,} of {documents:,} documents carry a {TITLE} that names a thing, and no key makes "
                       "a facet: questions ask about the things the titles name; names become {entity} slots (a "
                       "title is read as one name), so questions that differ by the name share a shape"),
-            "entity_slots: true",
-            *_comment("each chunk embeds its document's title before its text: a long page's later chunks keep "
-                      "their subject"),
-            "chunking: {embed_fields: [title]}"]
+            "entity_slots: true"]
+
+
+def _chunking_lines(docs: list[Document], titled: bool) -> list[str]:
+    """`chunking`: passages kept whole where the documents are passages, most of them longer than a default chunk
+    but within what the embedding model reads (`PASSAGE`); a titled corpus's chunks embed their title."""
+    size = Chunking().size
+    lengths = [len(" ".join(d.text.split())) for d in docs]
+    cut, whole = sum(n > size for n in lengths), sum(n <= PASSAGE for n in lengths)
+    lines, keys = [], []
+    if 5 * cut > len(docs) and 10 * whole >= 9 * len(docs):
+        lines += _comment(f"{cut:,} of {len(docs):,} documents are longer than a default chunk ({size} characters) "
+                          f"and {whole:,} are at most {PASSAGE:,}: passages, each kept whole in one chunk")
+        keys.append(f"size: {PASSAGE}")
+    else:
+        lines += _comment(f"chunking: {size} characters a chunk, the default; the documents are "
+                          f"{_median_chars(docs):,} characters long on median")
+    if titled:
+        lines += _comment("each chunk embeds its document's title before its text: a long page's later chunks "
+                          "keep their subject")
+        keys.append("embed_fields: [title]")
+    return [*lines, f"chunking: {{{', '.join(keys)}}}"] if keys else lines
 
 
 def _log_lines(starter: Starter, logs: str | Path | None, out: str | Path) -> list[str]:

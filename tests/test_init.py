@@ -204,3 +204,20 @@ def test_init_turns_entity_slots_on_for_pages_titled_by_names(titles: list[str |
     assert (config.entity_slots, config.chunking.embed_fields == ["title"], config.planning.class_routes) == (
         entities, entities, True)
     assert bool(config.facets) is facet
+
+
+@pytest.mark.parametrize(("lengths", "size"), [
+    ([700, 900, 1100, 300, 400], 1200),  # passages, most longer than a default chunk: each kept whole
+    ([300, 400, 500, 550, 700], 600),  # one document in five longer than a chunk: the default
+    ([700, 900, 5000, 6000, 300], 600),  # long documents: cut at the default
+])
+def test_init_keeps_passages_whole(lengths: list[int], size: int, tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    words = "The travel policy applies to every office and every trip abroad. "
+    rows = [{"id": f"d{n}", "text": (words * (length // len(words) + 1))[:length].strip(), "metadata": {}}
+            for n, length in enumerate(lengths * 2)]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "planbake.yaml"
+    res = CliRunner().invoke(app, ["init", "--corpus", str(corpus), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert load_config(out).chunking.size == size
