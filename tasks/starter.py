@@ -279,9 +279,10 @@ def _entity_lines(titled: int, documents: int) -> list[str]:
             "entity_slots: true"]
 
 
-def _chunking_lines(docs: list[Document], titled: bool) -> list[str]:
+def _chunking_lines(docs: list[Document], entities: bool) -> list[str]:
     """`chunking`: passages kept whole where the documents are passages, most of them longer than a default chunk
-    but within what the embedding model reads (`PASSAGE`); a titled corpus's chunks embed their title."""
+    but within what the embedding model reads (`PASSAGE`); the title embedded with each chunk in a corpus of pages
+    about named things (`entities`), and in a titled corpus whose documents are often cut in pieces."""
     size = Chunking().size
     lengths = [len(" ".join(d.text.split())) for d in docs]
     cut, whole = sum(n > size for n in lengths), sum(n <= PASSAGE for n in lengths)
@@ -290,12 +291,20 @@ def _chunking_lines(docs: list[Document], titled: bool) -> list[str]:
         lines += _comment(f"{cut:,} of {len(docs):,} documents are longer than a default chunk ({size} characters) "
                           f"and {whole:,} are at most {PASSAGE:,}: passages, each kept whole in one chunk")
         keys.append(f"size: {PASSAGE}")
+        size = PASSAGE
     else:
         lines += _comment(f"chunking: {size} characters a chunk, the default; the documents are "
                           f"{_median_chars(docs):,} characters long on median")
-    if titled:
+    pieces = sum(n > size for n in lengths)
+    titles = sum(isinstance(t := d.metadata.get(TITLE), str) and bool(t.strip()) for d in docs)
+    if entities:
         lines += _comment("each chunk embeds its document's title before its text: a long page's later chunks "
                           "keep their subject")
+        keys.append("embed_fields: [title]")
+    elif 5 * pieces > len(docs) and 2 * titles > len(docs):
+        lines += _comment(f"{pieces:,} of {len(docs):,} documents are cut in pieces and {titles:,} carry a {TITLE}: "
+                          "each chunk embeds its document's title before its text, so a later piece keeps its "
+                          "subject")
         keys.append("embed_fields: [title]")
     return [*lines, f"chunking: {{{', '.join(keys)}}}"] if keys else lines
 

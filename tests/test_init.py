@@ -221,3 +221,24 @@ def test_init_keeps_passages_whole(lengths: list[int], size: int, tmp_path: Path
     res = CliRunner().invoke(app, ["init", "--corpus", str(corpus), "--out", str(out)])
     assert res.exit_code == 0, res.output
     assert load_config(out).chunking.size == size
+
+
+@pytest.mark.parametrize(("length", "titled", "embedded"), [
+    (3000, True, True),  # titled documents cut in pieces: a later piece keeps its subject by the title
+    (3000, False, False),  # no title to embed
+    (400, True, False),  # one chunk a document: its text says its subject
+])
+def test_init_embeds_the_title_of_documents_cut_in_pieces(length: int, titled: bool, embedded: bool,
+                                                          tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    words = "Claims are filed in the portal within thirty days of the trip. "
+    rows = [{"id": f"d{n}", "text": (words * (length // len(words) + 1))[:length].strip(),
+             "metadata": {"office": ["Berlin", "Lisbon"][n % 2], **({"title": f"Travel rules {n}"} if titled else {})}}
+            for n in range(8)]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "planbake.yaml"
+    res = CliRunner().invoke(app, ["init", "--corpus", str(corpus), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    config = load_config(out)
+    assert [f.name for f in config.facets] == ["office"] and not config.entity_slots
+    assert (config.chunking.embed_fields == ["title"]) is embedded
