@@ -461,13 +461,14 @@ def test_top_level_fields_are_metadata_as_beir_writes_them(tmp_path: Path) -> No
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("\n".join(json.dumps(r) for r in [
         {"_id": "d1", "title": "Demon Dice", "text": "A dice game.", "metadata": {}},  # BEIR's corpus.jsonl
-        {"id": "d2", "title": "Dragon Dice", "text": "Another dice game.", "url": "https://x", "tags": ["a"]},
+        {"id": "d2", "title": "Dragon Dice", "text": "Another dice game.", "url": "https://x", "tags": ["a"],
+         "year": None},
         {"id": "d3", "title": "Dice", "text": "Cubes.", "metadata": {"title": "Dice", "office": "Berlin"}},
     ]) + "\n", encoding="utf-8")
     docs = read_corpus(corpus)
     assert [(d.id, d.metadata) for d in docs] == [
         ("d1", {"title": "Demon Dice"}),
-        ("d2", {"title": "Dragon Dice", "url": "https://x"}),  # a list at the top level is no metadata
+        ("d2", {"title": "Dragon Dice", "url": "https://x"}),  # a list or a null at the top level is no metadata
         ("d3", {"title": "Dice", "office": "Berlin"}),  # given both ways alike: one value
     ]
 
@@ -807,6 +808,10 @@ def test_markdown_is_read_from_a_file_and_any_suffix_case(tmp_path: Path) -> Non
     assert read_corpus(titled)[0].metadata == {"title": "Allowances"}
     titled.write_text("Per diem.\n# Berlin\n", encoding="utf-8")  # a heading after the first line: a section
     assert read_corpus(titled)[0].metadata == {}
+    titled.write_text("    # a code line\nPer diem.\n", encoding="utf-8")  # four spaces in: code, no heading
+    assert read_corpus(titled)[0].metadata == {}
+    titled.write_text("# Per diem\rEUR 28 a day.\r", encoding="utf-8")  # old Mac line ends
+    assert read_corpus(titled)[0].metadata == {"title": "Per diem"}
     rule = tmp_path / "rule.md"  # a first line "----" is a horizontal rule, not front matter
     rule.write_text("----\nPer diem, Warsaw.\n---\nMore.\n", encoding="utf-8")
     [ruled] = read_corpus(rule)

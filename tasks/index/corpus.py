@@ -82,10 +82,10 @@ def _check_record(rec: Any, where: str, key_lines: dict[str, str] | None = None)
 
 
 def _top_level(rec: dict[str, Any], meta: dict[str, Any], where: str, doc_id: Any) -> dict[str, Any]:
-    """A record's other top-level fields of a string, number or null, read as metadata: `{"id", "title", "text"}`
-    (BEIR's corpus format, most page dumps) gives its documents a title. A field given both ways must agree; a list
-    or an object at the top level is not metadata and is not read."""
-    lifted = {k: v for k, v in rec.items() if k not in _RECORD and isinstance(v, _SCALAR)}
+    """A record's other top-level fields holding a string, a number or true or false, read as metadata: `{"id",
+    "title", "text"}` (BEIR's corpus format, most page dumps) gives its documents a title. A field given both ways
+    must agree; a null, a list or an object at the top level is not read."""
+    lifted = {k: v for k, v in rec.items() if k not in _RECORD and v is not None and isinstance(v, _SCALAR)}
     for key, value in lifted.items():
         if key in meta and meta[key] != value:
             raise CorpusError(f"{where}: '{key}' of document {doc_id!r} is {value!r} as a field and {meta[key]!r} in "
@@ -167,7 +167,8 @@ def _read_markdown(path: Path) -> Document:
     return _check_record(rec, f"{path}:1", key_lines)
 
 
-_TITLE_HEADING = re.compile(r"\s*#[ \t]+(\S.*?)(?:[ \t]+#+)?[ \t]*(?:\r?\n|$)")  # a first line "# Title" (ATX)
+# a first line "# Title" (an ATX heading: at most three spaces before it; a line of four is code)
+_TITLE_HEADING = re.compile(r"(?:[ \t]*\r?\n)* {0,3}#[ \t]+(\S[^\r\n]*?)(?:[ \t]+#+)?[ \t]*(?:\r\n|\r|\n|$)")
 
 
 def _misplaced_front_matter(text: str) -> bool:
@@ -259,7 +260,7 @@ def chunk_document(doc: Document, chunking: Chunking) -> list[Chunk]:
         end = min(start + chunking.size, len(text))
         paragraph = marked.rfind("\n", start, end) if end < len(text) else -1
         if paragraph > start + chunking.size // 2:  # the next piece opens the next paragraph: no overlap
-            pieces.append(text[start:paragraph])
+            pieces.append(text[start:paragraph].strip())  # `start` may be a space an overlap's cut left
             start = paragraph + 1
             continue
         if end < len(text):
@@ -278,7 +279,7 @@ def chunk_document(doc: Document, chunking: Chunking) -> list[Chunk]:
     return [Chunk(f"{doc.id}#{i}", doc.id, i, p, doc.metadata) for i, p in enumerate(pieces) if p]
 
 
-_PARAGRAPH = re.compile(r"\n[ \t\r\f\v]*\n\s*|\n(?=[ \t]*#{1,6}[ \t])")  # a blank line, or before a heading
+_PARAGRAPH = re.compile(r"\n[ \t\r\f\v]*\n\s*|\n(?= {0,3}#{1,6}[ \t])")  # a blank line, or before a heading
 
 
 def chunk_corpus(docs: list[Document], chunking: Chunking) -> list[Chunk]:
