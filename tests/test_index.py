@@ -473,6 +473,24 @@ def test_top_level_fields_are_metadata_as_beir_writes_them(tmp_path: Path) -> No
     ]
 
 
+def test_a_json_array_of_documents_is_read_as_its_lines_would_be(tmp_path: Path, seed_corpus: Path) -> None:
+    records = [json.loads(line) for line in seed_corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
+    array = tmp_path / "corpus.json"
+    array.write_text(json.dumps(records, indent=2), encoding="utf-8")
+    assert [(d.id, d.text, d.metadata) for d in read_corpus(array)] == [
+        (d.id, d.text, d.metadata) for d in read_corpus(seed_corpus)]
+    for body, problem in [
+        ('[\n {"id": "a", "text": "fine"},\n {"id": "b"}\n]', ":3: missing field 'text'"),
+        ('[\n {"id": "a", "text": "fine"}\n {"id": "b", "text": "x"}\n]', ":3: expected ',' or ']' after a document"),
+        ('[{"id": "a", "text": "fine"}] {}', ":1: text after the JSON array's closing ']'"),
+        ('[\n\n {"id": "a", "text": "fine", "id": "b"}]', ":3: key 'id' is given twice"),
+    ]:
+        array.write_text(body, encoding="utf-8")
+        with pytest.raises(CorpusError) as err:
+            read_corpus(array)
+        assert str(err.value).startswith(f"{array}{problem}"), err.value
+
+
 def test_a_field_given_two_ways_is_refused_at_its_line(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text('{"id": "a", "text": "fine"}\n'

@@ -94,6 +94,9 @@ def _top_level(rec: dict[str, Any], meta: dict[str, Any], where: str, doc_id: An
 
 
 def _read_jsonl(path: Path) -> Iterator[Document]:
+    if _opens_array(path):
+        yield from _read_json_array(path)
+        return
     with path.open("rb") as fh:
         for n, raw in enumerate(fh, start=1):
             where = f"{path}:{n}"
@@ -109,6 +112,53 @@ def _read_jsonl(path: Path) -> Iterator[Document]:
                 raise CorpusError(f"{where}: not valid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno}); "
                                   "each line must be one JSON object") from None
             yield _check_record(rec, where)
+
+
+def _opens_array(path: Path) -> bool:
+    """Whether the file's first character, white space and a byte order mark aside, is "[": one JSON array."""
+    with path.open("rb") as fh:
+        head = fh.read(4096).removeprefix(b"\xef\xbb\xbf").lstrip()
+    return head.startswith(b"[")
+
+
+def _read_json_array(path: Path) -> Iterator[Document]:
+    """A file holding one JSON array of document objects (`[{"id": ..., "text": ...}, ...]`, as exports write
+    them); each record is checked as a JSONL line is, and its errors name the line it opens on."""
+    data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
+    try:
+        raw = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = data[:exc.start].count(b"\n") + 1
+        raise CorpusError(f"{path}:{at}: not UTF-8 text; re-encode the file as UTF-8") from None
+    at, line, counted = raw.index("[") + 1, 1, 0
+
+    def skip(i: int) -> int:
+        while i < len(raw) and raw[i] in " \t\r\n":
+            i += 1
+        return i
+
+    first = True
+    while True:
+        at = skip(at)
+        line, counted = line + raw.count("\n", counted, at), at
+        if at < len(raw) and raw[at] == "]":
+            if raw[at + 1:].strip():
+                raise CorpusError(f"{path}:{line}: text after the JSON array's closing ']'; the file must hold one "
+                                  "array of documents, or one JSON object a line")
+            return
+        if not first:
+            if at >= len(raw) or raw[at] != ",":
+                raise CorpusError(f"{path}:{line}: expected ',' or ']' after a document of the JSON array")
+            at = skip(at + 1)
+            line, counted = line + raw.count("\n", counted, at), at
+        where = f"{path}:{line}"
+        try:
+            rec, at = json.JSONDecoder(object_pairs_hook=partial(_no_twice, where)).raw_decode(raw, at)
+        except json.JSONDecodeError as exc:
+            raise CorpusError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg.removesuffix(' at')} at column "
+                              f"{exc.colno}); the file must hold one array of documents") from None
+        first = False
+        yield _check_record(rec, where)
 
 
 def _no_twice(where: str, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
