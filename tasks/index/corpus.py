@@ -124,12 +124,7 @@ def _opens_array(path: Path) -> bool:
 def _read_json_array(path: Path) -> Iterator[Document]:
     """A file holding one JSON array of document objects (`[{"id": ..., "text": ...}, ...]`, as exports write
     them); each record is checked as a JSONL line is, and its errors name the line it opens on."""
-    data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
-    try:
-        raw = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        at = data[:exc.start].count(b"\n") + 1
-        raise CorpusError(f"{path}:{at}: not UTF-8 text; re-encode the file as UTF-8") from None
+    raw = _read_text(path)
     at, line, counted = raw.index("[") + 1, 1, 0
 
     def skip(i: int) -> int:
@@ -176,13 +171,18 @@ _OPEN = re.compile(r"---[ \t]*(?:\r?\n|$)")  # a first line "---" alone opens fr
 _CLOSE = re.compile(r"\n---[ \t]*(?:\r?\n|$)")  # the line that closes front matter: "---" alone
 
 
-def _read_markdown(path: Path) -> Document:
-    data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")  # without a byte order mark, if the file has one
+def _read_text(path: Path) -> str:
+    """A whole file's text, without a byte order mark if it has one; a byte that is no UTF-8 is refused at its line."""
+    data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
     try:
-        raw = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         at = data[:exc.start].count(b"\n") + 1  # the line of the first byte that is no UTF-8
         raise CorpusError(f"{path}:{at}: not UTF-8 text; re-encode the file as UTF-8") from None
+
+
+def _read_markdown(path: Path) -> Document:
+    raw = _read_text(path)
     meta: dict[str, Any] = {}
     key_lines: dict[str, str] = {}
     body = raw
