@@ -336,6 +336,18 @@ def test_a_search_per_name_keeps_each_name_s_page(pages: tuple[Config, Index, Le
     assert [[h.title for h in s.hits] for s in steps] == [["Stephen King"], ["Wilmington, North Carolina"]]
 
 
+@pytest.mark.parametrize("skeleton", [
+    "who did the actor who starred as {entity} in the television series {entity} have a child with",
+    "in what year was the man that resigned as the president of {entity} before the {entity} born",
+])
+def test_a_link_of_one_thing_two_names_describe_is_no_chain_per_name(skeleton: str) -> None:
+    # both names describe one actor (one president): no name's own "actor" link finds him, so no step searches
+    # "{entity_1} actor"; the question chains through the title its best chunk names
+    plan = write_template(skeleton, "bridge", CONFIG)
+    assert [s.query for s in plan.steps if "{entity_" in s.query] == [slotted(skeleton)]
+    assert plan.steps[0].extract is not None and plan.steps[1].depends_on == ["s1"]
+
+
 @pytest.mark.parametrize(("skeleton", "link", "asked"), [
     ("which film has the director who was born first {entity} or {entity}", "director", "born"),
     ("do director of film {entity} and director of film {entity} have the same nationality", "director",

@@ -84,9 +84,17 @@ _EACH_LINK = re.compile(r"\b(?:the|whose|do|does|did) ([^\s{}]+(?:er|or|ist|ent|
 
 def each_link(text: str, names: list[str]) -> str | None:
     """The link a question of two names asks of each (`_EACH_LINK`: "director", or "directors" as written), or
-    None."""
-    m = _EACH_LINK.search(text) if len(names) == 2 else None
+    None. The names must be coordinated, "and" or "or" between them: in "who did the actor who starred as
+    {entity_1} in the series {entity_2} have a child with" both name one actor, whom no name's own link finds."""
+    m = _EACH_LINK.search(text) if len(names) == 2 and coordinated(text, names) else None
     return m.group(1) if m else None
+
+
+def coordinated(text: str, names: list[str]) -> bool:
+    """Whether "and" or "or" stands between the first two of `names` (slot names, "entity_1") in `text`."""
+    words = text.split()
+    at = [i for i, w in enumerate(words) if w.strip("{}") in names[:2]]
+    return len(at) == 2 and any(w in ("and", "or") for w in words[at[0] + 1:at[1]])
 
 
 def per_name_chain(text: str, names: list[str], link: str) -> Plan:
