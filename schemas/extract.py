@@ -189,6 +189,14 @@ class Lexicon:
         cased = fold_cased(question)
         return self._extract_folded(cased.casefold(), now, cased)
 
+    def written_values(self, text: str) -> list[Constraint]:
+        """The category facet values a document's text names, read as a question's are, but for a value with a
+        capital written all in lower case: in a text, "a slot is free" and "business days" are words, not the
+        plans Free and Business (a question's "free plan" still reads as Free)."""
+        cased = fold_cased(text)
+        return [c for c in self.extract(text) if self.kinds.get(c.facet) == "category"
+                and not (cased[c.start:c.end].islower() and not c.value.islower())]
+
     def _extract_folded(self, text: str, now: date | datetime | None, cased: str) -> list[Constraint]:
         """Constraints of `text`, the case-folded `cased` (`schemas.text.fold_cased`)."""
         found: list[Constraint] = []

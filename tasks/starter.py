@@ -25,7 +25,7 @@ from schemas.constraint import QUALIFIER
 from schemas.entity import TITLE
 from schemas.text import fold, letter_runs, plain_words
 from tasks.index.corpus import Document, sample_corpus
-from tasks.index.ordinary import ordinary_words
+from tasks.index.ordinary import name_uses, ordinary_words
 from tasks.ingest.survey import LogSurvey, survey_logs
 
 SAMPLE = 1000  # documents read by default
@@ -51,6 +51,7 @@ class Verdict:
     why: str  # the comment beside it
     name: str = ""
     note: str = ""  # what could not be decided about it
+    keep: list[str] = field(default_factory=list)  # a category facet's values to list: ordinary words it keeps
 
 
 @dataclass
@@ -168,6 +169,10 @@ def _judge(key: str, values: list[Any], documents: int, plain: set[str], texts: 
                             "few for a facet; add it if questions filter by it")
         return verdict
     ordinary = sorted(ordinary_words(set(counts), plain, lambda: texts), key=lambda v: (-counts[v], v))
+    # a value with a capital that the texts write as a name more often than in lower case ("on the Business plan"
+    # beside "business days") is the corpus's name for it: listed under `values`, the lexicon keeps it
+    keep = sorted(v for v in ordinary if not v.islower() and (uses := name_uses(texts, v))[0] >= max(uses[1], 1))
+    ordinary = [v for v in ordinary if v not in keep]
     if 2 * len(ordinary) > distinct:
         more = ", ..." if len(ordinary) > 3 else ""
         return Verdict(key, None, f"{len(ordinary)} of its {distinct} values are words the texts write in lower "
@@ -176,10 +181,13 @@ def _judge(key: str, values: list[Any], documents: int, plain: set[str], texts: 
                        note=f"{key}: most values are ordinary words; to filter by it, add it as a category facet "
                        "and list the values to keep under `values`")
     why = f"{distinct} values over {where} ({shown}); its values come from the index"
+    if keep:
+        why += (f"; listed, so the lexicon keeps them: {', '.join(repr(_short(v)) for v in keep)}, which the texts "
+                "write as names more often than in lower case")
     if ordinary:
         why += (f"; the texts also write {', '.join(repr(_short(v)) for v in ordinary)} in lower case, which the "
                 "lexicon therefore drops: list under `values` what to keep")
-    return Verdict(key, "category", why, name)
+    return Verdict(key, "category", why, name, keep=keep)
 
 
 def slot_name(key: str) -> str:
@@ -255,7 +263,7 @@ def _facet_lines(verdicts: list[Verdict]) -> list[str]:
             lines.append(f"    key: {json.dumps(v.key)}")
         lines.append(f"    kind: {v.kind}")
         if v.kind == "category":
-            lines.append("    values: []")
+            lines.append(f"    values: [{', '.join(json.dumps(v, ensure_ascii=False) for v in v.keep)}]")
     if others:
         lines.append("# Not facets:")
         lines += [line for v in others for line in _comment(f"  {_short(v.key, 40)}: {v.why}", hang="    ")]

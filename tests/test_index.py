@@ -949,6 +949,25 @@ def test_a_long_document_is_read_for_its_facets_once(monkeypatch: pytest.MonkeyP
     assert sorted(reads) == sorted([len(text), len("No office here.")])
 
 
+def test_a_value_a_text_writes_in_lower_case_is_a_word_there() -> None:
+    """A chunk with no tier takes the one tier its text names as a name ("on the Business plan"), not one it writes
+    in lower case ("a slot is free", "two business days"), which is the word, not the plan."""
+    from schemas.config import Config, Facet
+    from schemas.extract import Lexicon
+    from tasks.index.corpus import Document, chunk_corpus
+    from tasks.index.enrich import enrich
+
+    config = Config(facets=[Facet(name="tier", values=["Free", "Team", "Business"])])
+    texts = {"kestrel": "The Kestrel connector is included on the Business plan.", "slots": "Runs wait until a slot "
+             "is free.", "replies": "Tickets are answered within two business days.", "shouting": "FREE PLAN LIMITS.",
+             "both": "Business workspaces may copy a free template."}
+    docs = [Document(k, t, {}, f"c.jsonl:{n}") for n, (k, t) in enumerate(texts.items(), 1)]
+    enriched = enrich(chunk_corpus(docs, config.chunking), docs, config, Lexicon(config), RUN_DATE)
+    assert {e.chunk.doc_id: e.facets["tier"] for e in enriched} == {
+        "kestrel": "Business", "slots": None, "replies": None, "shouting": "Free", "both": "Business"}
+    assert [c.value for c in Lexicon(config).extract("is the free plan enough?")] == ["Free"]
+
+
 def _versions(folder: Path, files: dict[str, str]) -> dict[str, tuple[str | None, str | None, bool]]:
     from schemas.extract import Lexicon
     from tasks.index.corpus import chunk_corpus, read_corpus

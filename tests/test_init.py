@@ -16,9 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 from planbake.cli import app
-from schemas.config import load_config
+from schemas.config import Config, load_config, read_yaml
 from tasks.index.corpus import Document
-from tasks.starter import judge_keys
+from tasks.starter import _facet_lines, judge_keys
 from tests.conftest import ROOT, SHARED
 
 DEMO = ROOT / "data" / "demo"
@@ -50,6 +50,26 @@ def test_each_metadata_key_gets_a_verdict_with_its_reason() -> None:
     assert verdicts["updated"].note.startswith("updated: 12 of 12 values are dates, but not all written YYYY-MM-DD "
                                                "(01/01/2026, 02/01/2026, 03/01/2026)")
     assert not verdicts["policy"].note and not verdicts["draft"].note
+
+
+def test_values_the_texts_write_as_names_are_listed_and_a_facet() -> None:
+    """Plan tiers named by common words: the texts say "business days" and "a free trial", but more often "the
+    Business plan"; the facet is made, its values listed so the lexicon keeps them. Topic words a text writes as
+    a name only to open a sentence stay words."""
+    tiers = ["Free", "Team", "Business", "Enterprise"]
+    text = ("Workspaces on the {} plan get this. Replies come within two business days; a free trial lasts 14 days; "
+            "the Business plan and the Free plan are compared in the Team guide for your team. Leave is granted. "
+            "Travel is booked. We leave early and travel light.")
+    docs = [Document(f"d{n}", text.format(tiers[n % 4]), {"tier": tiers[n % 4], "topic": ["Leave", "Travel"][n % 2]},
+                     f"c.jsonl:{n + 1}") for n in range(12)]
+    verdicts = {v.key: v for v in judge_keys(docs)}
+    assert verdicts["tier"].kind == "category" and verdicts["tier"].keep == ["Business", "Free", "Team"]
+    assert "listed, so the lexicon keeps them: 'Business', 'Free', 'Team'" in verdicts["tier"].why
+    assert verdicts["topic"].kind is None and not verdicts["topic"].keep
+    lines = _facet_lines(list(verdicts.values()))
+    assert '    values: ["Business", "Free", "Team"]' in lines
+    loaded = Config.model_validate(read_yaml("\n".join(lines) + "\n"))
+    assert loaded.facets[0].values == ["Business", "Free", "Team"]
 
 
 def test_one_value_spelled_two_ways_is_said_not_guessed() -> None:

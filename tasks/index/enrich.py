@@ -114,9 +114,9 @@ def _check_spelling(d: Document, key: str, value: str, spelled: dict[str, tuple[
 
 
 def _named_values(text: str, lexicon: Lexicon) -> dict[str, str]:
-    """Category facet -> its value, for each facet the text names exactly one value of."""
+    """Category facet -> its value, for each facet the text names exactly one value of (`Lexicon.written_values`)."""
     values: dict[str, set[str]] = defaultdict(set)
-    for c in lexicon.extract(text):
+    for c in lexicon.written_values(text):
         values[c.facet].add(c.value)
     return {facet: vals.pop() for facet, vals in values.items() if len(vals) == 1}
 

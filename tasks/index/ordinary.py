@@ -26,6 +26,23 @@ def ordinary_words(values: Iterable[str], plain: set[str], texts: Texts) -> set[
     return {v for v, low in lower.items() if fold(v) in plain or (" " in low and low in phrases)}
 
 
+def name_uses(texts: Iterable[str], term: str, first: bool = False) -> tuple[int, int]:
+    """How often the texts write the term as a name, with a capital where no sentence starts ("on the Business
+    plan", "for the Ledger team"), and all in lower case ("business days"); `first`: stop at the first name."""
+    pattern = re.compile(r"(?<!\w)" + r"\W+".join(re.escape(w) for w in term.split()) + r"(?!\w)", re.IGNORECASE)
+    named = lower = 0
+    for text in texts:
+        for m in pattern.finditer(text):
+            before = text[:m.start()].rstrip()
+            if m.group()[0].isupper() and before and before[-1] not in ".!?:\n\"'(":
+                named += 1
+                if first:
+                    return named, lower
+            elif m.group().islower():
+                lower += 1
+    return named, lower
+
+
 def kept_forms(config: Config) -> dict[str, set[str]]:
     """Facet -> the folded values its config entry keeps: listed under `values`, or named by an alias."""
     return {f.name: {fold(v) for v in [*f.values, *f.aliases.values()]} for f in config.facets}

@@ -32,6 +32,7 @@ from schemas.config import Config
 from schemas.extract import Lexicon
 from schemas.plan import PLAN_WORDS
 from schemas.text import fold, words
+from tasks.index.ordinary import name_uses
 
 _SLOT = re.compile(r"\{[a-z_0-9]+\}")
 MIN_LETTERS = 3  # shorter words ("it", "hr") are too often something else
@@ -90,7 +91,7 @@ def find_bridges(shapes: list[dict[str, Any]], chunks: Iterable[dict[str, Any]],
             if value in (None, ""):
                 if named_in_text is None:
                     named_in_text = defaultdict(set)
-                    for c in lexicon.extract(row["text"] or ""):
+                    for c in lexicon.written_values(row["text"] or ""):
                         named_in_text[c.facet].add(c.value)
                 found = named_in_text.get(facet, set())
             else:
@@ -104,7 +105,7 @@ def find_bridges(shapes: list[dict[str, Any]], chunks: Iterable[dict[str, Any]],
                     broken.add((t, facet))
         for t in grams:
             count[t] += 1
-            if t not in names and _written_as_name(row["text"] or "", t):
+            if t not in names and name_uses([row["text"] or ""], t, first=True)[0]:
                 names.add(t)
     out: dict[str, Bridge] = {}
     for s in shapes:
@@ -146,13 +147,3 @@ def mark_bridges(shapes: list[dict[str, Any]], bridges: dict[str, Bridge]) -> No
         s["bridge"] = b.to_json()
         if s["type"] == "single":
             s["type"], s["reason"] = "bridge", b.reason()
-
-
-def _written_as_name(text: str, term: str) -> bool:
-    """Whether the text writes the term with a capital where a sentence does not start ("for the Ledger team")."""
-    pattern = r"(?<!\w)" + r"\W+".join(re.escape(w) for w in term.split()) + r"(?!\w)"
-    for m in re.finditer(pattern, text, re.IGNORECASE):
-        before = text[:m.start()].rstrip()
-        if m.group()[0].isupper() and before and before[-1] not in ".!?:\n\"'(":
-            return True
-    return False
