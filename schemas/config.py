@@ -43,6 +43,9 @@ class Facet(_Strict):
     from_index: bool = True  # add the values the index holds to the lexicon
     key: str | None = None  # the corpus's metadata key holding the value, when it is not `name` ("Source")
     scope: Literal["inherit", "exact"] = "inherit"
+    # words a question calls a value of it by, beside its name ("plan" for a tier): "which plans", "every plan" ask
+    # of each value (`schemas.each_value`)
+    nouns: list[str] = Field(default_factory=list)
 
     @property
     def metadata_key(self) -> str:
@@ -80,6 +83,12 @@ class Facet(_Strict):
                 raise ValueError(f"facet {self.name!r} is a {self.kind} facet, whose filters are always exact; "
                                  "`scope: inherit` is for category facets: remove it")
             self.scope = "exact"  # as published in config.json, which is read back with this check
+        if self.nouns and self.kind != "category":
+            raise ValueError(f"facet {self.name!r} is a {self.kind} facet; `nouns` name a category facet's values "
+                             "(\"which plans\"): remove them")
+        if bad := [n for n in self.nouns if not re.fullmatch(r"[a-z]+(?: [a-z]+)?", n)]:
+            raise ValueError(f"facet {self.name!r} lists the noun {bad[0]!r}; a noun is one or two lowercase words, "
+                             "singular, as a question writes it (\"plan\", \"data center\")")
         seen: dict[str, str] = {}
         for v in self.values:
             key = fold(v)  # as the lexicon compares them: case, accents and spacing aside

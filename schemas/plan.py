@@ -386,9 +386,11 @@ def _step_constraints(
 
 def check_plan(
     plan: Plan, constraints: Iterable[Constraint], extract_constraints: Callable[[str], list[Constraint]],
-    time_facets: Collection[str] = ("year",), text_facets: Collection[str] = (),
+    time_facets: Collection[str] = ("year",), text_facets: Collection[str] = (), every: Collection[str] = (),
 ) -> CheckResult:
-    """Check a filled plan against its question's constraints: none dropped, none invented.
+    """Check a filled plan against its question's constraints: none dropped, none invented. A value of one of
+    `every`, the facets a question asks of each value of ("which plans ...", `schemas.each_value`), is asked for,
+    not invented.
 
     Text and filters both cover a constraint (qualifiers live in text); values compare case-insensitively.
     A value of one of `time_facets` (the year and date facets) that sits only in query text is reported
@@ -409,7 +411,7 @@ def check_plan(
         filtered = {_norm(k) for k in in_filters}
         for key in in_text | in_filters:
             covered.add(_norm(key))
-            if _norm(key) not in need:
+            if _norm(key) not in need and key[0] not in every:
                 invented.add(key)
         year_only_in_text |= {k for k in in_text if k[0] in time_facets and _norm(k) not in filtered}
     dropped = {orig for norm, orig in need.items() if norm not in covered}

@@ -27,6 +27,7 @@ from schemas.text import fold, letter_runs, plain_words
 from tasks.index.corpus import Document, sample_corpus
 from tasks.index.ordinary import name_uses, ordinary_words
 from tasks.ingest.survey import LogSurvey, survey_logs
+from tasks.plan.readable import FUNCTION_WORDS
 
 SAMPLE = 1000  # documents read by default
 # A passage up to this long is one chunk: about what the embedding model reads of a text (all-MiniLM-L6-v2: 256
@@ -34,6 +35,7 @@ SAMPLE = 1000  # documents read by default
 PASSAGE = 1200
 MAX_VALUES = 100  # a category facet has at most this many values in the sample
 PER_VALUE = 3  # and its values cover at least this many documents each, on average
+MAX_NOUNS = 2  # nouns init writes for a facet: the most a question plausibly calls its values by
 VERSION_KEYS = ("effective_from", "policy", "supersedes")  # read by the index as version markers
 _YEAR = re.compile(r"(?:1[5-9]|20)[0-9]{2}")
 _ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
@@ -52,6 +54,7 @@ class Verdict:
     name: str = ""
     note: str = ""  # what could not be decided about it
     keep: list[str] = field(default_factory=list)  # a category facet's values to list: ordinary words it keeps
+    nouns: list[str] = field(default_factory=list)  # what questions may call its values ("plan"), beside its name
 
 
 @dataclass
@@ -187,7 +190,35 @@ def _judge(key: str, values: list[Any], documents: int, plain: set[str], texts: 
     if ordinary:
         why += (f"; the texts also write {', '.join(repr(_short(v)) for v in ordinary)} in lower case, which the "
                 "lexicon therefore drops: list under `values` what to keep")
-    return Verdict(key, "category", why, name, keep=keep)
+    nouns = value_nouns(sorted(counts), texts, name)
+    if nouns:
+        why += f"; questions may call a value a {' or a '.join(nouns)} (the texts write it beside most values)"
+    return Verdict(key, "category", why, name, keep=keep, nouns=nouns)
+
+
+def value_nouns(values: list[str], texts: list[str], name: str) -> list[str]:
+    """Nouns the texts write right beside most of a facet's values ("the Business plan", "release 4.3"), which a
+    question calls its values by ("which plans ...": `schemas.each_value`); the facet's name is one already."""
+    near: dict[str, set[str]] = {}
+    times: Counter[str] = Counter()
+    for value in values:
+        beside = re.compile(rf"(?:\b([a-z]{{3,}})\s+)?(?<!\w){re.escape(value)}(?!\w)(?:\s+([a-z]{{3,}})\b)?")
+        for text in texts:
+            for m in beside.finditer(text):
+                for word in m.groups():
+                    if word and word not in FUNCTION_WORDS:
+                        near.setdefault(_singular(word), set()).add(value)
+                        times[_singular(word)] += 1
+    need = max(2, (len(values) + 1) // 2)
+    nouns = [w for w, seen in near.items() if len(seen) >= need and w != name.replace("_", " ")]
+    return sorted(nouns, key=lambda w: (-len(near[w]), -times[w], w))[:MAX_NOUNS]
+
+
+def _singular(word: str) -> str:
+    """"plans" -> "plan", "policies" -> "policy"; "class", "status" stay."""
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
 
 
 def slot_name(key: str) -> str:
@@ -264,6 +295,8 @@ def _facet_lines(verdicts: list[Verdict]) -> list[str]:
         lines.append(f"    kind: {v.kind}")
         if v.kind == "category":
             lines.append(f"    values: [{', '.join(json.dumps(v, ensure_ascii=False) for v in v.keep)}]")
+        if v.nouns:
+            lines.append(f"    nouns: [{', '.join(v.nouns)}]")
     if others:
         lines.append("# Not facets:")
         lines += [line for v in others for line in _comment(f"  {_short(v.key, 40)}: {v.why}", hang="    ")]

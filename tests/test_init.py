@@ -65,11 +65,13 @@ def test_values_the_texts_write_as_names_are_listed_and_a_facet() -> None:
     verdicts = {v.key: v for v in judge_keys(docs)}
     assert verdicts["tier"].kind == "category" and verdicts["tier"].keep == ["Business", "Free", "Team"]
     assert "listed, so the lexicon keeps them: 'Business', 'Free', 'Team'" in verdicts["tier"].why
+    # "the Business plan", "the Team guide": "plan" is beside every tier, "guide" beside one; the topic has none
+    assert verdicts["tier"].nouns == ["plan"] and not verdicts["topic"].nouns
     assert verdicts["topic"].kind is None and not verdicts["topic"].keep
     lines = _facet_lines(list(verdicts.values()))
-    assert '    values: ["Business", "Free", "Team"]' in lines
+    assert '    values: ["Business", "Free", "Team"]' in lines and "    nouns: [plan]" in lines
     loaded = Config.model_validate(read_yaml("\n".join(lines) + "\n"))
-    assert loaded.facets[0].values == ["Business", "Free", "Team"]
+    assert (loaded.facets[0].values, loaded.facets[0].nouns) == (["Business", "Free", "Team"], ["plan"])
 
 
 def test_one_value_spelled_two_ways_is_said_not_guessed() -> None:

@@ -6,6 +6,7 @@ import functools
 import re
 
 from schemas.config import Config
+from schemas.each_value import each_value_span
 from schemas.entity import ENTITY
 
 TYPES = ("single", "comparison", "temporal", "bridge", "aggregation", "verification", "null")
@@ -37,6 +38,8 @@ def classify(skeleton: str, signature: str, config: Config, top_score: float | N
         return "verification", f"indicator '{w}'"
     if (w := _has(rules.aggregation, skeleton)) and len(cats) <= 1:
         return "aggregation", f"indicator '{w}' with {len(cats)} category value(s)"
+    if each := each_value_span(skeleton, config):
+        return "aggregation", f"asks of every {each[0]} ('{skeleton[slice(*each[1])]}') and names none"
     if len(times) >= 2:
         return "temporal", f"{len(times)} time values"
     if len(times) == 1 and (w := _has(rules.temporal, skeleton)) and not cats:

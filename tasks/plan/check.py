@@ -9,6 +9,7 @@ from collections.abc import Collection
 from typing import Any
 
 from schemas.config import Config
+from schemas.each_value import each_value_span
 from schemas.entity import ENTITY
 from schemas.extract import Lexicon, Skeleton
 from schemas.plan import Plan, PlanError, check_plan, check_words, fill_slots, slot_names, validate_plan
@@ -36,6 +37,7 @@ def check_template(template: Plan, shape: dict[str, Any], config: Config, lexico
         own = {s.id for s in template.steps if s.query == slotted(shape["skeleton"], config.slot_facets)}
         check_readable(template, lexicon.year_facet, own=own)
         time_facets = [f.name for f in config.facets if f.kind in ("year", "date")]
+        every = [each[0]] if (each := each_value_span(shape["skeleton"], config)) else []
         for sk in samples[:SAMPLES_PER_SHAPE]:
             filled = fill_slots(template, sk.slots)
             # a name's own words are no query words ("And Then There Were None"): judged as one neutral name
@@ -43,7 +45,7 @@ def check_template(template: Plan, shape: dict[str, Any], config: Config, lexico
             check_readable(fill_slots(template, {**sk.slots, **named}) if named else filled, lexicon.year_facet,
                            filled=True, own=own)
             result = check_plan(filled, list(sk.constraints), lambda text: lexicon.extract(text), time_facets,
-                                text_facets=[ENTITY] if config.entity_slots else ())
+                                text_facets=[ENTITY] if config.entity_slots else (), every=every)
             if not result.ok:
                 kind = "invented_value" if result.invented else "dropped_constraint"
                 status.update(check_ok=False, complaint=f"{kind}: {result.complaint()}")

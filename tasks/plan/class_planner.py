@@ -58,7 +58,7 @@ def plan_by_class(cache: PlanCache, res: LookupResult, question: str, when: date
     if route not in class_routes.SPLITS:
         return res
     config = cache.lexicon.config
-    template = write_template(sk.text, shape_type, config)
+    template = write_template(sk.text, shape_type, config, values=cache.lexicon.values)
     if len(template.steps) < 2:
         return res
     status = check_template(template, {"shape_id": CLASS, "skeleton": sk.text, "type": shape_type}, config,

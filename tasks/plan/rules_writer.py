@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Mapping
 
 from schemas.bridge import Bridge, phrase
 from schemas.config import Config
+from schemas.each_value import each_value_span
 from schemas.entity import ENTITY
 from schemas.plan import PLAN_WORDS, Extract, Plan, Step, slots_by_facet
 from schemas.text import words as folded
@@ -108,6 +110,16 @@ def _term_bridge(text: str, bridge: Bridge, config: Config) -> Plan | None:
     ])
 
 
+def _each_value(text: str, span: tuple[int, int], facet: str, values: list[str], config: Config) -> Plan:
+    """A step per value of `facet`, filtered to it: the value and the question's content words but its asking
+    ones ("which plans include sso" -> "Business include sso" under tier Business); a facet the question names
+    once filters every step."""
+    shared = {f: "{" + ss[0] + "}" for f, ss in _facet_slots(text, config).items() if len(ss) == 1}
+    rest = " ".join(w for w in f"{text[:span[0]]} {text[span[1]:]}".split() if w not in PLAN_WORDS)
+    return Plan(steps=[Step(id=f"s{n}", query=tidy(f"{value} {rest}".strip()), filters={**shared, facet: value})
+                       for n, value in enumerate(values, 1)])
+
+
 def _facet_slots(text: str, config: Config) -> dict[str, list[str]]:
     """`slots_by_facet` of the slots a filter may hold: with entity slots, the names fill query text only."""
     by_facet = slots_by_facet(text)
@@ -148,18 +160,26 @@ def _unframed(query: str, drop: set[str]) -> str:
 
 
 def write_template(skeleton: str, shape_type: str, config: Config, reach: Reach | None = None,
-                   bridge: Bridge | None = None) -> Plan:
-    """A template for one shape (see `_template`), its queries without the question's framing words."""
-    return unframed(_template(skeleton, shape_type, config, reach, bridge), config.planning.frame_words)
+                   bridge: Bridge | None = None, values: Mapping[str, Collection[str]] | None = None) -> Plan:
+    """A template for one shape (see `_template`), its queries without the question's framing words. `values`:
+    the lexicon's values of each category facet (`Lexicon.values`), which an aggregation over every value of one
+    splits by."""
+    return unframed(_template(skeleton, shape_type, config, reach, bridge, values), config.planning.frame_words)
 
 
-def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | None, bridge: Bridge | None) -> Plan:
-    """A question that describes a thing through what it names chains through a corpus title
-    (tasks/plan/chains.py); else two or more names search each. Bridge chains (through the term the corpus ties to
-    a value, `bridge`, else the configured bridge words); with `reach` (evidence scores from the index), a question
-    of two or more clauses splits by clause (tasks/plan/clauses.py); else comparison and temporal split per value,
-    the rest is one step."""
+def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | None, bridge: Bridge | None,
+              facet_values: Mapping[str, Collection[str]] | None = None) -> Plan:
+    """An aggregation asking of every value of a facet searches each value (`_each_value`). A question that
+    describes a thing through what it names chains through a corpus title (tasks/plan/chains.py); else two or more
+    names search each. Bridge chains (through the term the corpus ties to a value, `bridge`, else the configured
+    bridge words); with `reach` (evidence scores from the index), a question of two or more clauses splits by
+    clause (tasks/plan/clauses.py); else comparison and temporal split per value, the rest is one step."""
     text = slotted(skeleton, config.slot_facets)
+    if shape_type == "aggregation" and facet_values and (each := each_value_span(text, config)) is not None:
+        facet, span = each
+        every = sorted(facet_values.get(facet, ()))
+        if 2 <= len(every) <= config.planning.max_steps:
+            return _each_value(text, span, facet, every, config)
     # a name stays in the text of every other plan; clause steps leave slots out, so a question with one is no
     # clause split
     names = slots_by_facet(text).get(ENTITY, []) if config.entity_slots else []

@@ -157,7 +157,7 @@ def write_templates(todo: list[tuple[dict[str, Any], list[Skeleton]]], config: C
             seen: set[str] = set()
             reach = evidence_reach(index, samples[:SAMPLES_PER_SHAPE], seen) if index is not None else None
             bridge = Bridge.from_json(shape.get("bridge"))
-            plan = write_template(shape["skeleton"], shape["type"], config, reach, bridge)
+            plan = write_template(shape["skeleton"], shape["type"], config, reach, bridge, lexicon.values)
             status = {**check_template(plan, shape, config, lexicon, samples), "writer": "rules", "model": "",
                       **meta[i], "fallback": generate is not None, "reach_evidence": seen}
         out.append((plan, status))
@@ -196,7 +196,7 @@ def class_evaluation(template: Plan, own: ShapeEvaluation, shape: dict[str, Any]
     and was measured in the question's words; no figures when that plan is one step or fails the checks."""
     key, shape_type = rules_class(shape["skeleton"], shape.get("signature") or "", config)
     doc: dict[str, Any] = {"key": key}
-    plan = write_template(shape["skeleton"], shape_type, config)
+    plan = write_template(shape["skeleton"], shape_type, config, values=lexicon.values)
     if len(plan.steps) < 2:
         return doc, set()
     if plan == template and not own.vocabulary.get("used"):
