@@ -11,6 +11,7 @@ class planner online alike: both read it from the skeleton and the config alone.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from schemas.config import Config, Facet
@@ -36,8 +37,15 @@ def noun_forms(facet: Facet) -> list[str]:
 
 
 def _pattern(facet: Facet) -> re.Pattern[str]:
+    return _compiled(tuple(noun_forms(facet)))
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(forms: tuple[str, ...]) -> re.Pattern[str]:
+    """The asking words then one of `forms`, as whole words (compiled once per facet: the class planner reads
+    every question that missed)."""
     asking = "|".join(re.escape(a) for a in sorted(ASKING, key=len, reverse=True))
-    nouns = "|".join(re.escape(n) for n in noun_forms(facet))
+    nouns = "|".join(re.escape(n) for n in forms)
     return re.compile(rf"(?<![\w{{}}])(?:{asking}) (?:{nouns})(?![\w{{}}])")
 
 

@@ -74,10 +74,11 @@ def test_it_searches_each_value_under_its_filter() -> None:
     assert status["valid"] and status["check_ok"], status
 
 
-def test_no_values_or_more_than_the_steps_allow_leave_one_search() -> None:
+def test_no_values_or_more_than_the_steps_or_the_context_hold_leave_one_search() -> None:
     assert len(write_template("which plans include sso", "aggregation", CONFIG).steps) == 1
-    few = CONFIG.model_copy(update={"planning": CONFIG.planning.model_copy(update={"max_steps": 3})})
-    assert len(write_template("which plans include sso", "aggregation", few, values=TIERS).steps) == 1
+    for setting in ({"max_steps": 3}, {"budget": 3}):
+        few = CONFIG.model_copy(update={"planning": CONFIG.planning.model_copy(update=setting)})
+        assert len(write_template("which plans include sso", "aggregation", few, values=TIERS).steps) == 1
     assert len(write_template("which plans include sso", "single", CONFIG, values=TIERS).steps) == 1
 
 
@@ -89,9 +90,14 @@ def test_a_noun_is_one_or_two_lowercase_words_of_a_category_facet() -> None:
 
 
 def test_the_lookup_splits_an_aggregation_as_the_plan_stage_does(demo_publication: Path) -> None:
-    """Online, the class planner writes the plan from the published lexicon's values, as the plan stage did."""
+    """Online, the class planner writes the plan from the published lexicon's values, as the plan stage did: six
+    offices, a step each where the context holds six chunks."""
     cache = PlanCache.open(demo_publication)
     offices = sorted(cache.lexicon.values["office"])
-    plan = write_template("which office gives the most vacation days", "aggregation", cache.lexicon.config,
+    config = cache.lexicon.config
+    wide = config.model_copy(update={"planning": config.planning.model_copy(update={"budget": 6})})
+    plan = write_template("which office gives the most vacation days", "aggregation", wide,
                           values=cache.lexicon.values)
     assert [s.filters for s in plan.steps] == [{"office": o} for o in offices] and len(offices) == 6
+    assert len(write_template("which office gives the most vacation days", "aggregation", config,
+                              values=cache.lexicon.values).steps) == 1  # the demo's budget: 4 chunks

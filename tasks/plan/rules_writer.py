@@ -178,7 +178,9 @@ def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | Non
     if shape_type == "aggregation" and facet_values and (each := each_value_span(text, config)) is not None:
         facet, span = each
         every = sorted(facet_values.get(facet, ()))
-        if 2 <= len(every) <= config.planning.max_steps:
+        # a step per value helps where each can place a chunk in the context: five sites' steps in four chunks
+        # drop one site, as one search does, at five times the searches
+        if 2 <= len(every) <= min(config.planning.max_steps, config.planning.budget):
             return _each_value(text, span, facet, every, config)
     # a name stays in the text of every other plan; clause steps leave slots out, so a question with one is no
     # clause split
