@@ -53,7 +53,7 @@ def each_value_span(skeleton: str, config: Config) -> tuple[str, tuple[int, int]
     """(facet, span of its asking words and noun) of the first category facet the skeleton asks of every value of,
     naming none ("which plans include sso" -> ("tier", (0, 11)) where a tier's noun is "plan"); else None."""
     for facet in config.facets:
-        if facet.kind != "category" or "{" + facet.name in skeleton:
+        if facet.kind != "category" or re.search(r"\{" + re.escape(facet.name) + r"(?:_\d+)?\}", skeleton):
             continue
         if m := _pattern(facet).search(skeleton):
             return facet.name, m.span()

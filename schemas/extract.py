@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 import calendar
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 
@@ -15,7 +15,7 @@ from schemas.digest import fingerprint
 from schemas.entity import ENTITY, NO_NAMES, KnownNames, entity_spans
 from schemas.errors import ConfigError
 from schemas.pii import PLACEHOLDER, Scrubber
-from schemas.text import MONTHS, fold, fold_cased, folded_words, words
+from schemas.text import MONTHS, fold, fold_cased, folded_words, opens_sentence, words
 
 # ASCII digits only: \d would also take other scripts' digits ("20٢٥") and make a year value no filter matches.
 # An amount is no year: "$2000", "2000 euros", "2000€" stay text.
@@ -189,13 +189,25 @@ class Lexicon:
         cased = fold_cased(question)
         return self._extract_folded(cased.casefold(), now, cased)
 
-    def written_values(self, text: str) -> list[Constraint]:
-        """The category facet values a document's text names, read as a question's are, but for a value with a
-        capital written all in lower case: in a text, "a slot is free" and "business days" are words, not the
-        plans Free and Business (a question's "free plan" still reads as Free)."""
+    def written_values(self, text: str, plain: Collection[str] = ()) -> list[Constraint]:
+        """The category facet values a document's text names, read as a question's are, but where written as a
+        word: a value with a capital written all in lower case ("a slot is free", "two business days" are no plans
+        Free and Business; a question's "free plan" still reads as Free), and a value that is one of `plain` (the
+        corpus's words in lower case, `schemas.text.plain_words`) where a sentence or heading opens with it ("Free
+        trials last 14 days")."""
         cased = fold_cased(text)
-        return [c for c in self.extract(text) if self.kinds.get(c.facet) == "category"
-                and not (cased[c.start:c.end].islower() and not c.value.islower())]
+        folded = cased.casefold()
+        at = _cased_offsets(cased) if len(folded) != len(cased) else None  # "Straße" folds longer: map back
+        out = []
+        for c in self.extract(text):
+            start, end = (at[c.start], at[c.end]) if at is not None else (c.start, c.end)
+            written = cased[start:end]
+            if self.kinds.get(c.facet) != "category" or (written.islower() and not c.value.islower()):
+                continue
+            if fold(c.value) in plain and opens_sentence(cased, start):
+                continue
+            out.append(c)
+        return out
 
     def _extract_folded(self, text: str, now: date | datetime | None, cased: str) -> list[Constraint]:
         """Constraints of `text`, the case-folded `cased` (`schemas.text.fold_cased`)."""
@@ -275,6 +287,13 @@ def _names(cased: str, folded: str, plain: frozenset[str],
     for start, end in entity_spans(cased, plain, names):
         at = (start, end) if same else (len(cased[:start].casefold()), len(cased[:end].casefold()))
         yield ENTITY, cased[start:end], at[0], at[1]
+
+
+def _cased_offsets(cased: str) -> list[int]:
+    """For each offset into `cased.casefold()`, the offset into `cased` of the character it folds from (and the
+    length of `cased` at the end)."""
+    at = [i for i, ch in enumerate(cased) for _ in ch.casefold()]
+    return [*at, len(cased)]
 
 
 def own_words(text: str) -> str:

@@ -65,3 +65,11 @@ def plain_words(texts: Iterable[str]) -> set[str]:
     for text in texts:
         found.update(w for w in letter_runs(text or "") if w.islower())
     return {w.casefold() for w in found}
+
+
+def opens_sentence(text: str, start: int) -> bool:
+    """Whether `text[start:]` opens a sentence, a heading or a quote: nothing before it but white space, or a
+    mark that ends one (". ", "? ", ": ", a line break) or opens one ("(", a quote). A capital there says
+    nothing of a name."""
+    before = text[:start].rstrip()
+    return not before or before[-1] in ".!?:\n\"'("

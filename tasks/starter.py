@@ -23,11 +23,11 @@ from typing import Any, Literal
 from schemas.config import Chunking, Config, Mining, read_yaml
 from schemas.constraint import QUALIFIER
 from schemas.entity import TITLE
+from schemas.plan import PLAN_WORDS
 from schemas.text import fold, letter_runs, plain_words
 from tasks.index.corpus import Document, sample_corpus
 from tasks.index.ordinary import name_uses, ordinary_words
 from tasks.ingest.survey import LogSurvey, survey_logs
-from tasks.plan.readable import FUNCTION_WORDS
 
 SAMPLE = 1000  # documents read by default
 # A passage up to this long is one chunk: about what the embedding model reads of a text (all-MiniLM-L6-v2: 256
@@ -172,7 +172,7 @@ def _judge(key: str, values: list[Any], documents: int, plain: set[str], texts: 
                             "few for a facet; add it if questions filter by it")
         return verdict
     ordinary = sorted(ordinary_words(set(counts), plain, lambda: texts), key=lambda v: (-counts[v], v))
-    # a value with a capital that the texts write as a name more often than in lower case ("on the Business plan"
+    # a value with a capital that the texts write as a name at least as often as in lower case ("on the Business plan"
     # beside "business days") is the corpus's name for it: listed under `values`, the lexicon keeps it
     keep = sorted(v for v in ordinary if not v.islower() and (uses := name_uses(texts, v))[0] >= max(uses[1], 1))
     ordinary = [v for v in ordinary if v not in keep]
@@ -186,18 +186,19 @@ def _judge(key: str, values: list[Any], documents: int, plain: set[str], texts: 
     why = f"{distinct} values over {where} ({shown}); its values come from the index"
     if keep:
         why += (f"; listed, so the lexicon keeps them: {', '.join(repr(_short(v)) for v in keep)}, which the texts "
-                "write as names more often than in lower case")
+                "write as names at least as often as in lower case")
     if ordinary:
         why += (f"; the texts also write {', '.join(repr(_short(v)) for v in ordinary)} in lower case, which the "
                 "lexicon therefore drops: list under `values` what to keep")
     nouns = value_nouns(sorted(counts), texts, name)
     if nouns:
-        why += f"; questions may call a value a {' or a '.join(nouns)} (the texts write it beside most values)"
+        why += (f"; questions may call a value a {' or a '.join(nouns)} (the texts write it beside half the values or "
+                "more)")
     return Verdict(key, "category", why, name, keep=keep, nouns=nouns)
 
 
 def value_nouns(values: list[str], texts: list[str], name: str) -> list[str]:
-    """Nouns the texts write right beside most of a facet's values ("the Business plan", "release 4.3"), which a
+    """Nouns the texts write right beside half of a facet's values or more ("the Business plan", "release 4.3"), which a
     question calls its values by ("which plans ...": `schemas.each_value`); the facet's name is one already."""
     near: dict[str, set[str]] = {}
     times: Counter[str] = Counter()
@@ -206,7 +207,7 @@ def value_nouns(values: list[str], texts: list[str], name: str) -> list[str]:
         for text in texts:
             for m in beside.finditer(text):
                 for word in m.groups():
-                    if word and word not in FUNCTION_WORDS:
+                    if word and word not in PLAN_WORDS:  # no function word: not "the", "your", "all"
                         near.setdefault(_singular(word), set()).add(value)
                         times[_singular(word)] += 1
     need = max(2, (len(values) + 1) // 2)
@@ -215,10 +216,13 @@ def value_nouns(values: list[str], texts: list[str], name: str) -> list[str]:
 
 
 def _singular(word: str) -> str:
-    """"plans" -> "plan", "policies" -> "policy"; "class", "status" stay."""
-    if word.endswith("ies"):
+    """"plans" -> "plan", "policies" -> "policy", "branches" -> "branch", "boxes" -> "box"; "class", "status",
+    "news", "series" stay (`schemas.each_value.noun_forms` makes the plurals back)."""
+    if word.endswith("ies") and len(word) > 4 and word != "series":
         return word[:-3] + "y"
-    return word[:-1] if word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
+    if word.endswith(("ches", "shes", "xes", "zes", "sses")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and not word.endswith(("ss", "us", "is", "ws")) else word
 
 
 def slot_name(key: str) -> str:
@@ -294,9 +298,9 @@ def _facet_lines(verdicts: list[Verdict]) -> list[str]:
             lines.append(f"    key: {json.dumps(v.key)}")
         lines.append(f"    kind: {v.kind}")
         if v.kind == "category":
-            lines.append(f"    values: [{', '.join(json.dumps(v, ensure_ascii=False) for v in v.keep)}]")
+            lines.append(f"    values: [{', '.join(json.dumps(kept, ensure_ascii=False) for kept in v.keep)}]")
         if v.nouns:
-            lines.append(f"    nouns: [{', '.join(v.nouns)}]")
+            lines.append(f"    nouns: [{', '.join(json.dumps(n) for n in v.nouns)}]")
     if others:
         lines.append("# Not facets:")
         lines += [line for v in others for line in _comment(f"  {_short(v.key, 40)}: {v.why}", hang="    ")]

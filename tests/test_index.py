@@ -951,20 +951,31 @@ def test_a_long_document_is_read_for_its_facets_once(monkeypatch: pytest.MonkeyP
 
 def test_a_value_a_text_writes_in_lower_case_is_a_word_there() -> None:
     """A chunk with no tier takes the one tier its text names as a name ("on the Business plan"), not one it writes
-    in lower case ("a slot is free", "two business days"), which is the word, not the plan."""
+    in lower case ("a slot is free", "two business days"), which is the word, not the plan; nor, for a tier the
+    corpus also writes in lower case, one that opens a sentence or a heading ("Free trials ...")."""
     from schemas.config import Config, Facet
     from schemas.extract import Lexicon
+    from schemas.text import plain_words
     from tasks.index.corpus import Document, chunk_corpus
     from tasks.index.enrich import enrich
 
     config = Config(facets=[Facet(name="tier", values=["Free", "Team", "Business"])])
     texts = {"kestrel": "The Kestrel connector is included on the Business plan.", "slots": "Runs wait until a slot "
              "is free.", "replies": "Tickets are answered within two business days.", "shouting": "FREE PLAN LIMITS.",
-             "both": "Business workspaces may copy a free template."}
+             "both": "Workspaces on the Business plan may copy a free template.", "trials": "Free trials last 14 "
+             "days.", "heading": "Team Management\nAdmins invite members.", "folded": "Die Straße: on the "
+             "Business plan, too.", "opens": "Kestrel. Business workspaces may use it."}
     docs = [Document(k, t, {}, f"c.jsonl:{n}") for n, (k, t) in enumerate(texts.items(), 1)]
-    enriched = enrich(chunk_corpus(docs, config.chunking), docs, config, Lexicon(config), RUN_DATE)
+    chunks = chunk_corpus(docs, config.chunking)
+    plain = plain_words(c.text for c in chunks)
+    assert {"free", "business"} <= plain and "team" not in plain
+    enriched = enrich(chunks, docs, config, Lexicon(config), RUN_DATE, plain)
     assert {e.chunk.doc_id: e.facets["tier"] for e in enriched} == {
-        "kestrel": "Business", "slots": None, "replies": None, "shouting": "Free", "both": "Business"}
+        "kestrel": "Business", "slots": None, "replies": None, "shouting": None, "both": "Business",
+        "trials": None, "heading": "Team", "folded": "Business", "opens": None}
+    # without the corpus's lower-case words, a capital anywhere names the value
+    assert [e.facets["tier"] for e in enrich(chunks, docs, config, Lexicon(config), RUN_DATE)
+            if e.chunk.doc_id in ("trials", "opens")] == ["Free", "Business"]
     assert [c.value for c in Lexicon(config).extract("is the free plan enough?")] == ["Free"]
 
 

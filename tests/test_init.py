@@ -69,7 +69,7 @@ def test_values_the_texts_write_as_names_are_listed_and_a_facet() -> None:
     assert verdicts["tier"].nouns == ["plan"] and not verdicts["topic"].nouns
     assert verdicts["topic"].kind is None and not verdicts["topic"].keep
     lines = _facet_lines(list(verdicts.values()))
-    assert '    values: ["Business", "Free", "Team"]' in lines and "    nouns: [plan]" in lines
+    assert '    values: ["Business", "Free", "Team"]' in lines and '    nouns: ["plan"]' in lines
     loaded = Config.model_validate(read_yaml("\n".join(lines) + "\n"))
     assert (loaded.facets[0].values, loaded.facets[0].nouns) == (["Business", "Free", "Team"], ["plan"])
 

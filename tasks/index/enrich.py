@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -113,10 +113,11 @@ def _check_spelling(d: Document, key: str, value: str, spelled: dict[str, tuple[
                           f"another way; write {first!r}")
 
 
-def _named_values(text: str, lexicon: Lexicon) -> dict[str, str]:
-    """Category facet -> its value, for each facet the text names exactly one value of (`Lexicon.written_values`)."""
+def _named_values(text: str, lexicon: Lexicon, plain: Collection[str] = ()) -> dict[str, str]:
+    """Category facet -> its value, for each facet the text names exactly one value of (`Lexicon.written_values`;
+    `plain`, the corpus's words in lower case)."""
     values: dict[str, set[str]] = defaultdict(set)
-    for c in lexicon.written_values(text):
+    for c in lexicon.written_values(text, plain):
         values[c.facet].add(c.value)
     return {facet: vals.pop() for facet, vals in values.items() if len(vals) == 1}
 
@@ -139,8 +140,9 @@ def _facet_values(chunk: Chunk, named: Callable[[], dict[str, str]], config: Con
 
 
 def enrich(chunks: Sequence[Chunk], docs: Sequence[Document], config: Config, lexicon: Lexicon,
-           run_date: date) -> list[EnrichedChunk]:
-    """Facets from metadata (or from the text by the lexicon), effective dates and version links.
+           run_date: date, plain: Collection[str] = ()) -> list[EnrichedChunk]:
+    """Facets from metadata (or from the text by the lexicon, a value that is one of `plain`, the corpus's words
+    in lower case, only where written as a name), effective dates and version links.
 
     Versions: documents with an effective date and the same policy key (metadata "policy", else that of the
     document named by metadata "supersedes", else the id without its year) and the same category facets are
@@ -152,7 +154,7 @@ def enrich(chunks: Sequence[Chunk], docs: Sequence[Document], config: Config, le
     for d in docs:
         eff = d.metadata.get("effective_from")
         effective_of[d.id] = date.fromisoformat(str(eff)) if eff else parse_effective(d.text)
-    named_in = functools.cache(lambda doc_id: _named_values(doc_by_id[doc_id].text, lexicon))
+    named_in = functools.cache(lambda doc_id: _named_values(doc_by_id[doc_id].text, lexicon, plain))
     policy_of = policy_keys(docs, effective_of)
     out: list[EnrichedChunk] = []
     for c in chunks:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 
 from schemas.config import Config
-from schemas.text import fold, letter_runs
+from schemas.text import fold, letter_runs, opens_sentence
 
 Texts = Callable[[], Iterable[str]]  # the corpus's texts, read again only when a value of several words needs it
 
@@ -33,8 +33,7 @@ def name_uses(texts: Iterable[str], term: str, first: bool = False) -> tuple[int
     named = lower = 0
     for text in texts:
         for m in pattern.finditer(text):
-            before = text[:m.start()].rstrip()
-            if m.group()[0].isupper() and before and before[-1] not in ".!?:\n\"'(":
+            if m.group()[0].isupper() and not opens_sentence(text, m.start()):
                 named += 1
                 if first:
                     return named, lower

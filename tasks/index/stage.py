@@ -63,6 +63,7 @@ class Checked:
     chunks: list[Chunk]
     dropped: dict[str, list[str]]
     lexicon: Lexicon
+    plain: set[str]  # the words the chunks write in lower case (`schemas.text.plain_words`)
 
 
 def check_corpus(corpus: str | Path, config: Config) -> Checked:
@@ -70,10 +71,11 @@ def check_corpus(corpus: str | Path, config: Config) -> Checked:
     docs = read_corpus(corpus)
     check_facet_types(docs, config)
     chunks = chunk_corpus(docs, config.chunking)
-    dropped = _dropped(docs, chunks, config)
+    plain = plain_words(c.text for c in chunks)
+    dropped = _dropped(docs, chunks, config, plain)
     lexicon = Lexicon(config, without(_category_values(docs, config), dropped))
     lexicon.check_aliases()
-    return Checked(docs, chunks, dropped, lexicon)
+    return Checked(docs, chunks, dropped, lexicon, plain)
 
 
 def _category_values(docs: Sequence[Document], config: Config) -> dict[str, list[str]]:
@@ -81,11 +83,11 @@ def _category_values(docs: Sequence[Document], config: Config) -> dict[str, list
             for f in config.facets if f.kind == "category"}
 
 
-def _dropped(docs: Sequence[Document], chunks: Sequence[Chunk], config: Config) -> dict[str, list[str]]:
+def _dropped(docs: Sequence[Document], chunks: Sequence[Chunk], config: Config,
+             plain: set[str]) -> dict[str, list[str]]:
     """The values the lexicon leaves out, judged on the chunks' texts as the table holds them (the texts
-    `Index.dropped_values` reads)."""
-    return dropped_values(config, _category_values(docs, config), plain_words(c.text for c in chunks),
-                          lambda: (c.text for c in chunks))
+    `Index.dropped_values` reads; `plain`, their words in lower case)."""
+    return dropped_values(config, _category_values(docs, config), plain, lambda: (c.text for c in chunks))
 
 
 def read_checked(corpus: str | Path, config: Config) -> tuple[list[Document], Lexicon]:
@@ -101,7 +103,7 @@ def build_index(corpus: str | Path, config: Config, out: str | Path, run_date: d
     `embedder` embeds new or changed chunks (default: in this process; flows pass a TaskEmbedder)."""
     checked = check_corpus(corpus, config)
     docs = checked.docs
-    enriched = enrich(checked.chunks, docs, config, checked.lexicon, run_date)
+    enriched = enrich(checked.chunks, docs, config, checked.lexicon, run_date, checked.plain)
     uri = index_uri(config, out)
     embedder = embedder or Embedder(config.model_path, config.embed_batch_size, config.embed_dtype)
     result = write_index(enriched, config, uri, embedder, quiet=quiet)
@@ -194,7 +196,8 @@ def ordinary_values(docs: Sequence[Document], config: Config,
     by the config, and one word (an office "Remote" beside "remote work") or several in a row (a source "The Age"
     beside "by the age of 16") the corpus writes in lower case. `dropped`: as `check_corpus` found them."""
     if dropped is None:
-        dropped = _dropped(docs, chunk_corpus(list(docs), config.chunking), config)
+        chunks = chunk_corpus(list(docs), config.chunking)
+        dropped = _dropped(docs, chunks, config, plain_words(c.text for c in chunks))
     out = []
     for at, f in enumerate(config.facets):
         values = dropped.get(f.name, [])

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from schemas.bridge import Bridge, asks_more, phrase
@@ -54,9 +54,10 @@ def terms(skeleton: str) -> list[str]:
 
 
 def find_bridges(shapes: list[dict[str, Any]], chunks: Iterable[dict[str, Any]], lexicon: Lexicon,
-                 config: Config) -> dict[str, Bridge]:
+                 config: Config, plain: Collection[str] = ()) -> dict[str, Bridge]:
     """Shape id -> its bridge, for the recurring shapes that name no category value and a term that ties.
-    `chunks`: rows with `text`, each category facet and the year facet (the index's columns)."""
+    `chunks`: rows with `text`, each category facet and the year facet (the index's columns); `plain`: the
+    corpus's words in lower case (`Index.plain_words`), which a text names as values as the index read them."""
     cats = [f.name for f in config.facets if f.kind == "category"]
     year = next((f.name for f in config.facets if f.kind == "year"), None)
     kinds = {f.name: f.kind for f in config.facets}
@@ -91,7 +92,7 @@ def find_bridges(shapes: list[dict[str, Any]], chunks: Iterable[dict[str, Any]],
             if value in (None, ""):
                 if named_in_text is None:
                     named_in_text = defaultdict(set)
-                    for c in lexicon.written_values(row["text"] or ""):
+                    for c in lexicon.written_values(row["text"] or "", plain):
                         named_in_text[c.facet].add(c.value)
                 found = named_in_text.get(facet, set())
             else:

@@ -38,8 +38,6 @@ def classify(skeleton: str, signature: str, config: Config, top_score: float | N
         return "verification", f"indicator '{w}'"
     if (w := _has(rules.aggregation, skeleton)) and len(cats) <= 1:
         return "aggregation", f"indicator '{w}' with {len(cats)} category value(s)"
-    if each := each_value_span(skeleton, config):
-        return "aggregation", f"asks of every {each[0]} ('{skeleton[slice(*each[1])]}') and names none"
     if len(times) >= 2:
         return "temporal", f"{len(times)} time values"
     if len(times) == 1 and (w := _has(rules.temporal, skeleton)) and not cats:
@@ -49,6 +47,8 @@ def classify(skeleton: str, signature: str, config: Config, top_score: float | N
         return "comparison", f"{same} values of one category facet"
     if (names := facets.count(ENTITY)) >= 2:
         return "comparison", f"{names} named entities"
+    if each := each_value_span(skeleton, config):  # after the time and value splits, which it would undo
+        return "aggregation", f"asks of every {each[0]} ('{skeleton[slice(*each[1])]}') and names none"
     if (w := _has(rules.bridge, skeleton)) and not cats and re.search(
             rf"\S\s+(?:at|for|during|of|in)\s+the\s+.*\b{re.escape(w)}\b", skeleton):
         return "bridge", f"indicator '{w}' and no category value named: a step must find it"

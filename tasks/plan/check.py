@@ -37,7 +37,7 @@ def check_template(template: Plan, shape: dict[str, Any], config: Config, lexico
         own = {s.id for s in template.steps if s.query == slotted(shape["skeleton"], config.slot_facets)}
         check_readable(template, lexicon.year_facet, own=own)
         time_facets = [f.name for f in config.facets if f.kind in ("year", "date")]
-        every = [each[0]] if (each := each_value_span(shape["skeleton"], config)) else []
+        every = _every_value(template, shape["skeleton"], config, facets)
         for sk in samples[:SAMPLES_PER_SHAPE]:
             filled = fill_slots(template, sk.slots)
             # a name's own words are no query words ("And Then There Were None"): judged as one neutral name
@@ -55,6 +55,17 @@ def check_template(template: Plan, shape: dict[str, Any], config: Config, lexico
     except PlanError as exc:
         status.update(valid=False, complaint=str(exc))
     return status
+
+
+def _every_value(template: Plan, skeleton: str, config: Config, facets: dict[str, set[str]]) -> list[str]:
+    """The facet whose values the template's steps filter one each, all of them, for a question asking of every
+    value of it (`schemas.each_value`): those filters are asked for, not invented. A plan narrowing such a
+    question to some values invents them."""
+    each = each_value_span(skeleton, config)
+    if each is None:
+        return []
+    named = [s.filters.get(each[0]) for s in template.steps]
+    return [each[0]] if sorted(v or "" for v in named) == sorted(facets.get(each[0], ())) else []
 
 
 def _slot_names(skeleton: str, facets: list[str]) -> list[str]:

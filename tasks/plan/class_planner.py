@@ -16,6 +16,7 @@ from datetime import date, datetime
 from schemas import class_routes
 from schemas.cache import NO_SHAPE, LookupResult, PlanCache, utc_date
 from schemas.config import Config
+from schemas.each_value import each_value_span
 from schemas.extract import Skeleton
 from schemas.plan import PlanError, fill_slots
 from schemas.plan_view import PlanView
@@ -32,7 +33,10 @@ def rules_class(skeleton: str, signature: str, config: Config) -> tuple[str, str
     """(class key, shape type) of a skeleton and its signature by the `classify` rules alone: no index score (no
     null type), no corpus bridge. The plan stage keys each mined shape by it, and a lookup its question."""
     shape_type, _ = classify(skeleton, signature, config, None)
-    return class_routes.class_key(shape_type, signature), shape_type
+    key = class_routes.class_key(shape_type, signature)
+    if shape_type == "aggregation" and (each := each_value_span(skeleton, config)) is not None:
+        key += f"|each {each[0]}"  # a step per tier is no class of "which is the most ..." nor of a step per release
+    return key, shape_type
 
 
 def class_of(sk: Skeleton, cache: PlanCache) -> tuple[str, str]:

@@ -110,12 +110,15 @@ def _term_bridge(text: str, bridge: Bridge, config: Config) -> Plan | None:
     ])
 
 
-def _each_value(text: str, span: tuple[int, int], facet: str, values: list[str], config: Config) -> Plan:
+def _each_value(text: str, span: tuple[int, int], facet: str, values: list[str], config: Config) -> Plan | None:
     """A step per value of `facet`, filtered to it: the value and the question's content words but its asking
     ones ("which plans include sso" -> "Business include sso" under tier Business); a facet the question names
-    once filters every step."""
+    once filters every step. None where no content word is left ("what office am i in"): no step would search
+    anything but a value."""
     shared = {f: "{" + ss[0] + "}" for f, ss in _facet_slots(text, config).items() if len(ss) == 1}
     rest = " ".join(w for w in f"{text[:span[0]]} {text[span[1]:]}".split() if w not in PLAN_WORDS)
+    if not set(rest.split()) - FUNCTION_WORDS:
+        return None
     return Plan(steps=[Step(id=f"s{n}", query=tidy(f"{value} {rest}".strip()), filters={**shared, facet: value})
                        for n, value in enumerate(values, 1)])
 
@@ -180,8 +183,9 @@ def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | Non
         every = sorted(facet_values.get(facet, ()))
         # a step per value helps where each can place a chunk in the context: five sites' steps in four chunks
         # drop one site, as one search does, at five times the searches
-        if 2 <= len(every) <= min(config.planning.max_steps, config.planning.budget):
-            return _each_value(text, span, facet, every, config)
+        if 2 <= len(every) <= min(config.planning.max_steps, config.planning.budget) and (
+                plan := _each_value(text, span, facet, every, config)):
+            return plan
     # a name stays in the text of every other plan; clause steps leave slots out, so a question with one is no
     # clause split
     names = slots_by_facet(text).get(ENTITY, []) if config.entity_slots else []
