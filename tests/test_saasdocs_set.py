@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections import Counter
 from datetime import date, datetime
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from schemas.config import Config, load_config, read_yaml
-from schemas.extract import Lexicon
 from tasks.evaluate import Labeled, check_parts, read_labeled
-from tasks.index.corpus import Document, chunk_corpus, read_corpus
-from tasks.index.enrich import EnrichedChunk, check_facet_types, enrich
+from tasks.index.corpus import Document
+from tasks.index.enrich import EnrichedChunk
 from tasks.ingest.stage import ingest
 from tasks.starter import starter_config
+from tests.labeled_sets import generator, indexed
 
 ROOT = Path(__file__).resolve().parent.parent
 SET = ROOT / "data" / "saasdocs"
@@ -33,33 +30,25 @@ RELEASES_OF = {"feature-replay-buffer": "4.2", "feature-lineage-graph": "4.3", "
                "feature-column-masking": "5.0"}
 
 
-def _module(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"saasdocs_{name}", SET / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def config() -> Config:
     return load_config(CONFIG)
 
 
 @pytest.fixture(scope="module")
-def docs(config: Config) -> list[Document]:
-    found = read_corpus(config.corpus)
-    check_facet_types(found, config)
-    return found
+def indexed_set(config: Config) -> tuple[list[Document], list[EnrichedChunk]]:
+    return indexed(config, RUN_DATE)
 
 
 @pytest.fixture(scope="module")
-def chunks(config: Config, docs: list[Document]) -> list[EnrichedChunk]:
+def docs(indexed_set: tuple[list[Document], list[EnrichedChunk]]) -> list[Document]:
+    return indexed_set[0]
+
+
+@pytest.fixture(scope="module")
+def chunks(indexed_set: tuple[list[Document], list[EnrichedChunk]]) -> list[EnrichedChunk]:
     """The chunks the index would hold, with facets and version markers as of RUN_DATE (nothing embedded)."""
-    lexicon = Lexicon(config, {f.name: [str(v) for d in docs if (v := d.metadata.get(f.metadata_key))]
-                               for f in config.facets if f.kind == "category"})
-    return enrich(chunk_corpus(docs, config.chunking), docs, config, lexicon, RUN_DATE)
+    return indexed_set[1]
 
 
 @pytest.fixture(scope="module")
@@ -73,13 +62,13 @@ def _facet(chunks: list[EnrichedChunk], name: str) -> dict[str, str | None]:
 
 
 def test_the_generators_reproduce_the_committed_files() -> None:
-    records = _module("generate_corpus").build()
+    records = generator(SET, "generate_corpus").build()
     assert (SET / "corpus.jsonl").read_text(encoding="utf-8") == "".join(
         json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-    questions = _module("generate_questions").build()
+    questions = generator(SET, "generate_questions").build()
     assert (SET / "questions.jsonl").read_text(encoding="utf-8") == "".join(
         json.dumps(q, ensure_ascii=False) + "\n" for q in questions)
-    logs = _module("generate_logs")
+    logs = generator(SET, "generate_logs")
     files, truth = logs.build()
     assert {p.relative_to(SET / "logs").as_posix() for p in (SET / "logs").rglob("*.jsonl")} == set(files)
     assert all((SET / "logs" / name).read_bytes() == content for name, content in files.items())
