@@ -46,6 +46,9 @@ class Facet(_Strict):
     # words a question calls a value of it by, beside its name ("plan" for a tier): "which plans", "every plan" ask
     # of each value (`schemas.each_value`)
     nouns: list[str] = Field(default_factory=list)
+    # its values name versions, each taking effect on a date (a release "5.0"): versions of one policy at two values
+    # are linked by their effective dates, and a filter or a question naming a value reads every version
+    version: bool = False
 
     @property
     def metadata_key(self) -> str:
@@ -83,6 +86,9 @@ class Facet(_Strict):
                 raise ValueError(f"facet {self.name!r} is a {self.kind} facet, whose filters are always exact; "
                                  "`scope: inherit` is for category facets: remove it")
             self.scope = "exact"  # as published in config.json, which is read back with this check
+        if self.version and self.kind != "category":
+            raise ValueError(f"facet {self.name!r} is a {self.kind} facet; `version: true` is for a category facet "
+                             "whose values name versions (a release): remove it")
         if self.nouns and self.kind != "category":
             raise ValueError(f"facet {self.name!r} is a {self.kind} facet; `nouns` name a category facet's values "
                              "(\"which plans\"): remove them")

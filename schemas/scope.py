@@ -51,8 +51,8 @@ def inheriting(filters: Mapping[str, str], config: Config) -> list[str]:
 
 def where(filters: Mapping[str, str], config: Config, all_versions: bool = False) -> str | None:
     """A step's filters as a LanceDB `where` clause (SQL): each category value, or none where the facet inherits;
-    a year or date exactly. Version pruning (`is_current`) unless `all_versions` or a year or date filter, which
-    names the version wanted."""
+    a year or date exactly. Version pruning (`is_current`) unless `all_versions` or a year, a date or a version
+    facet's filter (a release), which names the version wanted."""
     clauses = []
     for name, value in filters.items():
         facet = config.facet(name)
@@ -66,7 +66,7 @@ def where(filters: Mapping[str, str], config: Config, all_versions: bool = False
             clauses.append(f"{name} = {sql_string(value)}")
         else:
             clauses.append(f"({name} = {sql_string(value)} OR {name} IS NULL OR {name} = '')")
-    if not all_versions and not any(config.facet(f).kind != "category" for f in filters):
+    if not all_versions and not any(config.facet(f).kind != "category" or config.facet(f).version for f in filters):
         clauses.append("is_current")
     return " AND ".join(clauses) or None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -197,7 +198,7 @@ def retrieve(question: str, plan: Plan | None, index: Index, lexicon: Lexicon, b
     `rerank`: within each step's part, the chunks are ordered against the original question before the merge
     (the part still keeps its quota under round robin)."""
     parts: list[StepResult] = []
-    versions = names_a_version(lexicon.extract(question), index.config)
+    versions = names_a_version(lexicon.extract(question), index.config, question)
     if plan is None or keep_original:
         parts.append(search_original(question, index, budget, k, versions))
     if plan is not None:
@@ -209,11 +210,19 @@ def retrieve(question: str, plan: Plan | None, index: Index, lexicon: Lexicon, b
     return got
 
 
-def names_a_version(constraints: Iterable[Constraint], config: Config) -> bool:
-    """Whether a question names a year or a date: then its whole-question search reads every version (the one in
-    force then may be superseded now); else only the current ones, as a step with no such filter does."""
-    kinds = {f.name: f.kind for f in config.facets}
-    return any(kinds.get(c.facet) in ("year", "date") for c in constraints)
+_YEAR_WRITTEN = re.compile(r"(?<![\w.,])(?:19|20)[0-9]{2}(?![\w.,])")  # "2025", not "12025" nor "2,025"
+
+
+def names_a_version(constraints: Iterable[Constraint], config: Config, question: str = "") -> bool:
+    """Whether a question names a year, a date or a value of a version facet (a release): then its whole-question
+    search reads every version (the one in force then may be superseded now); else only the current ones, as a
+    step with no such filter does. Where no facet reads years, a year written in the `question` names one too
+    ("the row quota before June 2025")."""
+    dated = {f.name for f in config.facets if f.kind in ("year", "date") or f.version}
+    if any(c.facet in dated for c in constraints):
+        return True
+    reads_years = any(f.kind in ("year", "date") for f in config.facets)
+    return not reads_years and _YEAR_WRITTEN.search(question) is not None
 
 
 def step_depth(k: int, budget: int) -> int:

@@ -26,6 +26,7 @@ from schemas.entity import TITLE
 from schemas.plan import PLAN_WORDS
 from schemas.text import fold, letter_runs, plain_words
 from tasks.index.corpus import Document, sample_corpus
+from tasks.index.enrich import parse_effective
 from tasks.index.ordinary import name_uses, ordinary_words
 from tasks.ingest.survey import LogSurvey, survey_logs
 
@@ -55,6 +56,7 @@ class Verdict:
     note: str = ""  # what could not be decided about it
     keep: list[str] = field(default_factory=list)  # a category facet's values to list: ordinary words it keeps
     nouns: list[str] = field(default_factory=list)  # what questions may call its values ("plan"), beside its name
+    version: bool = False  # its values name versions, each on one date (a release)
 
 
 @dataclass
@@ -119,7 +121,29 @@ def judge_keys(docs: list[Document], plain: set[str] | None = None) -> list[Verd
             v.note = f"{v.key}: would be a facet named {v.name!r}, which another key (or qualifiers) names; rename one"
             v.kind, v.why = None, f"{v.why}, but its name {v.name!r} is taken"
         names[v.name] += 1
+    for v in verdicts:
+        if v.kind == "category" and (dates := version_dates(v.key, docs)):
+            v.version = True
+            shown = ", ".join(f"{value} on {day}" for value, day in list(dates.items())[:3])
+            v.why += f"; each value takes effect on one date ({shown}{', ...' if len(dates) > 3 else ''}): a version"
     return verdicts
+
+
+def version_dates(key: str, docs: list[Document]) -> dict[str, str]:
+    """Value -> the one effective date of the documents giving it, where the key's values name versions (a
+    release): every value that dated documents give has one date, two values or more, on two dates or more, and
+    some value on two dated documents or more (one document a value proves nothing); else empty."""
+    dates: dict[str, set[str]] = {}
+    seen: Counter[str] = Counter()
+    for d in docs:
+        value, day = d.metadata.get(key), d.metadata.get("effective_from") or parse_effective(d.text)
+        if isinstance(value, str) and value and day:
+            dates.setdefault(value, set()).add(str(day))
+            seen[value] += 1
+    if (len(dates) < 2 or any(len(days) != 1 for days in dates.values()) or max(seen.values()) < 2
+            or len({next(iter(days)) for days in dates.values()}) < 2):
+        return {}
+    return {value: next(iter(days)) for value, days in sorted(dates.items(), key=lambda kv: min(kv[1]))}
 
 
 def _judge(key: str, values: list[Any], documents: int, plain: set[str], texts: list[str]) -> Verdict:
@@ -301,6 +325,8 @@ def _facet_lines(verdicts: list[Verdict]) -> list[str]:
             lines.append(f"    values: [{', '.join(json.dumps(kept, ensure_ascii=False) for kept in v.keep)}]")
         if v.nouns:
             lines.append(f"    nouns: [{', '.join(json.dumps(n) for n in v.nouns)}]")
+        if v.version:
+            lines.append("    version: true")
     if others:
         lines.append("# Not facets:")
         lines += [line for v in others for line in _comment(f"  {_short(v.key, 40)}: {v.why}", hang="    ")]

@@ -131,6 +131,9 @@ def test_versions_and_bridges_are_as_documented(chunks: list[EnrichedChunk], lab
         before, after = by_doc[old].effective_from, by_doc[new].effective_from
         assert before is not None and after is not None and before < after <= RUN_DATE
         assert release[old] != release[new]  # a release is a category value of each version
+        # release is a version facet: the older of a pair is superseded by the newer, which is in force
+        assert (by_doc[old].superseded_by, by_doc[old].is_current) == (new, False)
+        assert (by_doc[new].supersedes, by_doc[new].is_current) == (old, True)
     assert not by_doc["run-history-retention-2027"].is_current  # 5.1 takes effect in 2027
     kinds = set()
     for q in (q for q in labeled if q.shape == "bridge"):

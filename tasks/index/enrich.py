@@ -209,9 +209,9 @@ def policy_keys(docs: Sequence[Document], effective_of: dict[str, date | None]) 
 
 def _check_superseded_facets(chunks: Sequence[EnrichedChunk], doc_by_id: dict[str, Document],
                              config: Config) -> None:
-    """A document that names the version it supersedes must share its category facets (its office), or the
-    two would not be versions of one policy."""
-    categories = [f.name for f in config.facets if f.kind == "category"]
+    """A document that names the version it supersedes must share its category facets (its office; a facet
+    whose values name versions aside), or the two would not be versions of one policy."""
+    categories = scoping_facets(config)
     facets = {e.chunk.doc_id: {n: e.facets.get(n) for n in categories} for e in chunks}
     for doc_id, d in doc_by_id.items():
         target = d.metadata.get("supersedes")
@@ -226,8 +226,14 @@ def _check_superseded_facets(chunks: Sequence[EnrichedChunk], doc_by_id: dict[st
                               f"{', '.join(categories)}: set the same value, or remove the key")
 
 
+def scoping_facets(config: Config) -> list[str]:
+    """The category facets that part versions: two documents at two offices are two policies, at two releases (a
+    facet with `version: true`) two versions of one."""
+    return [f.name for f in config.facets if f.kind == "category" and not f.version]
+
+
 def _link_versions(chunks: list[EnrichedChunk], config: Config, run_date: date) -> None:
-    categories = [f.name for f in config.facets if f.kind == "category"]
+    categories = scoping_facets(config)
     versions: dict[tuple[Any, ...], dict[str, date]] = defaultdict(dict)
     for e in chunks:
         if e.effective_from is not None:

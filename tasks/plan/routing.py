@@ -217,7 +217,7 @@ def decide_route(template: Plan, samples: list[Skeleton], index: Index, lexicon:
         if vocab.get("used"):
             plan = worded(plan, vocabulary)
         original = search_original(question, index, budget, k,  # each search once, merged three ways
-                                   names_a_version(sk.constraints, index.config))
+                                   names_a_version(sk.constraints, index.config, question))
         steps = run_plan(plan, index, lexicon, step_depth(k, budget))
         one = merge_parts(question, [original], index, budget, merge, rerank)
         split = merge_parts(question, steps, index, budget, merge, rerank, fill=original)
