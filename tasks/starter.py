@@ -125,7 +125,8 @@ def judge_keys(docs: list[Document], plain: set[str] | None = None) -> list[Verd
         if v.kind == "category" and (dates := version_dates(v.key, docs)):
             v.version = True
             shown = ", ".join(f"{value} on {day}" for value, day in list(dates.items())[:3])
-            v.why += f"; each value takes effect on one date ({shown}{', ...' if len(dates) > 3 else ''}): a version"
+            more = ", ..." if len(dates) > 3 else ""
+            v.why += f"; each value takes effect on one date ({shown}{more}): its values name versions"
     return verdicts
 
 
