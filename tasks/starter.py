@@ -233,8 +233,9 @@ def value_nouns(values: list[str], texts: list[str], name: str) -> list[str]:
             for m in beside.finditer(text):
                 for word in m.groups():
                     if word and word not in PLAN_WORDS:  # no function word: not "the", "your", "all"
-                        near.setdefault(_singular(word), set()).add(value)
-                        times[_singular(word)] += 1
+                        noun = _singular(word)
+                        near.setdefault(noun, set()).add(value)
+                        times[noun] += 1
     need = max(2, (len(values) + 1) // 2)
     nouns = [w for w, seen in near.items() if len(seen) >= need and w != name.replace("_", " ")]
     return sorted(nouns, key=lambda w: (-len(near[w]), -times[w], w))[:MAX_NOUNS]

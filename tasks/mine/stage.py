@@ -84,8 +84,7 @@ def mine(ing: Ingested, lexicon: Lexicon, scrub: Scrubber, plain: list[str], con
         linked = followups.link(ing, config, rules, followups.shape_lookup(shapes), replaying.result())
         writing = background.submit(write_questions, cursor, ing, shapes, staging)  # once the sort is done
         classifying.result()
-        mark_bridges(shapes, find_bridges(shapes, _bridge_rows(index, config), lexicon, config,
-                                          set(index.plain_words())))
+        mark_bridges(shapes, find_bridges(shapes, _bridge_rows(index, config), lexicon, config, set(plain)))
         saving = beside.submit(vectors.save)  # the store's write beside the shapes'
         write_shapes(shapes, staging)
         memory.remember_examples(s["example"] for s in shapes if s["recurring"])

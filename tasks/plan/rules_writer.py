@@ -62,7 +62,7 @@ def _split(text: str, facet: str, slots: list[str], config: Config) -> Plan:
     with it by position ("{source} on {published_date} and {source} on {published_date}")."""
     words = [w for w in config.classify.comparison + config.classify.temporal if " " not in w and len(w) > 2]
     by_facet = _facet_slots(text, config)
-    shared = {f: "{" + ss[0] + "}" for f, ss in by_facet.items() if len(ss) == 1 and f != facet}
+    shared = {f: slot for f, slot in _named_once(by_facet).items() if f != facet}
     paired = {f: ss for f, ss in by_facet.items() if f != facet and len(ss) == len(slots)}
     others = [o for ss in paired.values() for o in ss]
     steps = [Step(id=f"s{n}", query=_part_query(text, s, [o for o in slots if o != s] + others, words),
@@ -115,7 +115,7 @@ def _each_value(text: str, span: tuple[int, int], facet: str, values: list[str],
     ones ("which plans include sso" -> "Business include sso" under tier Business); a facet the question names
     once filters every step. None where no content word is left ("what office am i in"): no step would search
     anything but a value."""
-    shared = {f: "{" + ss[0] + "}" for f, ss in _facet_slots(text, config).items() if len(ss) == 1}
+    shared = _named_once(_facet_slots(text, config))
     rest = " ".join(w for w in f"{text[:span[0]]} {text[span[1]:]}".split() if w not in PLAN_WORDS)
     if not set(rest.split()) - FUNCTION_WORDS:
         return None
@@ -131,11 +131,17 @@ def _facet_slots(text: str, config: Config) -> dict[str, list[str]]:
     return by_facet
 
 
+def _named_once(by_facet: Mapping[str, list[str]]) -> dict[str, str]:
+    """Facet -> its slot ("{office_1}"), for each facet a question names once: a filter every step of a split
+    holds (a facet named twice stays in the text)."""
+    return {facet: "{" + slots[0] + "}" for facet, slots in by_facet.items() if len(slots) == 1}
+
+
 def _entity_plan(text: str, names: list[str], config: Config) -> Plan:
     """A question about two or more named things searches each on its own: the name and the question's content
     words ("were {entity_1} and {entity_2} of the same nationality" -> "{entity_1} nationality", "{entity_2}
     nationality"), under the facet values it names once. A name fills query text, never a filter."""
-    filters = {facet: "{" + slots[0] + "}" for facet, slots in _facet_slots(text, config).items() if len(slots) == 1}
+    filters = _named_once(_facet_slots(text, config))
     drop = PLAN_WORDS | {w for c in config.classify.comparison for w in folded(c).split()}
     # the names and the filtered slots leave the text; a facet named twice stays in it ("in {office_1} and
     # {office_2}"): no one filter holds it
@@ -221,5 +227,5 @@ def _template(skeleton: str, shape_type: str, config: Config, reach: Reach | Non
             if 2 <= len(values) <= config.planning.max_steps and (
                     wanted is None and kinds.get(facet) in ("year", "date") or kinds.get(facet) == wanted):
                 return _split(text, facet, values, config)
-    filters = {facet: "{" + values[0] + "}" for facet, values in by_facet.items() if len(values) == 1}
+    filters = _named_once(by_facet)
     return Plan(steps=[Step(id="s1", query=text, filters=filters)])
