@@ -795,6 +795,25 @@ def test_a_value_named_once_filters_every_step_of_a_split(skeleton: str, shape_t
         assert not re.search(r"\b(?:in|on|of|for|and) (?:in|on|of|for|and|$)", step.query), step.query
 
 
+@pytest.mark.parametrize(("skeleton", "queries"), [
+    ("how often is the laptop backed up in {office} compared with {office}",
+     ["how often is the laptop backed up in {office_1}", "how often is the laptop backed up in {office_2}"]),
+    ("which laptops can a {office} engineer order compared with a {office} engineer",
+     ["which laptops can a engineer order in {office_1}", "which laptops can a engineer order in {office_2}"]),
+    ("comparing parental leave in {office} and {office}",
+     ["parental leave in {office_1}", "parental leave in {office_2}"]),
+])
+def test_a_split_step_drops_every_form_of_the_comparison_words(skeleton: str, queries: list[str]) -> None:
+    """A comparison word leaves each step's query in any of its forms, with the preposition after it ("compared
+    with"), and so does a repeat of the question's own words after it ("... compared with a Lisbon engineer")."""
+    from schemas.config import load_config
+    from tasks.plan.rules_writer import write_template
+    from tests.conftest import DEMO_CONFIG
+
+    plan = write_template(skeleton, "comparison", load_config(DEMO_CONFIG))
+    assert [s.query for s in plan.steps] == queries
+
+
 def test_constraints_listed_in_another_order_are_one_sample() -> None:
     """One value set is one cache key and one sample, whichever order its questions listed the constraints in."""
     from tasks.plan.stage import _samples

@@ -46,12 +46,22 @@ def slotted(skeleton: str, facets: list[str] | None = None) -> str:
     return " ".join(_PLACEHOLDER.sub(number, skeleton).split())
 
 
+def _forms(word: str) -> str:
+    """A pattern of `word` and its inflections ("compare": compares, compared, comparing)."""
+    stem = re.escape(word[:-1] if word.endswith("e") else word)
+    return rf"(?:{re.escape(word)}|{stem}(?:es|ed|ing|s|d)?)" if word.isalpha() else re.escape(word)
+
+
 def _part_query(text: str, keep: str, drop: list[str], strip_words: list[str]) -> str:
     """The skeleton narrowed to one part: other values of the split facet and comparison words removed, tidied."""
     for slot in [*drop, keep]:
         text = re.sub(rf"\s*(?:\b{_JOINERS}\s+)?(?:the\s+)?\{{{re.escape(slot)}\}}", " ", text)
     for w in strip_words:
-        text = re.sub(rf"(?<!\w){re.escape(w)}(?!\w)", " ", text)
+        pattern = rf"(?<!\w){_forms(w)}(?:\s+(?:with|to|from|against))?(?!\w)"
+        m = re.search(rf"{pattern}(?P<tail>.*)$", text)
+        if m and set(m.group("tail").split()) <= set(text[:m.start()].split()):  # "... compared with a workspace"
+            text = text[:m.start()]
+        text = re.sub(pattern, " ", text)
     text = re.sub(rf"(?:\s+\b{_JOINERS})+\s*$", "", " ".join(text.split()))
     return f"{tidy(text)} in {{{keep}}}"
 
