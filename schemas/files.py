@@ -53,11 +53,12 @@ CONFIG = PublishedFile("config.json", "plan", reader="plan", needed=True)  # the
 LEXICON = PublishedFile("lexicon.json", "plan", reader="plan", needed=True)  # the facet values the lexicon reads
 VOCABULARY = PublishedFile("vocabulary.json", "plan", reader="plan")  # plans in the corpus's words
 CLASS_ROUTES = PublishedFile("class_routes.json", "plan", reader="plan")  # routes of unlogged skeletons by class
+BRIDGE_TERMS = PublishedFile("bridge_terms.json", "plan", reader="plan")  # bridges of unlogged skeletons by term
 GATE = PublishedFile("gate.json", "publish")  # the quality gate's figures: the next run's baseline
 MANIFEST = PublishedFile("manifest.json", "publish")  # what is in the run folder (`Manifest`)
 
 FILES = (CHUNKS, SHAPES, QUESTIONS, QUARANTINE, MERGE, PLAIN_WORDS, NAMES, TEMPLATES, CACHE, CONFIG, LEXICON,
-         VOCABULARY, CLASS_ROUTES, GATE, MANIFEST)
+         VOCABULARY, CLASS_ROUTES, BRIDGE_TERMS, GATE, MANIFEST)
 
 
 def written_by(stage: Stage) -> tuple[str, ...]:

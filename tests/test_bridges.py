@@ -13,11 +13,13 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from planbake.cli import app
-from schemas.bridge import asks_more, phrase
+from schemas.bridge import SPLITS, Bridge, asks_more, phrase, served, served_bridge, terms
 from schemas.config import Config, Facet
 from schemas.extract import Lexicon
+from schemas.files import BRIDGE_TERMS
 from schemas.plan import PLAN_WORDS
-from tasks.mine.bridges import find_bridges, mark_bridges, terms
+from schemas.publication import current_run
+from tasks.mine.bridges import find_bridges, mark_bridges
 from tests.conftest import DEMO_CONFIG, write_log
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,3 +133,47 @@ def test_a_bridge_through_a_thing_the_demo_never_mentions(tmp_path: Path, prefec
         assert doc["lookup"]["shape_type"] == "bridge" and doc["lookup"]["route"] in ("split", "split_original")
         first, second = doc["parts"][:2]
         assert first["answer"] == office and second["filters"] == {"office": office}, doc["parts"]
+    # a question no one logged that names the thing is planned through it too (the served bridge terms)
+    assert json.loads((current_run(out) / BRIDGE_TERMS.name).read_text())["design summit"]["route"] in SPLITS
+    for year, office in ((2025, "Amsterdam"), (2026, "Warsaw")):
+        res = CliRunner().invoke(app, ["retrieve", f"Is lunch provided for vegetarians at the {year} design summit?",
+                                       "--out", str(out), "--json"])
+        assert res.exit_code == 0, res.output
+        doc = json.loads(res.stdout)
+        assert doc["lookup"]["source"] == "class" and doc["lookup"]["shape_type"] == "bridge", doc["lookup"]
+        first, second = doc["parts"][:2]
+        assert first["answer"] == office and second["filters"] == {"office": office}, doc["parts"]
+    # naming an office, the question asks of that office: no bridge
+    res = CliRunner().invoke(app, ["retrieve", "Is lunch provided for vegetarians at the design summit in Berlin?",
+                                   "--out", str(out), "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["lookup"]["shape_type"] != "bridge", res.output
+
+
+def _served(term: str, ties: dict[str, str], routes: list[str], named: bool = False) -> dict[str, Any]:
+    return served((Bridge(term, "office", ties, 2, named), r) for r in routes)
+
+
+def test_a_term_is_served_where_most_of_its_shapes_split_and_the_corpus_shows_a_thing() -> None:
+    """An event placed by year or a thing written as a name is served; a topic one office's chunks happen to hold
+    ("customer", no year, no name) never is, however its shapes were routed."""
+    assert _served("design summit", {"2025": "Berlin"}, ["split", "one_search"]) == {}  # not more splits
+    doc = _served("design summit", {"2025": "Berlin", "2026": "Lisbon"}, ["split", "split_original", "split"])
+    assert doc["design summit"]["route"] == "split" and doc["design summit"]["split_shapes"] == 3
+    assert _served("ledger", {"": "Berlin"}, ["split_original"], named=True)["ledger"]["route"] == "split_original"
+    assert _served("customer", {"": "Berlin"}, ["split", "split"]) == {}
+
+
+def test_a_served_term_bridges_a_question_only_without_a_category_value_and_with_its_year() -> None:
+    terms_served = {**_served("design summit", {"2025": "Berlin", "2026": "Lisbon"}, ["split"]),
+                    **_served("ledger", {"": "Porto"}, ["split"], named=True)}
+    kinds = {"office": "category", "year": "year"}
+
+    def bridge(skeleton: str, named: list[str]) -> str | None:
+        found = served_bridge(skeleton, named, kinds, terms_served, {"berlin", "lisbon", "porto"})
+        return found[0].term if found else None
+
+    assert bridge("is lunch provided at the {year} design summit", ["year"]) == "design summit"
+    assert bridge("is lunch provided at the design summit", []) is None  # which year's office: unknown
+    assert bridge("is lunch provided at the design summit in {office}", ["office"]) is None
+    assert bridge("when are backups of the ledger platform kept", []) == "ledger"
+    assert bridge("the ledger platform", []) is None  # nothing asked beside the thing

@@ -196,12 +196,12 @@ def test_the_readers_lists_derive_from_the_files() -> None:
         "mine": ("shapes.parquet", "questions.parquet", "quarantine.parquet", "merge.npz", "plain_words.json",
                  "names.json"),
         "plan": ("templates.parquet", "cache.parquet", "config.json", "lexicon.json", "vocabulary.json",
-                 "class_routes.json")}
+                 "class_routes.json", "bridge_terms.json")}
     assert NEEDED == {"mine": ("shapes.parquet", "questions.parquet"),
                       "plan": ("templates.parquet", "cache.parquet", "config.json", "lexicon.json")}
     assert READS.keys() == NEEDED.keys() and READS["mine"] == NEEDED["mine"]
     assert READS["plan"] == ("plain_words.json", "names.json", *NEEDED["plan"], "vocabulary.json",
-                             "class_routes.json")
+                             "class_routes.json", "bridge_terms.json")
 
 
 def test_a_published_run_holds_the_declared_files_with_their_schemas(demo_publication: Path) -> None:

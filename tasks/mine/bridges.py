@@ -22,35 +22,18 @@ tie only a shape with a year.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from schemas.bridge import Bridge, asks_more, phrase
+from schemas.bridge import Bridge, asked_terms, value_words
 from schemas.config import Config
 from schemas.extract import Lexicon
-from schemas.plan import PLAN_WORDS
-from schemas.text import fold, words
+from schemas.text import words
 from tasks.index.ordinary import name_uses
 
-_SLOT = re.compile(r"\{[a-z_0-9]+\}")
-MIN_LETTERS = 3  # shorter words ("it", "hr") are too often something else
 OPENING_WORDS = 15  # a chunk whose first words hold a term is about it
 MIN_PLACED = 0.5  # share of the chunks holding a term that must name one value: most mentions place the thing
-
-
-def terms(skeleton: str) -> list[str]:
-    """The skeleton's content words and pairs of them side by side, longest first, in text order."""
-    runs: list[list[str]] = [[]]
-    for w in _SLOT.sub(" | ", skeleton).split():
-        w = words(w)
-        if not w or w in PLAN_WORDS or len(w) < MIN_LETTERS or not w.isalpha():
-            runs.append([])
-        else:
-            runs[-1].append(w)
-    pairs = [f"{a} {b}" for run in runs for a, b in zip(run, run[1:], strict=False)]
-    return pairs + [w for run in runs for w in run]
 
 
 def find_bridges(shapes: list[dict[str, Any]], chunks: Iterable[dict[str, Any]], lexicon: Lexicon,
@@ -61,14 +44,12 @@ def find_bridges(shapes: list[dict[str, Any]], chunks: Iterable[dict[str, Any]],
     cats = [f.name for f in config.facets if f.kind == "category"]
     year = next((f.name for f in config.facets if f.kind == "year"), None)
     kinds = {f.name: f.kind for f in config.facets}
-    values = {fold(str(v)) for vals in lexicon.values.values() for v in vals} | {
-        fold(a) for f in config.facets for a in f.aliases}
+    values = value_words(lexicon.values, config)
     wanted: dict[str, list[str]] = {}
     for s in shapes:
         named = [f for f in s["signature"].split("|", 1)[0].split(",") if f]
         if s["recurring"] and cats and not any(kinds.get(f) == "category" for f in named):
-            wanted[s["shape_id"]] = [t for t in terms(s["skeleton"]) if t not in values
-                                     and (span := phrase(s["skeleton"], t)) and asks_more(s["skeleton"], span)]
+            wanted[s["shape_id"]] = asked_terms(s["skeleton"], values)
     needed = {t for ts in wanted.values() for t in ts}
     if not needed:
         return {}
@@ -117,7 +98,7 @@ def find_bridges(shapes: list[dict[str, Any]], chunks: Iterable[dict[str, Any]],
                 rank = (placed[(t, tie[0])] / count[t], t in names)
                 best = out.get(s["shape_id"])
                 if best is None or rank > (best.chunks / count[best.term], best.term in names):
-                    out[s["shape_id"]] = Bridge(t, tie[0], tie[1], placed[(t, tie[0])])
+                    out[s["shape_id"]] = Bridge(t, tie[0], tie[1], placed[(t, tie[0])], t in names)
     return out
 
 

@@ -4,7 +4,11 @@ for (`schemas.class_routes`), gets the rule writer's plan for its own skeleton, 
 The class is read from the question alone (its type by the classifier's rules, its slot facets), the plan from its
 own words, the filters from its own values: no plan or value of another question is served. A class the
 publication does not route to a split, a plan of one step, or a plan the checks refuse leaves the miss as it was
-(one search, or the online planner where one is configured)."""
+(one search, or the online planner where one is configured).
+
+A question that names no category value but a thing the log's bridge shapes ask about, and that their measured
+routes serve (`schemas.bridge.served`: "the 2026 security summit"), gets the bridge plan for its own words
+instead: a step finds the thing, code reads its value from the evidence, a second step searches under it."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from collections.abc import Sequence
 from datetime import date, datetime
 
 from schemas import class_routes
+from schemas.bridge import Bridge, served_bridge, value_words
 from schemas.cache import NO_SHAPE, LookupResult, PlanCache, utc_date
 from schemas.config import Config
 from schemas.each_value import each_value_span
@@ -44,10 +49,21 @@ def class_of(sk: Skeleton, cache: PlanCache) -> tuple[str, str]:
     return rules_class(sk.text, constraint_columns(sk.constraints)[0], cache.lexicon.config)
 
 
+def term_bridge(sk: Skeleton, cache: PlanCache) -> tuple[Bridge, str] | None:
+    """(bridge, route) of a skeleton that names a term the publication serves bridges for (`schemas.bridge.served`)
+    and no category value; else None."""
+    if not cache.bridge_terms:
+        return None
+    config = cache.lexicon.config
+    named = [f for f in constraint_columns(sk.constraints)[0].split("|", 1)[0].split(",") if f]
+    return served_bridge(sk.text, named, {f.name: f.kind for f in config.facets}, cache.bridge_terms,
+                         value_words(cache.lexicon.values, config))
+
+
 def plan_by_class(cache: PlanCache, res: LookupResult, question: str, when: date) -> LookupResult:
     """`res`, the lookup of `question` on `when`, with its class's split plan when it found no shape, the
-    publication routes its class to a split, and the rule writer's plan for it has two or more steps and passes
-    the checks; else `res` unchanged. Only a miss for want of a shape is planned: a refused question (instruction
+    publication routes its class to a split (or serves a bridge term it names: `term_bridge`, which goes first),
+    and the rule writer's plan for it has two or more steps and passes the checks; else `res` unchanged. Only a miss for want of a shape is planned: a refused question (instruction
     text), a follow-up that did not resolve (no previous question, ambiguous) or any other miss is left as it is;
     a resolved follow-up is planned as the standalone question it resolved to."""
     if (res.hit or res.shape_id is not None or res.plan is not None or not res.skeleton
@@ -56,13 +72,18 @@ def plan_by_class(cache: PlanCache, res: LookupResult, question: str, when: date
     sk = cache.lexicon.skeleton(cache.scrub(res.resolved or question), when)
     if sk.text != res.skeleton:
         return res
+    config = cache.lexicon.config
     key, shape_type = class_of(sk, cache)
     decided = cache.class_routes.get(key)
     route = decided.get("route", "one_search") if isinstance(decided, dict) else "one_search"
+    bridge = None
+    if shape_type in ("single", "bridge") and (found := term_bridge(sk, cache)) is not None:
+        bridge, route = found  # a thing the log's bridge shapes ask about, routed to a split there
+        shape_type, key, decided = "bridge", f"bridge term {bridge.term}", cache.bridge_terms[bridge.term]
+    planned = f"through its bridge term '{bridge.term}'" if bridge is not None else f"by its class {key}"
     if route not in class_routes.SPLITS:
         return res
-    config = cache.lexicon.config
-    template = write_template(sk.text, shape_type, config, values=cache.lexicon.values)
+    template = write_template(sk.text, shape_type, config, bridge=bridge, values=cache.lexicon.values)
     if len(template.steps) < 2:
         return res
     status = check_template(template, {"shape_id": CLASS, "skeleton": sk.text, "type": shape_type}, config,
@@ -79,7 +100,7 @@ def plan_by_class(cache: PlanCache, res: LookupResult, question: str, when: date
     trace = {**res.trace, "class": key, "class_route": copy.deepcopy(decided)}  # each lookup's trace its own
     view = PlanView(doc)
     res.route, res.plan, res.source, res.shape_type = route, view, CLASS, shape_type
-    res.reason = f"{res.reason}; planned by its class {key}"
+    res.reason = f"{res.reason}; planned {planned}"
     res.where, res.trace = where, trace
     return res
 

@@ -16,12 +16,12 @@ from prefect.cache_policies import NO_CACHE
 
 from schemas import class_routes
 from schemas.arrow import KEYS, CacheRow, read_published
-from schemas.bridge import Bridge
+from schemas.bridge import Bridge, served, write_served
 from schemas.config import Config
 from schemas.constraint import Constraint
 from schemas.digest import fingerprint
 from schemas.extract import Lexicon, Skeleton, cache_key, fill_skeleton
-from schemas.files import CACHE, CLASS_ROUTES, CONFIG, LEXICON, TEMPLATES, VOCABULARY
+from schemas.files import BRIDGE_TERMS, CACHE, CLASS_ROUTES, CONFIG, LEXICON, TEMPLATES, VOCABULARY
 from schemas.plan import (
     Plan,
     PlanError,
@@ -324,6 +324,9 @@ def plan_shapes(shapes_path: Path, questions_path: Path, config: Config, lexicon
             bar.advance(1)
     templates.sort(key=lambda t: t["shape_id"])  # the same file whichever templates were reused
     class_routes.write(staging / CLASS_ROUTES.name, class_routes.decide(by_class(templates, shapes)))
+    bridge_of = {s["shape_id"]: Bridge.from_json(s.get("bridge")) for s in shapes}
+    write_served(staging / BRIDGE_TERMS.name, served(
+        (b, t["route"]) for t in templates if t["valid"] and t["check_ok"] and (b := bridge_of.get(t["shape_id"]))))
     pq.write_table(pa.Table.from_pylist(templates, TEMPLATES.schema), staging / TEMPLATES.name)
     pq.write_table(pa.Table.from_pylist([e.to_row() for e in sorted(entries, key=lambda e: e.key)], CACHE.schema),
                    staging / CACHE.name)
