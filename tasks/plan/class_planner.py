@@ -63,9 +63,10 @@ def term_bridge(sk: Skeleton, cache: PlanCache) -> tuple[Bridge, str] | None:
 def plan_by_class(cache: PlanCache, res: LookupResult, question: str, when: date) -> LookupResult:
     """`res`, the lookup of `question` on `when`, with its class's split plan when it found no shape, the
     publication routes its class to a split (or serves a bridge term it names: `term_bridge`, which goes first),
-    and the rule writer's plan for it has two or more steps and passes the checks; else `res` unchanged. Only a miss for want of a shape is planned: a refused question (instruction
-    text), a follow-up that did not resolve (no previous question, ambiguous) or any other miss is left as it is;
-    a resolved follow-up is planned as the standalone question it resolved to."""
+    and the rule writer's plan for it has two or more steps and passes the checks; else `res` unchanged. Only a
+    miss for want of a shape is planned: a refused question (instruction text), a follow-up that did not resolve
+    (no previous question, ambiguous) or any other miss is left as it is; a resolved follow-up is planned as the
+    standalone question it resolved to."""
     if (res.hit or res.shape_id is not None or res.plan is not None or not res.skeleton
             or res.route != "online_planner" or res.reason != NO_SHAPE or res.unresolved):
         return res
