@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,9 +52,10 @@ class Bridge:
 
     def is_thing(self) -> bool:
         """Whether the corpus shows the term as a thing rather than a topic: it writes it as a name ("the Ledger
-        platform"), or places it by year (an event held somewhere each year: "the 2026 engineering offsite"). A
-        topic that one site's chunks happen to hold ("customer") is neither."""
-        return self.named or any(year for year in self.ties)
+        platform"), or places it at another value in another year (an event held somewhere each year: "the 2026
+        engineering offsite"). A topic that one site's chunks happen to hold ("customer"), in one year or in many,
+        is neither."""
+        return self.named or len({value for year, value in self.ties.items() if year}) >= 2
 
     def reason(self) -> str:
         shown = ", ".join(f"{y}: {v}" if y else v for y, v in sorted(self.ties.items()))
@@ -114,19 +116,23 @@ def asks_more(text: str, span: tuple[int, int]) -> bool:
 
 
 def served(measured: Iterable[tuple[Bridge, str]]) -> dict[str, dict[str, Any]]:
-    """Term -> its bridge and route, from (bridge, route) of each sound bridge shape: a term is served where the
-    corpus shows it as a thing (`Bridge.is_thing`) and more of its shapes were routed to a split than to one search
-    (the route most of them took)."""
+    """Term -> its bridge and route, from (bridge, route) of each sound bridge shape: a term is served where more of
+    its shapes were routed to a split than to one search (the route most of them took) and the bridge its split
+    shapes hold most is a thing (`Bridge.is_thing`)."""
     by_term: dict[str, list[tuple[Bridge, str]]] = {}
     for bridge, route in measured:
-        if bridge.is_thing():
-            by_term.setdefault(bridge.term, []).append((bridge, route))
+        by_term.setdefault(bridge.term, []).append((bridge, route))
     out: dict[str, dict[str, Any]] = {}
     for term, rows in sorted(by_term.items()):
-        splits = [r for _, r in rows if r in SPLITS]
-        if 2 * len(splits) > len(rows):
-            route = max(SPLITS, key=lambda r: (splits.count(r), r == "split"))
-            out[term] = {"bridge": json.loads(rows[0][0].to_json()), "route": route, "shapes": len(rows),
+        splits = [(b, r) for b, r in rows if r in SPLITS]
+        if 2 * len(splits) <= len(rows):
+            continue
+        held = Counter(b.to_json() for b, _ in splits).most_common(1)[0][0]
+        bridge = Bridge.from_doc(json.loads(held))
+        if bridge.is_thing():
+            routes = [r for _, r in splits]
+            route = max(SPLITS, key=lambda r: (routes.count(r), r == "split"))
+            out[term] = {"bridge": json.loads(held), "route": route, "shapes": len(rows),
                          "split_shapes": len(splits)}
     return out
 
@@ -136,19 +142,31 @@ def write_served(path: Path, terms_served: Mapping[str, Mapping[str, Any]]) -> N
 
 
 def read_served(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """A publication's served bridge terms; none for a publication made before them."""
+    """A publication's served bridge terms (each entry as `served` writes it; another is left out); none for a
+    publication made before them."""
     path = run_dir / BRIDGE_TERMS.name
     if not path.exists():
         return {}
     doc = json.loads(path.read_text(encoding="utf-8"))
-    return doc if isinstance(doc, dict) else {}
+    return {term: entry for term, entry in doc.items() if _well_formed(entry)} if isinstance(doc, dict) else {}
+
+
+def _well_formed(entry: Any) -> bool:
+    if not isinstance(entry, dict) or entry.get("route") not in SPLITS or not isinstance(entry.get("bridge"), dict):
+        return False
+    try:
+        Bridge.from_doc(entry["bridge"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return False
+    return True
 
 
 def served_bridge(skeleton: str, named: Collection[str], kinds: Mapping[str, str],
                   terms_served: Mapping[str, Mapping[str, Any]], values: Collection[str]
                   ) -> tuple[Bridge, str] | None:
     """(bridge, route) of the first served term a skeleton asks about (`asked_terms`), where it names no category
-    value (`named`: its slots' facets) and, for a thing placed by year, names a year; else None."""
+    value (`named`: its slots' facets) and, for a thing placed at another value each year, names a year; else
+    None."""
     if not terms_served or any(kinds.get(f) == "category" for f in named):
         return None
     has_year = any(kinds.get(f) == "year" for f in named)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from planbake.cli import app
-from schemas.bridge import SPLITS, Bridge, asks_more, phrase, served, served_bridge, terms
+from schemas.bridge import SPLITS, Bridge, asks_more, phrase, read_served, served, served_bridge, terms
 from schemas.config import Config, Facet
 from schemas.extract import Lexicon
 from schemas.files import BRIDGE_TERMS
@@ -161,6 +161,17 @@ def test_a_term_is_served_where_most_of_its_shapes_split_and_the_corpus_shows_a_
     assert doc["design summit"]["route"] == "split" and doc["design summit"]["split_shapes"] == 3
     assert _served("ledger", {"": "Berlin"}, ["split_original"], named=True)["ledger"]["route"] == "split_original"
     assert _served("customer", {"": "Berlin"}, ["split", "split"]) == {}
+    assert _served("customer", {"2025": "Berlin", "2026": "Berlin"}, ["split"]) == {}  # one place every year
+    # every shape of the term counts: one split of three is no majority
+    assert _served("design summit", {"2025": "Berlin", "2026": "Lisbon"}, ["split", "one_search", "one_search"]) == {}
+
+
+def test_a_publication_serves_only_well_formed_bridge_terms(tmp_path: Path) -> None:
+    good = _served("design summit", {"2025": "Berlin", "2026": "Lisbon"}, ["split"])
+    (tmp_path / BRIDGE_TERMS.name).write_text(json.dumps({**good, "a": {"route": "split"}, "b": [],
+                                                          "c": {**good["design summit"], "route": "one_search"}}))
+    assert read_served(tmp_path) == good
+    assert read_served(tmp_path / "none") == {}
 
 
 def test_a_served_term_bridges_a_question_only_without_a_category_value_and_with_its_year() -> None:

@@ -802,6 +802,12 @@ def test_a_value_named_once_filters_every_step_of_a_split(skeleton: str, shape_t
      ["which laptops can a engineer order in {office_1}", "which laptops can a engineer order in {office_2}"]),
     ("comparing parental leave in {office} and {office}",
      ["parental leave in {office_1}", "parental leave in {office_2}"]),
+    # a plural is a noun, and a function word takes no preposition along
+    ("how do the changes to vpn in {office} compare with {office}",
+     ["how do the changes to vpn in {office_1}", "how do the changes to vpn in {office_2}"]),
+    ("is travel to and from the airport reimbursed in {office} and {office}",
+     ["is travel to from the airport reimbursed in {office_1}",
+      "is travel to from the airport reimbursed in {office_2}"]),
 ])
 def test_a_split_step_drops_every_form_of_the_comparison_words(skeleton: str, queries: list[str]) -> None:
     """A comparison word leaves each step's query in any of its forms, with the preposition after it ("compared

@@ -46,20 +46,26 @@ def slotted(skeleton: str, facets: list[str] | None = None) -> str:
     return " ".join(_PLACEHOLDER.sub(number, skeleton).split())
 
 
-def _forms(word: str) -> str:
-    """A pattern of `word` and its inflections ("compare": compares, compared, comparing)."""
+def _comparison(word: str) -> tuple[str, bool]:
+    """The pattern a comparison word leaves a step's query by, and whether it is a verb's: a function word ("and",
+    "than") alone; another word in its verb forms with the preposition after them ("compare": compared with,
+    comparing; "differ": differed from), never a plural ("the changes to vpn" keep their noun)."""
+    if word in PLAN_WORDS or not word.isalpha():
+        return rf"(?<!\w){re.escape(word)}(?!\w)", False
     stem = re.escape(word[:-1] if word.endswith("e") else word)
-    return rf"(?:{re.escape(word)}|{stem}(?:es|ed|ing|s|d)?)" if word.isalpha() else re.escape(word)
+    return rf"(?<!\w)(?:{re.escape(word)}d?|{stem}(?:ed|ing))(?:\s+(?:with|to|from|against))?(?!\w)", True
 
 
 def _part_query(text: str, keep: str, drop: list[str], strip_words: list[str]) -> str:
-    """The skeleton narrowed to one part: other values of the split facet and comparison words removed, tidied."""
+    """The skeleton narrowed to one part: other values of the split facet and comparison words removed, tidied. A
+    comparison verb followed by nothing but the question's own words again takes them along ("which connectors can
+    a {tier} workspace use compared with a {tier} workspace")."""
     for slot in [*drop, keep]:
         text = re.sub(rf"\s*(?:\b{_JOINERS}\s+)?(?:the\s+)?\{{{re.escape(slot)}\}}", " ", text)
     for w in strip_words:
-        pattern = rf"(?<!\w){_forms(w)}(?:\s+(?:with|to|from|against))?(?!\w)"
-        m = re.search(rf"{pattern}(?P<tail>.*)$", text)
-        if m and set(m.group("tail").split()) <= set(text[:m.start()].split()):  # "... compared with a workspace"
+        pattern, verb = _comparison(w)
+        m = re.search(rf"{pattern}(?P<tail>.*)$", text) if verb else None
+        if m and set(m.group("tail").split()) <= set(text[:m.start()].split()):
             text = text[:m.start()]
         text = re.sub(pattern, " ", text)
     text = re.sub(rf"(?:\s+\b{_JOINERS})+\s*$", "", " ".join(text.split()))
