@@ -271,6 +271,11 @@ def test_demo_cache(demo_publication: Path) -> None:
     assert 0 < sum(multi.values()) <= len(steps)
     report = (cache.run_dir / "report" / "report.md").read_text(encoding="utf-8")
     assert f"Plans of two or more steps (split: {multi['split']} of " in report
+    # what a question no one logged is served: the classes split and the bridge terms, as published
+    assert "### Questions no one logged" in report
+    assert all(f"- class `{k}`: {c['route']}" in report
+               for k, c in cache.class_routes.items() if c["route"] != "one_search")
+    assert cache.bridge_terms and all(f"- bridge term `{t}`: its office" in report for t in cache.bridge_terms)
     comparisons = [t for t in cache.templates.values() if t["type"] == "comparison" and t["route"] != "one_search"]
     top = max(comparisons, key=lambda t: t["count"])
     question = top["skeleton"].replace("{office}", "Warsaw", 1).replace("{office}", "Toronto", 1)

@@ -9,6 +9,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from schemas import class_routes
+from schemas.bridge import read_served
 from schemas.config import Bill
 from schemas.files import CONFIG, QUESTIONS, SHAPES, TEMPLATES
 from tasks.ingest.files import outside_note
@@ -172,6 +174,26 @@ def _followup_lines(questions: Path) -> list[str]:
     ]
 
 
+def _unlogged_lines(run_dir: Path) -> list[str]:
+    """How a question no one logged is served: the classes routed to a split and the bridge terms served."""
+    split = {k: c for k, c in class_routes.read(run_dir).items() if c.get("route") in class_routes.SPLITS}
+    terms = read_served(run_dir)
+    if not split and not terms:
+        return []
+    lines = ["### Questions no one logged", "",
+             "A miss is planned by its class where the class's mined shapes measured a split above one search "
+             "(`class_routes.json`), or through a thing the log's bridge shapes asked about (`bridge_terms.json`).",
+             ""]
+    lines += [f"- class `{k}`: {c['route']}, over {c['shapes']} shapes (the split found more on {c['won']}, less on "
+              f"{c['lost']})" for k, c in sorted(split.items())]
+    for term, doc in sorted(terms.items()):
+        b = doc["bridge"]
+        placed = ", ".join(f"{y}: {v}" if y else v for y, v in sorted(b["ties"].items()))
+        lines.append(f"- bridge term `{term}`: its {b['facet']} ({placed}); {doc['route']}, "
+                     f"{doc['split_shapes']} of {doc['shapes']} shapes split")
+    return [*lines, ""]
+
+
 def _vocabulary_lines(tpls: list[dict[str, Any]]) -> list[str]:
     """Shapes whose sub-queries the corpus vocabulary rewrites: how often each finds its partition unfiltered."""
     measured = [(t, json.loads(t["evaluation"] or "{}").get("vocabulary")) for t in tpls]
@@ -243,6 +265,7 @@ def _plan_section(out: Path, tpl_path: Path, questions: Path, manifest: dict[str
                         "Facet coverage per split shape (most asked first)", "coverage")
         lines += ["", f"![coverage per shape]({plot})", ""]
     lines += _vocabulary_lines(tpls)
+    lines += _unlogged_lines(tpl_path.parent)
     if rejected:
         lines += (
             ["### Rejected templates", ""] + [f"- `{t['skeleton']}`: {t['complaint']}" for t in rejected[:20]] + [""]
