@@ -14,7 +14,7 @@ import orjson
 
 from schemas import class_routes
 from schemas.arrow import KEYS, CacheEntries, read_published
-from schemas.bridge import read_served
+from schemas.bridge import read_served, value_words
 from schemas.config import Config, read_published_config
 from schemas.entity import read_names
 from schemas.errors import InputError, NoPublication
@@ -100,6 +100,8 @@ class PlanCache:
         self.vocabulary = Vocabulary.read(run_dir)
         self.class_routes = class_routes.read(run_dir)  # unlogged skeletons' routes by class (schemas.class_routes)
         self.bridge_terms = read_served(run_dir)  # unlogged skeletons' bridges by term (schemas.bridge)
+        # the words naming a value, which no bridge's term is: read once, where a term is served
+        self.value_forms = value_words(self.lexicon.values, config) if self.bridge_terms else set()
         self.shape_of = ShapeMembers()
         self.templates: dict[str, dict[str, Any]] = {}
         self._plans: dict[str, tuple[str, set[str]]] = {}  # template JSON and its slots, made at first lookup

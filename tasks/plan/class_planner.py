@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from datetime import date, datetime
 
 from schemas import class_routes
-from schemas.bridge import Bridge, served_bridge, value_words
+from schemas.bridge import Bridge, served_bridge
 from schemas.cache import NO_SHAPE, LookupResult, PlanCache, utc_date
 from schemas.config import Config
 from schemas.each_value import each_value_span
@@ -54,10 +54,9 @@ def term_bridge(sk: Skeleton, cache: PlanCache) -> tuple[Bridge, str] | None:
     and no category value; else None."""
     if not cache.bridge_terms:
         return None
-    config = cache.lexicon.config
     named = [f for f in constraint_columns(sk.constraints)[0].split("|", 1)[0].split(",") if f]
-    return served_bridge(sk.text, named, {f.name: f.kind for f in config.facets}, cache.bridge_terms,
-                         value_words(cache.lexicon.values, config))
+    return served_bridge(sk.text, named, {f.name: f.kind for f in cache.lexicon.config.facets}, cache.bridge_terms,
+                         cache.value_forms)
 
 
 def plan_by_class(cache: PlanCache, res: LookupResult, question: str, when: date) -> LookupResult:
