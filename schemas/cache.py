@@ -102,6 +102,7 @@ class PlanCache:
         self.bridge_terms = read_served(run_dir)  # unlogged skeletons' bridges by term (schemas.bridge)
         # the words naming a value, which no bridge's term is: read once, where a term is served
         self.value_forms = value_words(self.lexicon.values, config) if self.bridge_terms else set()
+        self.memos: dict[str, Any] = {}  # what the planners around lookup keep of this publication, by name
         self.shape_of = ShapeMembers()
         self.templates: dict[str, dict[str, Any]] = {}
         self._plans: dict[str, tuple[str, set[str]]] = {}  # template JSON and its slots, made at first lookup

@@ -187,6 +187,29 @@ def test_a_class_plans_trace_is_its_own_copy(demo_publication: Path) -> None:
     assert cache.class_routes[res.trace["class"]]["route"] == "split"
 
 
+def test_a_class_plan_is_written_once_per_skeleton_and_publication(demo_publication: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new wording many ask is written and checked at its first lookup only; every lookup gets the same plan
+    and a trace of its own. Another publication (a reload) writes it again."""
+    from tasks.plan import class_planner
+
+    written: list[str] = []
+    write = class_planner.write_template
+
+    def counted(skeleton: str, *args: Any, **kwargs: Any) -> Any:
+        written.append(skeleton)
+        return write(skeleton, *args, **kwargs)
+
+    monkeypatch.setattr(class_planner, "write_template", counted)
+    cache = PlanCache.open(demo_publication)
+    first, again = lookup(cache, UNLOGGED), lookup(cache, UNLOGGED)
+    assert first.source == again.source == CLASS and first.plan == again.plan and len(written) == 1
+    assert first.trace == again.trace and first.trace is not again.trace
+    other = lookup(cache, UNLOGGED.replace("Lisbon", "Toronto"))  # other values: a plan of its own
+    assert [s["filters"]["office"] for s in other.plan["steps"]] == ["Berlin", "Toronto"] and len(written) == 2
+    assert lookup(PlanCache.open(demo_publication), UNLOGGED).plan == first.plan and len(written) == 3
+
+
 def test_the_plan_stage_keys_each_shape_as_a_lookup_keys_its_question(demo_publication: Path) -> None:
     """Offline and online class keys agree: each mined shape's class is what `class_of` reads from its skeleton
     (the `classify` rules alone), not its mined type, which the corpus's bridges and the null floor also decide;

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
+from functools import lru_cache, partial
+from typing import Any, cast
 
 from schemas import class_routes
 from schemas.bridge import Bridge, served_bridge
@@ -31,6 +33,7 @@ from tasks.plan.check import check_template
 from tasks.plan.rules_writer import write_template
 
 CLASS = "class"  # a LookupResult's source when its plan came from its class
+CLASS_PLAN_MEMO = 1024  # skeletons whose class plan a publication keeps
 log = logging.getLogger(__name__)
 
 
@@ -59,6 +62,50 @@ def term_bridge(sk: Skeleton, cache: PlanCache) -> tuple[Bridge, str] | None:
                          cache.value_forms)
 
 
+# route, class key, its decision, type, how it was planned, the plan, its steps' where clauses
+ClassPlan = tuple[str, str, Any, str, str, PlanView, dict[str, str | None]]
+
+
+def _class_plans(cache: PlanCache) -> Callable[[Skeleton], ClassPlan | None]:
+    """The publication's class planner of a skeleton (`_class_plan`), memoised on the publication: a new wording
+    many ask before the next night is written and checked once (a plan is read-only, its trace copied at each
+    lookup)."""
+    planner = cache.memos.get(CLASS)
+    if planner is None:
+        planner = cache.memos[CLASS] = lru_cache(maxsize=CLASS_PLAN_MEMO)(partial(_class_plan, cache))
+    return cast(Callable[[Skeleton], ClassPlan | None], planner)
+
+
+def _class_plan(cache: PlanCache, sk: Skeleton) -> ClassPlan | None:
+    """What `plan_by_class` serves a skeleton: its bridge term's or its class's plan, or None (one search)."""
+    config = cache.lexicon.config
+    key, shape_type = class_of(sk, cache)
+    decided = cache.class_routes.get(key)
+    route = decided.get("route", "one_search") if isinstance(decided, dict) else "one_search"
+    bridge = None
+    if shape_type in ("single", "bridge") and (found := term_bridge(sk, cache)) is not None:
+        bridge, route = found  # a thing the log's bridge shapes ask about, routed to a split there
+        shape_type, key, decided = "bridge", f"bridge term {bridge.term}", cache.bridge_terms[bridge.term]
+    planned = f"through its bridge term '{bridge.term}'" if bridge is not None else f"by its class {key}"
+    if route not in class_routes.SPLITS:
+        return None
+    template = write_template(sk.text, shape_type, config, bridge=bridge, values=cache.lexicon.values)
+    if len(template.steps) < 2:
+        return None
+    status = check_template(template, {"shape_id": CLASS, "skeleton": sk.text, "type": shape_type}, config,
+                            cache.lexicon, [sk])
+    if not (status["valid"] and status["check_ok"]):
+        return None
+    try:
+        doc = fill_slots(template, sk.slots).model_dump(mode="json", exclude_defaults=True)
+    except PlanError:
+        return None
+    if route == "split_original":
+        doc["keep_original"] = True
+    where = cache.step_wheres(doc["steps"])
+    return route, key, decided, shape_type, planned, PlanView(doc), where
+
+
 def plan_by_class(cache: PlanCache, res: LookupResult, question: str, when: date) -> LookupResult:
     """`res`, the lookup of `question` on `when`, with its class's split plan when it found no shape, the
     publication routes its class to a split (or serves a bridge term it names: `term_bridge`, which goes first),
@@ -72,33 +119,11 @@ def plan_by_class(cache: PlanCache, res: LookupResult, question: str, when: date
     sk = cache.lexicon.skeleton(cache.scrub(res.resolved or question), when)
     if sk.text != res.skeleton:
         return res
-    config = cache.lexicon.config
-    key, shape_type = class_of(sk, cache)
-    decided = cache.class_routes.get(key)
-    route = decided.get("route", "one_search") if isinstance(decided, dict) else "one_search"
-    bridge = None
-    if shape_type in ("single", "bridge") and (found := term_bridge(sk, cache)) is not None:
-        bridge, route = found  # a thing the log's bridge shapes ask about, routed to a split there
-        shape_type, key, decided = "bridge", f"bridge term {bridge.term}", cache.bridge_terms[bridge.term]
-    planned = f"through its bridge term '{bridge.term}'" if bridge is not None else f"by its class {key}"
-    if route not in class_routes.SPLITS:
+    found = _class_plans(cache)(sk)
+    if found is None:
         return res
-    template = write_template(sk.text, shape_type, config, bridge=bridge, values=cache.lexicon.values)
-    if len(template.steps) < 2:
-        return res
-    status = check_template(template, {"shape_id": CLASS, "skeleton": sk.text, "type": shape_type}, config,
-                            cache.lexicon, [sk])
-    if not (status["valid"] and status["check_ok"]):
-        return res
-    try:
-        doc = fill_slots(template, sk.slots).model_dump(mode="json", exclude_defaults=True)
-    except PlanError:
-        return res
-    if route == "split_original":
-        doc["keep_original"] = True
-    where = cache.step_wheres(doc["steps"])
+    route, key, decided, shape_type, planned, view, where = found
     trace = {**res.trace, "class": key, "class_route": copy.deepcopy(decided)}  # each lookup's trace its own
-    view = PlanView(doc)
     res.route, res.plan, res.source, res.shape_type = route, view, CLASS, shape_type
     res.reason = f"{res.reason}; planned {planned}"
     res.where, res.trace = where, trace
