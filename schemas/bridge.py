@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from schemas.class_routes import SPLITS
 from schemas.config import Config
 from schemas.files import BRIDGE_TERMS
 from schemas.plan import PLAN_WORDS
 from schemas.text import fold, words
 
 MIN_LETTERS = 3  # shorter words ("it", "hr") are too often something else
-SPLITS = ("split", "split_original")
 
 
 @dataclass(frozen=True)
@@ -57,9 +57,12 @@ class Bridge:
         is neither."""
         return self.named or len({value for year, value in self.ties.items() if year}) >= 2
 
+    def places(self) -> str:
+        """Its value per year, as a reader reads it: "2025: Berlin, 2026: Lisbon" (the value alone without a year)."""
+        return ", ".join(f"{y}: {v}" if y else v for y, v in sorted(self.ties.items()))
+
     def reason(self) -> str:
-        shown = ", ".join(f"{y}: {v}" if y else v for y, v in sorted(self.ties.items()))
-        return (f"names '{self.term}', which {self.chunks} chunk(s) tie to one {self.facet} ({shown}) and no "
+        return (f"names '{self.term}', which {self.chunks} chunk(s) tie to one {self.facet} ({self.places()}) and no "
                 f"{self.facet} value: a step must find it")
 
 
@@ -127,13 +130,11 @@ def served(measured: Iterable[tuple[Bridge, str]]) -> dict[str, dict[str, Any]]:
         splits = [(b, r) for b, r in rows if r in SPLITS]
         if 2 * len(splits) <= len(rows):
             continue
-        held = Counter(b.to_json() for b, _ in splits).most_common(1)[0][0]
-        bridge = Bridge.from_doc(json.loads(held))
-        if bridge.is_thing():
+        held = json.loads(Counter(b.to_json() for b, _ in splits).most_common(1)[0][0])
+        if Bridge.from_doc(held).is_thing():
             routes = [r for _, r in splits]
             route = max(SPLITS, key=lambda r: (routes.count(r), r == "split"))
-            out[term] = {"bridge": json.loads(held), "route": route, "shapes": len(rows),
-                         "split_shapes": len(splits)}
+            out[term] = {"bridge": held, "route": route, "shapes": len(rows), "split_shapes": len(splits)}
     return out
 
 

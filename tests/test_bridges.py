@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from planbake.cli import app
-from schemas.bridge import SPLITS, Bridge, asks_more, phrase, read_served, served, served_bridge, terms
+from schemas.bridge import Bridge, asks_more, phrase, read_served, served, served_bridge, terms
+from schemas.class_routes import SPLITS
 from schemas.config import Config, Facet
 from schemas.extract import Lexicon
 from schemas.files import BRIDGE_TERMS

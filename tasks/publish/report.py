@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from schemas import class_routes
-from schemas.bridge import read_served
+from schemas.bridge import Bridge, read_served
 from schemas.config import Bill
 from schemas.files import CONFIG, QUESTIONS, SHAPES, TEMPLATES
 from tasks.ingest.files import outside_note
@@ -187,9 +187,8 @@ def _unlogged_lines(run_dir: Path) -> list[str]:
     lines += [f"- class `{k}`: {c['route']}, over {c['shapes']} shapes (the split found more on {c['won']}, less on "
               f"{c['lost']})" for k, c in sorted(split.items())]
     for term, doc in sorted(terms.items()):
-        b = doc["bridge"]
-        placed = ", ".join(f"{y}: {v}" if y else v for y, v in sorted(b["ties"].items()))
-        lines.append(f"- bridge term `{term}`: its {b['facet']} ({placed}); {doc['route']}, "
+        b = Bridge.from_doc(doc["bridge"])
+        lines.append(f"- bridge term `{term}`: its {b.facet} ({b.places()}); {doc['route']}, "
                      f"{doc['split_shapes']} of {doc['shapes']} shapes split")
     return [*lines, ""]
 
